@@ -1,0 +1,44 @@
+//===- ModelFacts.h - numbers a user asks of a model ------------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_TRANSFORMER_ANALYSIS_MODELFACTS_H
+#define CGPT_DIALECT_TRANSFORMER_ANALYSIS_MODELFACTS_H
+
+#include "cgpt/Dialect/Transformer/IR/Transformer.h"
+
+#include <string>
+
+namespace cgpt::transformer {
+
+/// Facts read off one `transformer.train_step`: what the model is, counted
+/// from the IR itself (never from the file it came from).
+struct ModelFacts {
+  std::string name;
+  /// Trainable scalars: the elements of every `transformer.weight`. A tied
+  /// output head shares the embedding's weight and so is counted once.
+  int64_t parameters = 0;
+  /// Decoder blocks: distinct `layer` indices among the weights.
+  int64_t layers = 0;
+  int64_t hiddenSize = 0;
+  int64_t numHeads = 0;
+  int64_t headSize = 0;
+  int64_t ffnSize = 0;
+  int64_t vocabSize = 0;
+  int64_t sequenceLength = 0;
+  int64_t globalBatch = 0;
+  int64_t numCsx = 0;
+  bool tiedEmbeddings = false;
+  /// "learned", "rotary" or "none".
+  std::string positionEmbedding;
+};
+
+/// Computes the facts of `step`; fails with a diagnostic on the step when
+/// the body lacks a piece every GPT has (token embedding, attention, ffn).
+mlir::FailureOr<ModelFacts> computeModelFacts(TrainStepOp step);
+
+} // namespace cgpt::transformer
+
+#endif // CGPT_DIALECT_TRANSFORMER_ANALYSIS_MODELFACTS_H

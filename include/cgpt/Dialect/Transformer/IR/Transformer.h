@@ -1,0 +1,37 @@
+//===- Transformer.h - transformer dialect ----------------------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMER_H
+#define CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMER_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace cgpt::transformer {
+/// Parses an f64 written by `printExactDouble` (or any float literal).
+mlir::FailureOr<llvm::APFloat> parseExactDouble(mlir::AsmParser &parser);
+/// Prints the shortest decimal form of `value` that reads back exactly.
+void printExactDouble(mlir::AsmPrinter &printer, const llvm::APFloat &value);
+} // namespace cgpt::transformer
+
+#include "cgpt/Dialect/Transformer/IR/TransformerOpsDialect.h.inc"
+#include "cgpt/Dialect/Transformer/IR/TransformerEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "cgpt/Dialect/Transformer/IR/TransformerAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "cgpt/Dialect/Transformer/IR/TransformerOps.h.inc"
+
+#endif // CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMER_H

@@ -1,0 +1,189 @@
+//===- TransformerAttrs.td - transformer enums and attributes -*- tablegen -*-//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMERATTRS_TD
+#define CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMERATTRS_TD
+
+include "cgpt/Dialect/Transformer/IR/TransformerDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Transformer_Activation : I32EnumAttr<"Activation",
+    "nonlinearity of the feed-forward block", [
+      I32EnumAttrCase<"gelu", 0>,
+      I32EnumAttrCase<"gelu_tanh", 1>,
+      I32EnumAttrCase<"relu", 2>,
+      I32EnumAttrCase<"silu", 3>
+    ]> {
+  let cppNamespace = "::cgpt::transformer";
+  let genSpecializedAttr = 0;
+}
+def Transformer_ActivationAttr
+    : EnumAttr<Transformer_Dialect, Transformer_Activation, "activation">;
+
+def Transformer_ScoreScaling : I32EnumAttr<"ScoreScaling",
+    "how attention scores are scaled before the softmax", [
+      // 1/sqrt(head_size): the standard transformer.
+      I32EnumAttrCase<"inv_sqrt_head_size", 0>,
+      // 1/head_size: muP's attention scaling.
+      I32EnumAttrCase<"inv_head_size", 1>
+    ]> {
+  let cppNamespace = "::cgpt::transformer";
+  let genSpecializedAttr = 0;
+}
+def Transformer_ScoreScalingAttr
+    : EnumAttr<Transformer_Dialect, Transformer_ScoreScaling, "score_scaling">;
+
+def Transformer_LossScaling : I32EnumAttr<"LossScaling",
+    "what the summed cross-entropy is divided by", [
+      I32EnumAttrCase<"num_tokens", 0>,
+      I32EnumAttrCase<"batch_size", 1>
+    ]> {
+  let cppNamespace = "::cgpt::transformer";
+  let genSpecializedAttr = 0;
+}
+def Transformer_LossScalingAttr
+    : EnumAttr<Transformer_Dialect, Transformer_LossScaling, "loss_scaling">;
+
+def Transformer_ScheduleKind : I32EnumAttr<"ScheduleKind",
+    "shape of one learning-rate phase", [
+      I32EnumAttrCase<"constant", 0>,
+      I32EnumAttrCase<"linear", 1>,
+      I32EnumAttrCase<"cosine", 2>
+    ]> {
+  let cppNamespace = "::cgpt::transformer";
+  let genSpecializedAttr = 0;
+}
+
+def Transformer_MicroBatchMode : I32EnumAttr<"MicroBatchMode",
+    "how the per-system micro-batch is chosen", [
+      I32EnumAttrCase<"automatic", 0, "auto">,
+      I32EnumAttrCase<"explore", 1>,
+      I32EnumAttrCase<"none", 2>,
+      I32EnumAttrCase<"fixed", 3>
+    ]> {
+  let cppNamespace = "::cgpt::transformer";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+class Transformer_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Transformer_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+// A double printed with the fewest digits that read back to the same value,
+// so hyper-parameters such as 0.9 or 1/3 round-trip exactly and read well.
+def Transformer_F64Param : AttrOrTypeParameter<"::llvm::APFloat", "a 64-bit float"> {
+  let parser = [{ ::cgpt::transformer::parseExactDouble($_parser) }];
+  let printer = [{ ::cgpt::transformer::printExactDouble($_printer, $_self) }];
+  let comparator = "$_lhs.bitwiseIsEqual($_rhs)";
+}
+
+def Transformer_AdamWAttr : Transformer_Attr<"AdamW", "adamw"> {
+  let summary = "AdamW hyper-parameters of the weight servers' optimizer";
+  let description = [{
+    The decoupled-weight-decay Adam optimizer that the weight servers run
+    after each global batch. Bias correction is always applied. The
+    learning rate is not part of it: see the step's `schedule`.
+
+    ```mlir
+    #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1e-08, weight_decay = 0.1>
+    ```
+  }];
+  let parameters = (ins Transformer_F64Param:$beta1, Transformer_F64Param:$beta2,
+                        Transformer_F64Param:$epsilon,
+                        Transformer_F64Param:$weight_decay);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Transformer_LRPhaseAttr : Transformer_Attr<"LRPhase", "lr_phase"> {
+  let summary = "one phase of the learning-rate schedule";
+  let description = [{
+    The learning rate moves from `start` to `end` over `steps` optimizer
+    steps, linearly or along a half cosine; a `constant` phase holds `start`.
+    A phase with `steps = 0` lasts until the end of training and may only be
+    the last one.
+
+    ```mlir
+    #transformer.lr_phase<kind = linear, start = 0.0, end = 0.0002, steps = 1500>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Transformer_ScheduleKind>:$kind,
+                        Transformer_F64Param:$start, Transformer_F64Param:$end,
+                        "int64_t":$steps);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Transformer_PrecisionAttr : Transformer_Attr<"Precision", "precision"> {
+  let summary = "storage and accumulation element types";
+  let description = [{
+    Mixed precision as the wafer runs it: weights, activations and gradients
+    are stored as `storage` (bf16 for the Cerebras-GPT runs), products are
+    accumulated and reductions done in `accumulate` (f32), and the weight
+    servers keep f32 master weights.
+
+    ```mlir
+    #transformer.precision<storage = bf16, accumulate = f32>
+    ```
+  }];
+  let parameters = (ins "::mlir::Type":$storage, "::mlir::Type":$accumulate);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Transformer_MuPAttr : Transformer_Attr<"MuP", "mup"> {
+  let summary = "maximal-update parametrization (muP) multipliers";
+  let description = [{
+    The muP multipliers of a step: the factor applied to the input
+    embeddings, to the output logits, and to the learning rate of the
+    decoder's matrix weights (`adjust_learning_rate.decoder_kernel` in Model
+    Zoo files). Attention score scaling by 1/head_size is stated on each
+    `transformer.attention`. A standard-parametrized model has no `mup`.
+
+    ```mlir
+    #transformer.mup<embeddings_scale = 10.0, output_logits_scale = 0.3333333333333333,
+                     decoder_kernel_lr_scale = 0.3333333333333333>
+    ```
+  }];
+  let parameters = (ins Transformer_F64Param:$embeddings_scale,
+                        Transformer_F64Param:$output_logits_scale,
+                        Transformer_F64Param:$decoder_kernel_lr_scale);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Transformer_MicroBatchAttr : Transformer_Attr<"MicroBatch", "micro_batch"> {
+  let summary = "the user's micro-batch request";
+  let description = [{
+    Model Zoo's `micro_batch_size`: `auto` lets the compiler pick the
+    micro-batch (a divisor of the per-system batch), `explore` evaluates every
+    candidate in `min to max` (0 means unbounded), `none` runs the whole
+    per-system batch at once, and an integer is used as given.
+
+    ```mlir
+    #transformer.micro_batch<auto>
+    #transformer.micro_batch<explore 8 to 64>
+    #transformer.micro_batch<none>
+    #transformer.micro_batch<88>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Transformer_MicroBatchMode>:$mode,
+                        "int64_t":$size, "int64_t":$min, "int64_t":$max);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+#endif // CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMERATTRS_TD

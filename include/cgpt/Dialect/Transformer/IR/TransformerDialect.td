@@ -1,0 +1,45 @@
+//===- TransformerDialect.td - transformer dialect ---------*- tablegen -*-===//
+//
+// Part of cgpt. The `transformer` dialect: GPT training steps as written by a
+// model author, before any tiling or placement decision.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMERDIALECT_TD
+#define CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMERDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Transformer_Dialect : Dialect {
+  let name = "transformer";
+  let cppNamespace = "::cgpt::transformer";
+  let summary = "GPT models and one training step of them, on tensors";
+  let description = [{
+    The `transformer` dialect is the entry point of cgpt. It describes a
+    decoder-only GPT model (embeddings, pre-layer-norm decoder blocks, the
+    output head and the loss) together with what one optimizer step is:
+    global batch, sequence length, AdamW hyper-parameters, learning-rate
+    schedule, gradient clipping, precision and the muP multipliers.
+
+    Everything is a value of a builtin tensor type. Trainable tensors are
+    declared by `transformer.weight`; activations carry a dynamic leading
+    batch dimension, because the per-system micro-batch is chosen later by
+    the compiler, not by the model author.
+
+    ```mlir
+    transformer.train_step @tiny(%tokens: tensor<?x64xi32>, %labels: tensor<?x64xi32>)
+        batch 8 seq 64 systems 1 micro_batch #transformer.micro_batch<auto> ... {
+      %wte = transformer.weight "wte" : tensor<256x64xf32>
+      %x = transformer.token_embedding %tokens, %wte : ...
+      ...
+      transformer.yield %loss : tensor<f32>
+    }
+    ```
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
+}
+
+#endif // CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMERDIALECT_TD

@@ -1,0 +1,373 @@
+//===- TransformerOps.td - transformer dialect ops ---------*- tablegen -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_TD
+#define CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_TD
+
+include "cgpt/Dialect/Transformer/IR/TransformerDialect.td"
+include "cgpt/Dialect/Transformer/IR/TransformerAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Transformer_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Transformer_Dialect, mnemonic, traits>;
+
+// [batch, sequence] token ids and [batch, sequence, features] activations.
+def Transformer_TokenTensor : TensorRankOf<[I32, I64], [2]>;
+def Transformer_ActivationTensor : TensorRankOf<[AnyFloat], [3]>;
+def Transformer_Vector : TensorRankOf<[AnyFloat], [1]>;
+def Transformer_Matrix : TensorRankOf<[AnyFloat], [2]>;
+
+//===----------------------------------------------------------------------===//
+// Training step
+//===----------------------------------------------------------------------===//
+
+def Transformer_TrainStepOp : Transformer_Op<"train_step", [
+    IsolatedFromAbove, Symbol, SingleBlock,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "one optimizer step of a GPT model";
+  let description = [{
+    A `transformer.train_step` states what one optimizer step is. Its body is
+    the forward computation of one micro-batch, from the token ids
+    `%tokens` and next-token labels `%labels` (both `[batch, seq_len]`, batch
+    left dynamic) to the scalar loss it yields. The gradients of the loss
+    with respect to every `transformer.weight` in the body are what the step
+    computes; the weight servers then apply the optimizer.
+
+    Attributes:
+    - `global_batch`: sequences per optimizer step, over all systems;
+    - `num_csx`: systems in data parallel (each runs global_batch / num_csx);
+    - `seq_len`: tokens per sequence;
+    - `micro_batch`: the user's micro-batch request (see `#transformer.micro_batch`);
+    - `optimizer`, `schedule`, `max_gradient_norm` (0 disables clipping);
+    - `precision`: storage and accumulation types;
+    - `mup` (optional): the muP multipliers.
+
+    ```mlir
+    transformer.train_step @tiny(%tokens: tensor<?x64xi32>, %labels: tensor<?x64xi32>)
+        attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64,
+                    micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64,
+                    optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1e-08, weight_decay = 0.1>,
+                    precision = #transformer.precision<storage = f32, accumulate = f32>,
+                    schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>],
+                    seq_len = 64 : i64} {
+      %wte = transformer.weight "wte" : tensor<256x64xf32>
+      ...
+      transformer.yield %loss : tensor<f32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$global_batch,
+                       I64Attr:$num_csx, I64Attr:$seq_len,
+                       Transformer_MicroBatchAttr:$micro_batch,
+                       Transformer_AdamWAttr:$optimizer,
+                       TypedArrayAttrBase<Transformer_LRPhaseAttr,
+                                          "learning-rate phases">:$schedule,
+                       F64Attr:$max_gradient_norm,
+                       Transformer_PrecisionAttr:$precision,
+                       OptionalAttr<Transformer_MuPAttr>:$mup);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::BlockArgument getTokens() { return getBodyBlock().getArgument(0); }
+    ::mlir::BlockArgument getLabels() { return getBodyBlock().getArgument(1); }
+    /// Sequences each system processes per optimizer step.
+    int64_t getPerSystemBatch() { return getGlobalBatch() / getNumCsx(); }
+  }];
+}
+
+def Transformer_YieldOp : Transformer_Op<"yield", [
+    Pure, Terminator, HasParent<"TrainStepOp">]> {
+  let summary = "yields the loss of a training step";
+  let description = [{
+    Terminates a `transformer.train_step` body with the scalar loss whose
+    gradients the step computes.
+
+    ```mlir
+    transformer.yield %loss : tensor<f32>
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[F32]>:$loss);
+  let assemblyFormat = "$loss attr-dict `:` type($loss)";
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def Transformer_WeightOp : Transformer_Op<"weight", [
+    Pure, DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "a trainable tensor";
+  let description = [{
+    Declares one trainable tensor of the model by name. Its shape is static;
+    its element type is the step's storage type. Weights of decoder block
+    `i` carry `layer i`; embeddings, the final layer norm and the output head
+    carry none. A tied output head uses the very same value as the token
+    embedding, so the tensor is counted, streamed and updated once.
+
+    ```mlir
+    %w = transformer.weight "h.3.attn.qkv.weight" layer 3 : tensor<768x2304xbf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, OptionalAttr<I64Attr>:$layer);
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = "$name (`layer` $layer^)? attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of scalars in the tensor.
+    int64_t getNumElements() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType()).getNumElements();
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+def Transformer_TokenEmbeddingOp : Transformer_Op<"token_embedding", [Pure]> {
+  let summary = "looks up token ids in the embedding table";
+  let description = [{
+    `result[b, s, :] = scale * table[tokens[b, s], :]`, with `table` of
+    shape `[vocab, d_model]`. `scale` is muP's `embeddings_scale` (1 when
+    absent).
+
+    ```mlir
+    %x = transformer.token_embedding %tokens, %wte scale 10.0
+        : tensor<?x2048xi32>, tensor<50257x768xbf16> -> tensor<?x2048x768xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_TokenTensor:$tokens, Transformer_Matrix:$table,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $tokens `,` $table (`scale` $scale^)? attr-dict `:` type($tokens) `,`
+    type($table) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Transformer_PositionEmbeddingOp : Transformer_Op<"position_embedding", [
+    Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "adds learned position embeddings";
+  let description = [{
+    `result[b, s, :] = input[b, s, :] + table[s, :]`, with `table` of shape
+    `[max_positions, d_model]` and `max_positions >= seq_len`.
+
+    ```mlir
+    %h = transformer.position_embedding %x, %wpe
+        : tensor<?x2048x768xbf16>, tensor<2048x768xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$input,
+                       Transformer_Matrix:$table);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $table attr-dict `:` type($input) `,` type($table)
+  }];
+  let hasVerifier = 1;
+}
+
+def Transformer_RotaryEmbeddingOp : Transformer_Op<"rotary_embedding", [Pure]> {
+  let summary = "rotary position embedding (RoPE) angles";
+  let description = [{
+    Produces, for every position `s < seq_len` and every pair `i < dim / 2`
+    of rotated channels, `cos` and `sin` of `s * base^(-2i / dim)`, as a
+    `[seq_len, dim / 2, 2]` f32 tensor. A `transformer.attention` that takes
+    it rotates the first `dim` channels of every query and key head by
+    these angles: that is how rotary models (GPT-J, GPT-NeoX) encode
+    positions. It has no trainable parameters.
+
+    ```mlir
+    %rope = transformer.rotary_embedding dim 64 base 10000.0 : tensor<2048x32x2xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim, F64Attr:$base);
+  let results = (outs TensorRankOf<[F32], [3]>:$result);
+  let assemblyFormat = "`dim` $dim `base` $base attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Decoder block pieces
+//===----------------------------------------------------------------------===//
+
+def Transformer_LayerNormOp : Transformer_Op<"layer_norm", [
+    Pure, AllTypesMatch<["input", "result"]>,
+    AllTypesMatch<["gamma", "beta"]>]> {
+  let summary = "layer normalization over the feature dimension";
+  let description = [{
+    `result = (input - mean) / sqrt(var + epsilon) * gamma + beta`, with the
+    mean and (biased) variance taken over the last dimension.
+
+    ```mlir
+    %n = transformer.layer_norm %x, %g, %b eps 1.0e-05
+        : tensor<?x2048x768xbf16>, tensor<768xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$input,
+                       Transformer_Vector:$gamma, Transformer_Vector:$beta,
+                       F64Attr:$epsilon);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta `eps` $epsilon attr-dict `:` type($input) `,`
+    type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def Transformer_AttentionOp : Transformer_Op<"attention", [
+    Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
+  let summary = "causal multi-head self-attention with its projections";
+  let description = [{
+    With `x = input` of shape `[batch, seq, d_model]`, `H = num_heads` and
+    `dh = head_size`:
+
+    - `qkv = x @ qkv_weight (+ qkv_bias)`, `qkv_weight: [d_model, 3*H*dh]`,
+      split into queries, keys and values of `H` heads each;
+    - with a `rotary` operand, the first `dim` channels of every query and
+      key head are rotated by the position angles;
+    - `scores = q @ k^T * scale`, `scale` being `1/sqrt(dh)` for
+      `inv_sqrt_head_size` or muP's `1/dh` for `inv_head_size`;
+    - a causal mask keeps positions `<=` the query's; softmax over keys;
+    - `result = (softmax(scores) @ v) @ out_weight (+ out_bias)`,
+      `out_weight: [H*dh, d_model]`.
+
+    Both biases are optional (Model Zoo's `use_projection_bias_in_attention`
+    and `use_ffn_bias_in_attention`).
+
+    ```mlir
+    %a = transformer.attention %n qkv(%wqkv, %bqkv) out(%wo, %bo)
+        heads 12 head_size 64 scaling inv_sqrt_head_size
+        : (tensor<?x2048x768xbf16>, tensor<768x2304xbf16>, tensor<2304xbf16>,
+           tensor<768x768xbf16>, tensor<768xbf16>) -> tensor<?x2048x768xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$input,
+                       Transformer_Matrix:$qkv_weight,
+                       Optional<Transformer_Vector>:$qkv_bias,
+                       Transformer_Matrix:$out_weight,
+                       Optional<Transformer_Vector>:$out_bias,
+                       Optional<TensorRankOf<[F32], [3]>>:$rotary,
+                       I64Attr:$num_heads, I64Attr:$head_size,
+                       Transformer_ScoreScalingAttr:$scaling);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `qkv` `(` $qkv_weight (`,` $qkv_bias^)? `)`
+    `out` `(` $out_weight (`,` $out_bias^)? `)`
+    (`rotary` `(` $rotary^ `)`)?
+    `heads` $num_heads `head_size` $head_size `scaling` $scaling
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Transformer_FeedForwardOp : Transformer_Op<"ffn", [
+    Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
+  let summary = "the feed-forward block: up projection, nonlinearity, down";
+  let description = [{
+    `result = act(input @ up_weight (+ up_bias)) @ down_weight (+ down_bias)`
+    with `up_weight: [d_model, d_ffn]` and `down_weight: [d_ffn, d_model]`.
+    `act` is `gelu` (exact, erf), `gelu_tanh` (the tanh approximation,
+    Hugging Face's `gelu_new`), `relu` or `silu`.
+
+    ```mlir
+    %f = transformer.ffn %n up(%w1, %b1) down(%w2, %b2) activation gelu
+        : (tensor<?x2048x768xbf16>, tensor<768x3072xbf16>, tensor<3072xbf16>,
+           tensor<3072x768xbf16>, tensor<768xbf16>) -> tensor<?x2048x768xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$input,
+                       Transformer_Matrix:$up_weight,
+                       Optional<Transformer_Vector>:$up_bias,
+                       Transformer_Matrix:$down_weight,
+                       Optional<Transformer_Vector>:$down_bias,
+                       Transformer_ActivationAttr:$activation);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `up` `(` $up_weight (`,` $up_bias^)? `)`
+    `down` `(` $down_weight (`,` $down_bias^)? `)`
+    `activation` $activation attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Transformer_ResidualAddOp : Transformer_Op<"residual_add", [
+    Pure, Commutative, SameOperandsAndResultType]> {
+  let summary = "adds a block's output to the residual stream";
+  let description = [{
+    Elementwise `result = residual + update`.
+
+    ```mlir
+    %y = transformer.residual_add %x, %a : tensor<?x2048x768xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$residual,
+                       Transformer_ActivationTensor:$update);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat = "$residual `,` $update attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Output head and loss
+//===----------------------------------------------------------------------===//
+
+def Transformer_OutputHeadOp : Transformer_Op<"output_head", [Pure]> {
+  let summary = "projects hidden states onto the vocabulary";
+  let description = [{
+    `logits = scale * (input @ weight^T) (+ bias)` with `weight` of shape
+    `[vocab, d_model]`. `tied` states that `weight` is the token embedding
+    table itself (the verifier checks that it is, and that an untied head is
+    not). `scale` is muP's `output_logits_scale` (1 when absent).
+
+    ```mlir
+    %logits = transformer.output_head %h, %wte tied
+        : tensor<?x2048x768xbf16>, tensor<50257x768xbf16> -> tensor<?x2048x50257xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$input,
+                       Transformer_Matrix:$weight,
+                       Optional<Transformer_Vector>:$bias, UnitAttr:$tied,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? (`tied` $tied^)?
+    (`scale` $scale^)? attr-dict `:` type($input) `,` type($weight) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Transformer_CrossEntropyOp : Transformer_Op<"cross_entropy", [Pure]> {
+  let summary = "next-token cross-entropy loss";
+  let description = [{
+    `loss = weight * sum_{b,s} -log softmax(logits[b, s])[labels[b, s]] / N`
+    where `N` is the number of tokens (`num_tokens`) or of sequences
+    (`batch_size`) in the global batch: Model Zoo's `loss_scaling` and
+    `loss_weight`. The softmax is computed in f32.
+
+    ```mlir
+    %loss = transformer.cross_entropy %logits, %labels scaling num_tokens weight 1.0
+        : tensor<?x2048x50257xbf16>, tensor<?x2048xi32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$logits,
+                       Transformer_TokenTensor:$labels,
+                       Transformer_LossScalingAttr:$scaling, F64Attr:$weight);
+  let results = (outs 0DTensorOf<[F32]>:$loss);
+  let assemblyFormat = [{
+    $logits `,` $labels `scaling` $scaling `weight` $weight attr-dict `:`
+    type($logits) `,` type($labels) `->` type($loss)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_TD

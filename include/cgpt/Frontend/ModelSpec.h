@@ -1,0 +1,145 @@
+//===- ModelSpec.h - a GPT model and its training recipe --------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// ModelSpec is what the frontend reads out of a model file (Model Zoo params
+// YAML in its TensorFlow, PyTorch and trainer schemas, or a Hugging Face
+// config.json) before any IR exists. Every field is validated when read;
+// see docs/frontend.md for the keys and their limits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_FRONTEND_MODELSPEC_H
+#define CGPT_FRONTEND_MODELSPEC_H
+
+#include "cgpt/Dialect/Transformer/IR/Transformer.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cgpt::frontend {
+
+/// The dialect of model file a spec was read from.
+enum class Schema {
+  /// Model Zoo TensorFlow (R1.x): `batch_size` is per system.
+  ModelZooTensorFlow,
+  /// Model Zoo PyTorch (R1.9.1 on): `batch_size` is global.
+  ModelZooPyTorch,
+  /// Model Zoo `trainer:` schema (R2.4 on).
+  ModelZooTrainer,
+  /// Hugging Face `config.json` of a GPT-2 type model.
+  HuggingFace,
+};
+llvm::StringRef stringifySchema(Schema schema);
+
+/// How attention and feed-forward sit on the residual stream.
+enum class BlockStyle {
+  /// GPT-2/3: x += attn(ln1(x)); x += ffn(ln2(x)).
+  Sequential,
+  /// GPT-J/NeoX: x += attn(ln1(x)) + ffn(ln2(x)), ln2 == ln1 unless untied.
+  Parallel,
+};
+
+enum class PositionKind { Learned, Rotary };
+enum class StorageType { F32, BF16, F16 };
+
+struct LRPhase {
+  transformer::ScheduleKind kind;
+  double start;
+  double end;
+  int64_t steps;
+};
+
+struct ModelSpec {
+  /// Symbol-safe name of the model (from the file name).
+  std::string name;
+  std::string path;
+  Schema schema = Schema::ModelZooPyTorch;
+  BlockStyle blockStyle = BlockStyle::Sequential;
+  /// Why blockStyle was chosen, for the summary ("model.name 'gptj'").
+  std::string blockStyleReason;
+
+  // Architecture.
+  int64_t vocabSize = 0;
+  int64_t hiddenSize = 0;
+  int64_t numLayers = 0;
+  int64_t numHeads = 0;
+  int64_t headSize = 0;
+  int64_t ffnSize = 0;
+  int64_t maxPositions = 0;
+  int64_t sequenceLength = 0;
+  PositionKind position = PositionKind::Learned;
+  int64_t rotaryDim = 0;
+  double rotaryBase = 10000.0;
+  transformer::Activation activation = transformer::Activation::gelu;
+  bool tiedEmbeddings = true;
+  bool qkvBias = true;
+  bool attentionOutBias = true;
+  bool ffnBias = true;
+  bool outputBias = false;
+  bool untiedLayerNorm = false;
+  double layerNormEpsilon = 1e-5;
+
+  // muP (all 1 and scaleQkByHeadSize false for a standard model).
+  bool mup = false;
+  double embeddingsScale = 1.0;
+  double outputLogitsScale = 1.0;
+  double decoderKernelLrScale = 1.0;
+  bool scaleQkByHeadSize = false;
+
+  // Precision.
+  StorageType storage = StorageType::BF16;
+
+  // Batch.
+  int64_t globalBatch = 0;
+  int64_t numCsx = 1;
+  transformer::MicroBatchMode microBatchMode =
+      transformer::MicroBatchMode::automatic;
+  int64_t microBatchSize = 0;
+  int64_t microBatchMin = 0;
+  int64_t microBatchMax = 0;
+
+  // Optimizer and loss.
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-6;
+  double weightDecay = 0.0;
+  double maxGradientNorm = 0.0;
+  std::vector<LRPhase> schedule;
+  transformer::LossScaling lossScaling = transformer::LossScaling::num_tokens;
+  double lossWeight = 1.0;
+  int64_t maxSteps = 0;
+};
+
+/// Overrides a user gives on the command line; they win over the file.
+struct ImportOptions {
+  std::optional<int64_t> numCsx;
+};
+
+/// Reads and validates a model file. Errors and warnings are emitted through
+/// `context`'s diagnostic engine at `file:line:col`; on error returns failure.
+mlir::FailureOr<ModelSpec> readModelFile(llvm::StringRef path,
+                                         mlir::MLIRContext *context,
+                                         const ImportOptions &options = {});
+
+/// Builds the `transformer.train_step` that `spec` describes, in a new module.
+mlir::OwningOpRef<mlir::ModuleOp> buildTrainStep(const ModelSpec &spec,
+                                                 mlir::MLIRContext *context);
+
+/// readModelFile followed by buildTrainStep and verification.
+mlir::OwningOpRef<mlir::ModuleOp>
+importModelFile(llvm::StringRef path, mlir::MLIRContext *context,
+                const ImportOptions &options = {});
+
+/// True when `path` names a model file (.yaml, .yml, .json) rather than IR.
+bool isModelFile(llvm::StringRef path);
+
+} // namespace cgpt::frontend
+
+#endif // CGPT_FRONTEND_MODELSPEC_H

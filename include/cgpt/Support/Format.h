@@ -1,0 +1,29 @@
+//===- Format.h - number formatting shared by IR, reports and tools -*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_SUPPORT_FORMAT_H
+#define CGPT_SUPPORT_FORMAT_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace cgpt {
+
+/// The shortest decimal form of `value` that reads back to the same double
+/// ("0.9", "0.3333333333333333", "1e-08"). Deterministic across platforms.
+std::string formatExactDouble(double value);
+
+/// `value` with thousands separators: 111050496 -> "111,050,496".
+std::string formatGrouped(int64_t value);
+
+/// A shape as "[?, 2048, 768]"; dynamic dimensions print as "?".
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+} // namespace cgpt
+
+#endif // CGPT_SUPPORT_FORMAT_H

@@ -1,0 +1,57 @@
+//===- ModelFacts.cpp - parameter count and shape facts --------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Dialect/Transformer/Analysis/ModelFacts.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+
+namespace cgpt::transformer {
+
+FailureOr<ModelFacts> computeModelFacts(TrainStepOp step) {
+  ModelFacts facts;
+  facts.name = step.getSymName().str();
+  facts.sequenceLength = step.getSeqLen();
+  facts.globalBatch = step.getGlobalBatch();
+  facts.numCsx = step.getNumCsx();
+
+  Block &body = step.getBodyBlock();
+  llvm::DenseSet<int64_t> layers;
+  for (auto weight : body.getOps<WeightOp>()) {
+    facts.parameters += weight.getNumElements();
+    if (std::optional<uint64_t> layer = weight.getLayer())
+      layers.insert(static_cast<int64_t>(*layer));
+  }
+  facts.layers = static_cast<int64_t>(layers.size());
+
+  auto embeddings = body.getOps<TokenEmbeddingOp>();
+  auto attentions = body.getOps<AttentionOp>();
+  auto ffns = body.getOps<FeedForwardOp>();
+  if (embeddings.empty() || attentions.empty() || ffns.empty())
+    return step.emitOpError()
+           << "is not a GPT: it needs a token_embedding, an attention and an "
+              "ffn";
+  auto table = cast<ShapedType>((*embeddings.begin()).getTable().getType());
+  facts.vocabSize = table.getDimSize(0);
+  facts.hiddenSize = table.getDimSize(1);
+  AttentionOp attention = *attentions.begin();
+  facts.numHeads = attention.getNumHeads();
+  facts.headSize = attention.getHeadSize();
+  facts.ffnSize =
+      cast<ShapedType>((*ffns.begin()).getUpWeight().getType()).getDimSize(1);
+  facts.tiedEmbeddings = llvm::any_of(body.getOps<OutputHeadOp>(),
+                                      [](OutputHeadOp h) { return h.getTied(); });
+  if (!body.getOps<PositionEmbeddingOp>().empty())
+    facts.positionEmbedding = "learned";
+  else if (!body.getOps<RotaryEmbeddingOp>().empty())
+    facts.positionEmbedding = "rotary";
+  else
+    facts.positionEmbedding = "none";
+  return facts;
+}
+
+} // namespace cgpt::transformer

@@ -1,0 +1,386 @@
+//===- TransformerOps.cpp - transformer op verifiers and formats -----------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Dialect/Transformer/IR/Transformer.h"
+#include "cgpt/Support/Format.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace cgpt::transformer;
+using cgpt::formatShape;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers shared by the verifiers
+//===----------------------------------------------------------------------===//
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<ShapedType>(value.getType()).getShape();
+}
+
+static Type elementTypeOf(Value value) {
+  return cast<ShapedType>(value.getType()).getElementType();
+}
+
+/// Two dimensions agree when equal or when either is still symbolic.
+static bool dimsAgree(int64_t a, int64_t b) {
+  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+}
+
+/// Checks that `value` has exactly `expected` as its shape (dynamic entries
+/// of `expected` match anything), naming the operand in the error.
+static LogicalResult expectShape(Operation *op, StringRef operandName,
+                                 Value value, ArrayRef<int64_t> expected,
+                                 StringRef why) {
+  ArrayRef<int64_t> actual = shapeOf(value);
+  bool ok = actual.size() == expected.size();
+  for (size_t i = 0; ok && i < actual.size(); ++i)
+    ok = dimsAgree(actual[i], expected[i]);
+  if (ok)
+    return success();
+  return op->emitOpError() << operandName << " has shape "
+                           << formatShape(actual) << " but " << why
+                           << " requires " << formatShape(expected);
+}
+
+/// Checks that every value in `values` stores the element type of `ref`.
+static LogicalResult expectSameElementType(Operation *op, Value ref,
+                                           ValueRange values) {
+  Type expected = elementTypeOf(ref);
+  for (Value value : values)
+    if (elementTypeOf(value) != expected)
+      return op->emitOpError()
+             << "mixes element types " << expected << " and "
+             << elementTypeOf(value) << "; all tensors of one op share the "
+             << "storage type";
+  return success();
+}
+
+static LogicalResult expectPositiveScale(Operation *op,
+                                         std::optional<APFloat> scale) {
+  if (scale && !(scale->convertToDouble() > 0))
+    return op->emitOpError() << "scale must be positive, got "
+                             << scale->convertToDouble();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TrainStepOp
+//===----------------------------------------------------------------------===//
+
+ParseResult TrainStepOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  if (parser.parseSymbolName(name, getSymNameAttrName(result.name),
+                             result.attributes))
+    return failure();
+  SmallVector<OpAsmParser::Argument> arguments;
+  if (parser.parseArgumentList(arguments, OpAsmParser::Delimiter::Paren,
+                               /*allowType=*/true) ||
+      parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  return parser.parseRegion(*result.addRegion(), arguments);
+}
+
+void TrainStepOp::print(OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printSymbolName(getSymName());
+  printer << '(';
+  llvm::interleaveComma(getBodyBlock().getArguments(), printer,
+                        [&](BlockArgument arg) {
+                          printer.printRegionArgument(arg);
+                        });
+  printer << ')';
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                           {getSymNameAttrName()});
+  printer << ' ';
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+void TrainStepOp::getAsmBlockArgumentNames(Region &region,
+                                           OpAsmSetValueNameFn setNameFn) {
+  if (region.empty() || region.front().getNumArguments() != 2)
+    return;
+  setNameFn(region.front().getArgument(0), "tokens");
+  setNameFn(region.front().getArgument(1), "labels");
+}
+
+LogicalResult TrainStepOp::verifyRegions() {
+  if (getGlobalBatch() <= 0)
+    return emitOpError() << "global_batch must be positive, got "
+                         << getGlobalBatch();
+  if (getNumCsx() <= 0)
+    return emitOpError() << "num_csx must be positive, got " << getNumCsx();
+  if (getGlobalBatch() % getNumCsx() != 0)
+    return emitOpError() << "global_batch (" << getGlobalBatch()
+                         << ") is not divisible by num_csx (" << getNumCsx()
+                         << ")";
+  if (getSeqLen() <= 0)
+    return emitOpError() << "seq_len must be positive, got " << getSeqLen();
+  if (getMaxGradientNorm().convertToDouble() < 0)
+    return emitOpError() << "max_gradient_norm must be non-negative (0 "
+                            "disables clipping), got "
+                         << getMaxGradientNorm().convertToDouble();
+
+  ArrayRef<Attribute> phases = getSchedule().getValue();
+  if (phases.empty())
+    return emitOpError() << "schedule must have at least one lr_phase";
+  for (size_t i = 0; i + 1 < phases.size(); ++i)
+    if (cast<LRPhaseAttr>(phases[i]).getSteps() == 0)
+      return emitOpError() << "lr_phase #" << i
+                           << " has steps = 0 (until the end) but is not the "
+                              "last phase";
+
+  Block &body = getBodyBlock();
+  if (body.getNumArguments() != 2)
+    return emitOpError() << "body must take (tokens, labels), got "
+                         << body.getNumArguments() << " arguments";
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() != 2 ||
+        !type.getElementType().isSignlessInteger() ||
+        !ShapedType::isDynamic(type.getDimSize(0)) ||
+        type.getDimSize(1) != getSeqLen())
+      return emitOpError() << "body argument #" << arg.getArgNumber()
+                           << " must be tensor<?x" << getSeqLen()
+                           << "xi32> (batch symbolic, seq_len "
+                           << getSeqLen() << "), got " << arg.getType();
+  }
+  if (!isa<YieldOp>(body.back()))
+    return emitOpError() << "body must end with transformer.yield";
+
+  Type storage = getPrecision().getStorage();
+  llvm::StringMap<WeightOp> weightsByName;
+  for (auto weight : body.getOps<WeightOp>()) {
+    auto [it, inserted] = weightsByName.try_emplace(weight.getName(), weight);
+    if (!inserted) {
+      InFlightDiagnostic diag = weight.emitOpError()
+                                << "redeclares weight '" << weight.getName()
+                                << "'";
+      diag.attachNote(it->second.getLoc()) << "first declared here";
+      return diag;
+    }
+    if (elementTypeOf(weight) != storage)
+      return weight.emitOpError()
+             << "weight '" << weight.getName() << "' stores "
+             << elementTypeOf(weight) << " but the step's storage type is "
+             << storage;
+  }
+
+  if (MuPAttr mup = getMupAttr()) {
+    for (auto embedding : body.getOps<TokenEmbeddingOp>())
+      if (embedding.getScale().value_or(APFloat(1.0)).convertToDouble() !=
+          mup.getEmbeddingsScale().convertToDouble())
+        return embedding.emitOpError()
+               << "scale must equal the step's mup embeddings_scale ("
+               << mup.getEmbeddingsScale().convertToDouble() << ")";
+    for (auto head : body.getOps<OutputHeadOp>())
+      if (head.getScale().value_or(APFloat(1.0)).convertToDouble() !=
+          mup.getOutputLogitsScale().convertToDouble())
+        return head.emitOpError()
+               << "scale must equal the step's mup output_logits_scale ("
+               << mup.getOutputLogitsScale().convertToDouble() << ")";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// WeightOp
+//===----------------------------------------------------------------------===//
+
+void WeightOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), getName());
+}
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError() << "weight name must not be empty";
+  auto type = cast<RankedTensorType>(getType());
+  if (!type.hasStaticShape())
+    return emitOpError() << "weight '" << getName()
+                         << "' must have a static shape, got "
+                         << formatShape(type.getShape());
+  for (int64_t dim : type.getShape())
+    if (dim <= 0)
+      return emitOpError() << "weight '" << getName()
+                           << "' has an empty dimension in shape "
+                           << formatShape(type.getShape());
+  if (getLayer() && *getLayer() < 0)
+    return emitOpError() << "weight '" << getName()
+                         << "' has a negative layer index " << *getLayer();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+LogicalResult TokenEmbeddingOp::verify() {
+  ArrayRef<int64_t> tokens = shapeOf(getTokens());
+  ArrayRef<int64_t> table = shapeOf(getTable());
+  if (failed(expectShape(*this, "result", getResult(),
+                         {tokens[0], tokens[1], table[1]},
+                         "tokens " + formatShape(tokens) + " and table " +
+                             formatShape(table))))
+    return failure();
+  if (failed(expectSameElementType(*this, getTable(), {getResult()})))
+    return failure();
+  return expectPositiveScale(*this, getScale());
+}
+
+LogicalResult PositionEmbeddingOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput());
+  ArrayRef<int64_t> table = shapeOf(getTable());
+  if (table[1] != input[2])
+    return emitOpError() << "table has shape " << formatShape(table)
+                         << " but the input's feature size is " << input[2];
+  if (!ShapedType::isDynamic(input[1]) && table[0] < input[1])
+    return emitOpError() << "table holds " << table[0]
+                         << " positions but the sequence has " << input[1];
+  return expectSameElementType(*this, getInput(), {getTable()});
+}
+
+LogicalResult RotaryEmbeddingOp::verify() {
+  int64_t dim = getDim();
+  if (dim <= 0 || dim % 2 != 0)
+    return emitOpError() << "dim must be positive and even, got " << dim;
+  if (!(getBase().convertToDouble() > 1))
+    return emitOpError() << "base must be greater than 1, got "
+                         << getBase().convertToDouble();
+  ArrayRef<int64_t> shape = shapeOf(getResult());
+  if (ShapedType::isDynamic(shape[0]) || shape[0] <= 0 ||
+      shape[1] != dim / 2 || shape[2] != 2)
+    return emitOpError() << "result has shape " << formatShape(shape)
+                         << " but dim " << dim << " requires [seq_len, "
+                         << dim / 2 << ", 2] with a static seq_len";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Decoder block pieces
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  int64_t features = shapeOf(getInput())[2];
+  if (failed(expectShape(*this, "gamma", getGamma(), {features},
+                         "feature size " + std::to_string(features))))
+    return failure();
+  if (!(getEpsilon().convertToDouble() > 0))
+    return emitOpError() << "epsilon must be positive, got "
+                         << getEpsilon().convertToDouble();
+  return expectSameElementType(*this, getInput(), {getGamma()});
+}
+
+LogicalResult AttentionOp::verify() {
+  int64_t heads = getNumHeads(), headSize = getHeadSize();
+  if (heads <= 0 || headSize <= 0)
+    return emitOpError() << "num_heads and head_size must be positive, got "
+                         << heads << " and " << headSize;
+  ArrayRef<int64_t> input = shapeOf(getInput());
+  int64_t model = input[2], inner = heads * headSize;
+  std::string why = std::to_string(heads) + " heads of size " +
+                    std::to_string(headSize) + " on d_model " +
+                    std::to_string(model);
+  if (failed(expectShape(*this, "qkv_weight", getQkvWeight(),
+                         {model, 3 * inner}, why)) ||
+      failed(expectShape(*this, "out_weight", getOutWeight(), {inner, model},
+                         why)))
+    return failure();
+  if (getQkvBias() && failed(expectShape(*this, "qkv_bias", getQkvBias(),
+                                         {3 * inner}, why)))
+    return failure();
+  if (getOutBias() &&
+      failed(expectShape(*this, "out_bias", getOutBias(), {model}, why)))
+    return failure();
+  if (Value rotary = getRotary()) {
+    ArrayRef<int64_t> angles = shapeOf(rotary);
+    int64_t rotated = 2 * angles[1];
+    if (rotated > headSize)
+      return emitOpError() << "rotary embedding rotates " << rotated
+                           << " channels but head_size is only " << headSize;
+    if (!ShapedType::isDynamic(input[1]) &&
+        (ShapedType::isDynamic(angles[0]) || angles[0] < input[1]))
+      return emitOpError() << "rotary embedding covers " << angles[0]
+                           << " positions but the sequence has " << input[1];
+  }
+  SmallVector<Value> weights = {getQkvWeight(), getOutWeight()};
+  for (Value bias : {getQkvBias(), getOutBias()})
+    if (bias)
+      weights.push_back(bias);
+  return expectSameElementType(*this, getInput(), weights);
+}
+
+LogicalResult FeedForwardOp::verify() {
+  int64_t model = shapeOf(getInput())[2];
+  ArrayRef<int64_t> up = shapeOf(getUpWeight());
+  if (up[0] != model)
+    return emitOpError() << "up_weight has shape " << formatShape(up)
+                         << " but d_model is " << model;
+  int64_t ffn = up[1];
+  std::string why =
+      "d_model " + std::to_string(model) + " and d_ffn " + std::to_string(ffn);
+  if (failed(expectShape(*this, "down_weight", getDownWeight(), {ffn, model},
+                         why)))
+    return failure();
+  if (getUpBias() &&
+      failed(expectShape(*this, "up_bias", getUpBias(), {ffn}, why)))
+    return failure();
+  if (getDownBias() &&
+      failed(expectShape(*this, "down_bias", getDownBias(), {model}, why)))
+    return failure();
+  SmallVector<Value> weights = {getUpWeight(), getDownWeight()};
+  for (Value bias : {getUpBias(), getDownBias()})
+    if (bias)
+      weights.push_back(bias);
+  return expectSameElementType(*this, getInput(), weights);
+}
+
+//===----------------------------------------------------------------------===//
+// Output head and loss
+//===----------------------------------------------------------------------===//
+
+LogicalResult OutputHeadOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput());
+  ArrayRef<int64_t> weight = shapeOf(getWeight());
+  if (weight[1] != input[2])
+    return emitOpError() << "weight has shape " << formatShape(weight)
+                         << " but the input's feature size is " << input[2]
+                         << " (the head weight is [vocab, d_model])";
+  std::string why = "input " + formatShape(input) + " and weight " +
+                    formatShape(weight);
+  if (failed(expectShape(*this, "result", getResult(),
+                         {input[0], input[1], weight[0]}, why)))
+    return failure();
+  if (getBias() &&
+      failed(expectShape(*this, "bias", getBias(), {weight[0]}, why)))
+    return failure();
+
+  bool sharesEmbedding = llvm::any_of(getWeight().getUsers(), [](Operation *u) {
+    return isa<TokenEmbeddingOp>(u);
+  });
+  if (getTied() && !sharesEmbedding)
+    return emitOpError() << "is marked tied but its weight is not the token "
+                            "embedding table";
+  if (!getTied() && sharesEmbedding)
+    return emitOpError() << "uses the token embedding table but is not marked "
+                            "tied";
+  if (failed(expectSameElementType(*this, getInput(), {getWeight()})))
+    return failure();
+  return expectPositiveScale(*this, getScale());
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  ArrayRef<int64_t> logits = shapeOf(getLogits());
+  if (failed(expectShape(*this, "labels", getLabels(), {logits[0], logits[1]},
+                         "logits " + formatShape(logits))))
+    return failure();
+  if (!(getWeight().convertToDouble() > 0))
+    return emitOpError() << "weight must be positive, got "
+                         << getWeight().convertToDouble();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "cgpt/Dialect/Transformer/IR/TransformerOps.cpp.inc"

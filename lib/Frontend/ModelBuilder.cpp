@@ -1,0 +1,203 @@
+//===- ModelBuilder.cpp - ModelSpec to transformer IR ----------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Frontend/ModelSpec.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+using namespace cgpt::transformer;
+
+namespace cgpt::frontend {
+namespace {
+
+class TrainStepBuilder {
+public:
+  TrainStepBuilder(const ModelSpec &spec, MLIRContext *context)
+      : spec(spec), builder(context),
+        fileLoc(FileLineColLoc::get(context, spec.path, 1, 1)) {
+    switch (spec.storage) {
+    case StorageType::F32:
+      storage = builder.getF32Type();
+      break;
+    case StorageType::BF16:
+      storage = builder.getBF16Type();
+      break;
+    case StorageType::F16:
+      storage = builder.getF16Type();
+      break;
+    }
+  }
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  Location loc(StringRef scope) { return NameLoc::get(builder.getStringAttr(scope), fileLoc); }
+  RankedTensorType activations(int64_t features) {
+    return RankedTensorType::get(
+        {ShapedType::kDynamic, spec.sequenceLength, features}, storage);
+  }
+  Value weight(StringRef name, ArrayRef<int64_t> shape,
+               std::optional<int64_t> layer) {
+    auto op = builder.create<WeightOp>(
+        loc(name), RankedTensorType::get(shape, storage),
+        builder.getStringAttr(name),
+        layer ? builder.getI64IntegerAttr(*layer) : IntegerAttr());
+    return op.getResult();
+  }
+  Value optionalWeight(bool present, StringRef name, ArrayRef<int64_t> shape,
+                       std::optional<int64_t> layer) {
+    return present ? weight(name, shape, layer) : Value();
+  }
+  Value layerNorm(StringRef prefix, Value input, std::optional<int64_t> layer);
+  Value decoderBlock(int64_t layer, Value x, Value rope);
+
+  const ModelSpec &spec;
+  OpBuilder builder;
+  Location fileLoc;
+  Type storage;
+};
+
+Value TrainStepBuilder::layerNorm(StringRef prefix, Value input,
+                                  std::optional<int64_t> layer) {
+  int64_t d = spec.hiddenSize;
+  Value gamma = weight((prefix + ".weight").str(), {d}, layer);
+  Value beta = weight((prefix + ".bias").str(), {d}, layer);
+  return builder.create<LayerNormOp>(
+      loc(prefix), input.getType(), input, gamma, beta,
+      builder.getF64FloatAttr(spec.layerNormEpsilon));
+}
+
+Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
+  std::string p = "h." + std::to_string(layer);
+  int64_t d = spec.hiddenSize, inner = spec.numHeads * spec.headSize;
+  int64_t f = spec.ffnSize;
+
+  Value ln1 = layerNorm(p + ".ln_1", x, layer);
+  Value qkvW = weight(p + ".attn.qkv.weight", {d, 3 * inner}, layer);
+  Value qkvB = optionalWeight(spec.qkvBias, p + ".attn.qkv.bias", {3 * inner},
+                              layer);
+  Value outW = weight(p + ".attn.proj.weight", {inner, d}, layer);
+  Value outB =
+      optionalWeight(spec.attentionOutBias, p + ".attn.proj.bias", {d}, layer);
+  auto scaling = spec.scaleQkByHeadSize ? ScoreScaling::inv_head_size
+                                        : ScoreScaling::inv_sqrt_head_size;
+  Value attn = builder.create<AttentionOp>(
+      loc(p + ".attn"), x.getType(), ln1, qkvW, qkvB, outW, outB, rope,
+      spec.numHeads, spec.headSize, scaling);
+
+  Value ffnInput;
+  if (spec.blockStyle == BlockStyle::Sequential) {
+    x = builder.create<ResidualAddOp>(loc(p + ".attn"), x, attn);
+    ffnInput = layerNorm(p + ".ln_2", x, layer);
+  } else {
+    // Parallel blocks read one normalized input (GPT-J) or two (NeoX).
+    ffnInput = spec.untiedLayerNorm ? layerNorm(p + ".ln_2", x, layer) : ln1;
+  }
+  Value upW = weight(p + ".mlp.fc.weight", {d, f}, layer);
+  Value upB = optionalWeight(spec.ffnBias, p + ".mlp.fc.bias", {f}, layer);
+  Value downW = weight(p + ".mlp.proj.weight", {f, d}, layer);
+  Value downB = optionalWeight(spec.ffnBias, p + ".mlp.proj.bias", {d}, layer);
+  Value ffn = builder.create<FeedForwardOp>(loc(p + ".mlp"), x.getType(),
+                                            ffnInput, upW, upB, downW, downB,
+                                            spec.activation);
+  if (spec.blockStyle == BlockStyle::Parallel)
+    x = builder.create<ResidualAddOp>(loc(p + ".attn"), x, attn);
+  return builder.create<ResidualAddOp>(loc(p + ".mlp"), x, ffn);
+}
+
+OwningOpRef<ModuleOp> TrainStepBuilder::build() {
+  MLIRContext *ctx = builder.getContext();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(module->getBody());
+
+  SmallVector<Attribute> phases;
+  for (const LRPhase &phase : spec.schedule)
+    phases.push_back(LRPhaseAttr::get(ctx, phase.kind, APFloat(phase.start),
+                                      APFloat(phase.end), phase.steps));
+  auto microBatch =
+      MicroBatchAttr::get(ctx, spec.microBatchMode, spec.microBatchSize,
+                          spec.microBatchMin, spec.microBatchMax);
+  MuPAttr mup;
+  if (spec.mup)
+    mup = MuPAttr::get(ctx, APFloat(spec.embeddingsScale),
+                       APFloat(spec.outputLogitsScale),
+                       APFloat(spec.decoderKernelLrScale));
+  auto step = builder.create<TrainStepOp>(
+      fileLoc, spec.name, spec.globalBatch, spec.numCsx, spec.sequenceLength,
+      microBatch,
+      AdamWAttr::get(ctx, APFloat(spec.beta1), APFloat(spec.beta2),
+                     APFloat(spec.epsilon), APFloat(spec.weightDecay)),
+      builder.getArrayAttr(phases),
+      APFloat(spec.maxGradientNorm),
+      PrecisionAttr::get(ctx, storage, builder.getF32Type()), mup);
+
+  auto tokenType = RankedTensorType::get(
+      {ShapedType::kDynamic, spec.sequenceLength}, builder.getI32Type());
+  Block *body = builder.createBlock(&step.getBody(), {},
+                                    {tokenType, tokenType},
+                                    {fileLoc, fileLoc});
+  Value tokens = body->getArgument(0), labels = body->getArgument(1);
+
+  int64_t d = spec.hiddenSize, vocab = spec.vocabSize;
+  Value wte = weight("wte", {vocab, d}, std::nullopt);
+  FloatAttr embeddingsScale =
+      spec.mup ? builder.getF64FloatAttr(spec.embeddingsScale) : FloatAttr();
+  Value x = builder.create<TokenEmbeddingOp>(loc("wte"), activations(d),
+                                             tokens, wte, embeddingsScale);
+  Value rope;
+  if (spec.position == PositionKind::Learned) {
+    Value wpe = weight("wpe", {spec.maxPositions, d}, std::nullopt);
+    x = builder.create<PositionEmbeddingOp>(loc("wpe"), x.getType(), x, wpe);
+  } else {
+    auto angles = RankedTensorType::get(
+        {spec.sequenceLength, spec.rotaryDim / 2, 2}, builder.getF32Type());
+    rope = builder.create<RotaryEmbeddingOp>(
+        loc("rope"), angles, builder.getI64IntegerAttr(spec.rotaryDim),
+        builder.getF64FloatAttr(spec.rotaryBase));
+  }
+
+  for (int64_t layer = 0; layer < spec.numLayers; ++layer)
+    x = decoderBlock(layer, x, rope);
+
+  Value h = layerNorm("ln_f", x, std::nullopt);
+  Value headWeight =
+      spec.tiedEmbeddings ? wte : weight("lm_head.weight", {vocab, d}, {});
+  Value headBias =
+      optionalWeight(spec.outputBias, "lm_head.bias", {vocab}, std::nullopt);
+  FloatAttr logitsScale =
+      spec.mup ? builder.getF64FloatAttr(spec.outputLogitsScale) : FloatAttr();
+  Value logits = builder.create<OutputHeadOp>(
+      loc("lm_head"), activations(vocab), h, headWeight, headBias,
+      spec.tiedEmbeddings ? builder.getUnitAttr() : UnitAttr(), logitsScale);
+  Value loss = builder.create<CrossEntropyOp>(
+      loc("loss"), RankedTensorType::get({}, builder.getF32Type()), logits,
+      labels, spec.lossScaling, APFloat(spec.lossWeight));
+  builder.create<YieldOp>(loc("loss"), loss);
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> buildTrainStep(const ModelSpec &spec,
+                                     MLIRContext *context) {
+  context->loadDialect<TransformerDialect>();
+  return TrainStepBuilder(spec, context).build();
+}
+
+OwningOpRef<ModuleOp> importModelFile(StringRef path, MLIRContext *context,
+                                      const ImportOptions &options) {
+  FailureOr<ModelSpec> spec = readModelFile(path, context, options);
+  if (failed(spec))
+    return nullptr;
+  OwningOpRef<ModuleOp> module = buildTrainStep(*spec, context);
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace cgpt::frontend

@@ -1,0 +1,14 @@
+# -*- Python -*-
+# lit configuration of the cgpt C++ unit tests (GoogleTest).
+
+import os
+
+import lit.formats
+
+config.name = "CGPT-Unit"
+config.suffixes = []
+config.test_exec_root = os.path.join(config.cgpt_obj_root, "test", "Unit")
+config.test_source_root = config.test_exec_root
+config.test_format = lit.formats.GoogleTest(".", "Tests")
+# Unit tests read models/ and shared/modelzoo relative to the source tree.
+config.environment["CGPT_SOURCE_DIR"] = config.cgpt_src_root

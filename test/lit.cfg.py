@@ -1,0 +1,29 @@
+# -*- Python -*-
+# lit configuration of the cgpt FileCheck tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "CGPT"
+# RUN lines use the shell (pipes, loops over models/).
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test", ".yaml"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.cgpt_obj_root, "test")
+config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py"]
+
+llvm_config.use_default_substitutions()
+config.substitutions.append(("%cgpt_src", config.cgpt_src_root))
+config.substitutions.append(("%modelzoo",
+                             os.path.join(os.path.dirname(config.cgpt_src_root),
+                                          "shared", "modelzoo")))
+config.substitutions.append(("%python", config.python_executable))
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["cgpt-opt", "cgpt-run"],
+                                   [config.cgpt_tools_dir])
+# The tools speak English whatever the machine's locale.
+config.environment["LC_ALL"] = "C"

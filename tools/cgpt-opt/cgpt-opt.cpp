@@ -1,0 +1,72 @@
+//===- cgpt-opt.cpp - cgpt's mlir-opt ---------------------------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// An mlir-opt with every cgpt dialect and pass. A model file (.yaml, .yml,
+// .json) given as input is imported to transformer IR first, so one RUN line
+// goes from a Model Zoo file to any later stage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Frontend/ModelSpec.h"
+#include "cgpt/InitAllDialects.h"
+#include "cgpt/InitAllPasses.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+/// The input as MLIR text: a model file is imported and printed with its
+/// locations, so diagnostics of later passes still point into the file.
+static std::unique_ptr<llvm::MemoryBuffer>
+loadInput(llvm::StringRef path, DialectRegistry &registry) {
+  if (!cgpt::frontend::isModelFile(path)) {
+    std::string message;
+    std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &message);
+    if (!buffer)
+      llvm::errs() << "cgpt-opt: " << message << "\n";
+    return buffer;
+  }
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module =
+      cgpt::frontend::importModelFile(path, &context);
+  if (!module)
+    return nullptr;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, OpPrintingFlags().enableDebugInfo());
+  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+}
+
+int main(int argc, char **argv) {
+  registerTransformsPasses();
+  cgpt::registerAllPasses();
+  DialectRegistry registry;
+  cgpt::registerAllDialects(registry);
+
+  auto [inputPath, outputPath] = registerAndParseCLIOptions(
+      argc, argv, "cgpt optimizer driver\n", registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+
+  std::unique_ptr<llvm::MemoryBuffer> input = loadInput(inputPath, registry);
+  if (!input)
+    return EXIT_FAILURE;
+  std::string message;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath, &message);
+  if (!output) {
+    llvm::errs() << "cgpt-opt: " << message << "\n";
+    return EXIT_FAILURE;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+    return EXIT_FAILURE;
+  output->keep();
+  return EXIT_SUCCESS;
+}

@@ -1,0 +1,119 @@
+//===- cgpt-run.cpp - compile and report a GPT training step ---------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// cgpt-run takes a model file (Model Zoo params YAML, Hugging Face
+// config.json) or transformer IR, and reports what one training step is.
+// Usage and exit status: docs/tools/cgpt-run.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Dialect/Transformer/Analysis/ModelFacts.h"
+#include "cgpt/Frontend/ModelSpec.h"
+#include "cgpt/InitAllDialects.h"
+#include "cgpt/Report/Report.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+enum class EmitKind { Summary, Transformer };
+
+cl::OptionCategory runCategory("cgpt-run options");
+cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                               cl::desc("<model file or .mlir>"),
+                               cl::cat(runCategory));
+cl::opt<EmitKind> emit(
+    "emit", cl::desc("What to print on standard output"),
+    cl::values(clEnumValN(EmitKind::Summary, "summary",
+                          "the human summary (default)"),
+               clEnumValN(EmitKind::Transformer, "transformer",
+                          "the imported transformer IR")),
+    cl::init(EmitKind::Summary), cl::cat(runCategory));
+cl::opt<std::string> reportPath("report",
+                                cl::desc("Write the JSON report to this file"),
+                                cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<int64_t> numCsx("num-csx",
+                        cl::desc("Number of systems (overrides the file)"),
+                        cl::init(0), cl::cat(runCategory));
+} // namespace
+
+/// The input as a verified module: a model file is imported, anything else
+/// is parsed as MLIR.
+static OwningOpRef<ModuleOp> loadModule(MLIRContext &context) {
+  cgpt::frontend::ImportOptions options;
+  if (numCsx.getNumOccurrences())
+    options.numCsx = numCsx;
+  if (cgpt::frontend::isModelFile(inputPath))
+    return cgpt::frontend::importModelFile(inputPath, &context, options);
+  if (options.numCsx) {
+    llvm::errs() << "cgpt-run: --num-csx applies to model files; '"
+                 << inputPath << "' is IR whose systems are already fixed\n";
+    return nullptr;
+  }
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  std::string message;
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputPath, /*IsText=*/true);
+  if (!buffer) {
+    llvm::errs() << "cgpt-run: cannot read '" << inputPath
+                 << "': " << buffer.getError().message() << "\n";
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(runCategory);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "cgpt-run: compile a GPT training step and "
+                              "report on it\n");
+  DialectRegistry registry;
+  cgpt::registerAllDialects(registry);
+  MLIRContext context(registry);
+
+  OwningOpRef<ModuleOp> module = loadModule(context);
+  if (!module)
+    return EXIT_FAILURE;
+  auto steps = module->getOps<cgpt::transformer::TrainStepOp>();
+  if (std::distance(steps.begin(), steps.end()) != 1) {
+    emitError(module->getLoc())
+        << "expected exactly one transformer.train_step in the module";
+    return EXIT_FAILURE;
+  }
+  cgpt::transformer::TrainStepOp step = *steps.begin();
+  FailureOr<cgpt::transformer::ModelFacts> facts =
+      cgpt::transformer::computeModelFacts(step);
+  if (failed(facts))
+    return EXIT_FAILURE;
+
+  if (!reportPath.empty())
+    if (llvm::Error error = cgpt::report::writeJsonFile(
+            reportPath, cgpt::report::buildReport(step, *facts))) {
+      llvm::errs() << "cgpt-run: cannot write report '" << reportPath
+                   << "': " << llvm::toString(std::move(error)) << "\n";
+      return EXIT_FAILURE;
+    }
+
+  switch (emit) {
+  case EmitKind::Transformer:
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+    break;
+  case EmitKind::Summary:
+    cgpt::report::printSummary(llvm::outs(), step, *facts, inputPath);
+    break;
+  }
+  return EXIT_SUCCESS;
+}
