@@ -12,7 +12,7 @@ config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test", ".yaml"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cgpt_obj_root, "test")
-config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 
 llvm_config.use_default_substitutions()

@@ -33,6 +33,11 @@ std::string describeNode(const YAML::Node &node) {
   return "an unknown node";
 }
 
+/// The last key of a dotted name: "model.hidden_size" -> "hidden_size".
+static StringRef lastKey(StringRef what) {
+  return what.substr(what.rfind('.') + 1);
+}
+
 Location ConfigSource::locate(const YAML::Node &node, StringRef key) const {
   if (node.IsDefined()) {
     YAML::Mark mark = node.Mark();
@@ -97,7 +102,7 @@ bool ConfigSource::expectScalar(const YAML::Node &node, StringRef what,
                                 StringRef expected) {
   if (node.IsScalar())
     return true;
-  error(locate(node, what.rsplit('.').second),
+  error(locate(node, lastKey(what)),
         "'" + what + "' must be " + expected + ", got " + describeNode(node));
   return false;
 }
@@ -112,7 +117,7 @@ std::optional<int64_t> ConfigSource::toInt(const YAML::Node &node,
                                            int64_t max) {
   if (failed || !expectScalar(node, what, "an integer"))
     return std::nullopt;
-  StringRef key = what.rsplit('.').second;
+  StringRef key = lastKey(what);
   int64_t value = 0;
   if (isQuoted(node) || StringRef(node.Scalar()).getAsInteger(10, value)) {
     error(locate(node, key), "'" + what + "' must be an integer, got " +
@@ -134,7 +139,7 @@ std::optional<double> ConfigSource::toDouble(const YAML::Node &node,
                                              double max) {
   if (failed || !expectScalar(node, what, "a number"))
     return std::nullopt;
-  StringRef key = what.rsplit('.').second;
+  StringRef key = lastKey(what);
   double value = 0;
   if (isQuoted(node) || StringRef(node.Scalar()).getAsDouble(value) ||
       !std::isfinite(value)) {

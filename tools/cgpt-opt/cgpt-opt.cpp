@@ -13,6 +13,7 @@
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
 #include "cgpt/InitAllPasses.h"
+#include "cgpt/Support/Diagnostics.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
@@ -35,6 +36,7 @@ loadInput(llvm::StringRef path, DialectRegistry &registry) {
     return buffer;
   }
   MLIRContext context(registry);
+  cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
   OwningOpRef<ModuleOp> module =
       cgpt::frontend::importModelFile(path, &context);
   if (!module)

@@ -14,6 +14,7 @@
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
 #include "cgpt/Report/Report.h"
+#include "cgpt/Support/Diagnostics.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -61,8 +62,6 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context) {
     return nullptr;
   }
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  std::string message;
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputPath, /*IsText=*/true);
   if (!buffer) {
     llvm::errs() << "cgpt-run: cannot read '" << inputPath
@@ -82,6 +81,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   cgpt::registerAllDialects(registry);
   MLIRContext context(registry);
+  cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
 
   OwningOpRef<ModuleOp> module = loadModule(context);
   if (!module)

@@ -15,7 +15,8 @@
 namespace cgpt {
 
 /// The shortest decimal form of `value` that reads back to the same double
-/// ("0.9", "0.3333333333333333", "1e-08"). Deterministic across platforms.
+/// ("0.9", "0.3333333333333333", "1.0e-08"), always with a '.' in the
+/// mantissa so MLIR reads it back as a float. Deterministic across platforms.
 std::string formatExactDouble(double value);
 
 /// `value` with thousands separators: 111050496 -> "111,050,496".

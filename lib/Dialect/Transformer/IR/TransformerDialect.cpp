@@ -11,6 +11,7 @@
 
 using namespace mlir;
 using namespace cgpt::transformer;
+using cgpt::formatExactDouble;
 
 #include "cgpt/Dialect/Transformer/IR/TransformerEnums.cpp.inc"
 #include "cgpt/Dialect/Transformer/IR/TransformerOpsDialect.cpp.inc"
@@ -61,14 +62,14 @@ LogicalResult AdamWAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   double epsilon = epsilonValue.convertToDouble();
   double weightDecay = weightDecayValue.convertToDouble();
   if (!(beta1 >= 0 && beta1 < 1))
-    return emitError() << "adamw beta1 must be in [0, 1), got " << beta1;
+    return emitError() << "adamw beta1 must be in [0, 1), got " << formatExactDouble(beta1);
   if (!(beta2 >= 0 && beta2 < 1))
-    return emitError() << "adamw beta2 must be in [0, 1), got " << beta2;
+    return emitError() << "adamw beta2 must be in [0, 1), got " << formatExactDouble(beta2);
   if (!(epsilon > 0))
-    return emitError() << "adamw epsilon must be positive, got " << epsilon;
+    return emitError() << "adamw epsilon must be positive, got " << formatExactDouble(epsilon);
   if (!(weightDecay >= 0))
     return emitError() << "adamw weight_decay must be non-negative, got "
-                       << weightDecay;
+                       << formatExactDouble(weightDecay);
   return success();
 }
 
@@ -79,12 +80,12 @@ LogicalResult LRPhaseAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   double end = endValue.convertToDouble();
   if (!(start >= 0) || !(end >= 0))
     return emitError() << "learning rates must be non-negative, got start "
-                       << start << " and end " << end;
+                       << formatExactDouble(start) << " and end " << formatExactDouble(end);
   if (steps < 0)
     return emitError() << "lr_phase steps must be non-negative, got " << steps;
   if (kind == ScheduleKind::constant && start != end)
     return emitError() << "a constant lr_phase must have start == end, got "
-                       << start << " and " << end;
+                       << formatExactDouble(start) << " and " << formatExactDouble(end);
   return success();
 }
 
@@ -112,9 +113,9 @@ LogicalResult MuPAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!(embeddingsScale > 0) || !(outputLogitsScale > 0) ||
       !(decoderKernelLrScale > 0))
     return emitError() << "mup multipliers must be positive, got "
-                       << "embeddings_scale " << embeddingsScale
-                       << ", output_logits_scale " << outputLogitsScale
-                       << ", decoder_kernel_lr_scale " << decoderKernelLrScale;
+                       << "embeddings_scale " << formatExactDouble(embeddingsScale)
+                       << ", output_logits_scale " << formatExactDouble(outputLogitsScale)
+                       << ", decoder_kernel_lr_scale " << formatExactDouble(decoderKernelLrScale);
   return success();
 }
 

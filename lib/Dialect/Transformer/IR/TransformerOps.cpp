@@ -11,6 +11,7 @@
 
 using namespace mlir;
 using namespace cgpt::transformer;
+using cgpt::formatExactDouble;
 using cgpt::formatShape;
 
 //===----------------------------------------------------------------------===//
@@ -63,7 +64,7 @@ static LogicalResult expectPositiveScale(Operation *op,
                                          std::optional<APFloat> scale) {
   if (scale && !(scale->convertToDouble() > 0))
     return op->emitOpError() << "scale must be positive, got "
-                             << scale->convertToDouble();
+                             << formatExactDouble(scale->convertToDouble());
   return success();
 }
 
@@ -122,7 +123,8 @@ LogicalResult TrainStepOp::verifyRegions() {
   if (getMaxGradientNorm().convertToDouble() < 0)
     return emitOpError() << "max_gradient_norm must be non-negative (0 "
                             "disables clipping), got "
-                         << getMaxGradientNorm().convertToDouble();
+                         << formatExactDouble(
+                                getMaxGradientNorm().convertToDouble());
 
   ArrayRef<Attribute> phases = getSchedule().getValue();
   if (phases.empty())
@@ -175,13 +177,16 @@ LogicalResult TrainStepOp::verifyRegions() {
           mup.getEmbeddingsScale().convertToDouble())
         return embedding.emitOpError()
                << "scale must equal the step's mup embeddings_scale ("
-               << mup.getEmbeddingsScale().convertToDouble() << ")";
+               << formatExactDouble(mup.getEmbeddingsScale().convertToDouble())
+               << ")";
     for (auto head : body.getOps<OutputHeadOp>())
       if (head.getScale().value_or(APFloat(1.0)).convertToDouble() !=
           mup.getOutputLogitsScale().convertToDouble())
         return head.emitOpError()
                << "scale must equal the step's mup output_logits_scale ("
-               << mup.getOutputLogitsScale().convertToDouble() << ")";
+               << formatExactDouble(
+                      mup.getOutputLogitsScale().convertToDouble())
+               << ")";
   }
   return success();
 }
@@ -207,9 +212,9 @@ LogicalResult WeightOp::verify() {
       return emitOpError() << "weight '" << getName()
                            << "' has an empty dimension in shape "
                            << formatShape(type.getShape());
-  if (getLayer() && *getLayer() < 0)
+  if (IntegerAttr layer = getLayerAttr(); layer && layer.getInt() < 0)
     return emitOpError() << "weight '" << getName()
-                         << "' has a negative layer index " << *getLayer();
+                         << "' has a negative layer index " << layer.getInt();
   return success();
 }
 
@@ -248,7 +253,7 @@ LogicalResult RotaryEmbeddingOp::verify() {
     return emitOpError() << "dim must be positive and even, got " << dim;
   if (!(getBase().convertToDouble() > 1))
     return emitOpError() << "base must be greater than 1, got "
-                         << getBase().convertToDouble();
+                         << formatExactDouble(getBase().convertToDouble());
   ArrayRef<int64_t> shape = shapeOf(getResult());
   if (ShapedType::isDynamic(shape[0]) || shape[0] <= 0 ||
       shape[1] != dim / 2 || shape[2] != 2)
@@ -269,7 +274,7 @@ LogicalResult LayerNormOp::verify() {
     return failure();
   if (!(getEpsilon().convertToDouble() > 0))
     return emitOpError() << "epsilon must be positive, got "
-                         << getEpsilon().convertToDouble();
+                         << formatExactDouble(getEpsilon().convertToDouble());
   return expectSameElementType(*this, getInput(), {getGamma()});
 }
 
@@ -378,7 +383,7 @@ LogicalResult CrossEntropyOp::verify() {
     return failure();
   if (!(getWeight().convertToDouble() > 0))
     return emitOpError() << "weight must be positive, got "
-                         << getWeight().convertToDouble();
+                         << formatExactDouble(getWeight().convertToDouble());
   return success();
 }
 

@@ -26,7 +26,9 @@ def Transformer_Activation : I32EnumAttr<"Activation",
   let genSpecializedAttr = 0;
 }
 def Transformer_ActivationAttr
-    : EnumAttr<Transformer_Dialect, Transformer_Activation, "activation">;
+    : EnumAttr<Transformer_Dialect, Transformer_Activation, "activation"> {
+  let assemblyFormat = "$value";
+}
 
 def Transformer_ScoreScaling : I32EnumAttr<"ScoreScaling",
     "how attention scores are scaled before the softmax", [
@@ -39,7 +41,9 @@ def Transformer_ScoreScaling : I32EnumAttr<"ScoreScaling",
   let genSpecializedAttr = 0;
 }
 def Transformer_ScoreScalingAttr
-    : EnumAttr<Transformer_Dialect, Transformer_ScoreScaling, "score_scaling">;
+    : EnumAttr<Transformer_Dialect, Transformer_ScoreScaling, "score_scaling"> {
+  let assemblyFormat = "$value";
+}
 
 def Transformer_LossScaling : I32EnumAttr<"LossScaling",
     "what the summed cross-entropy is divided by", [
@@ -50,7 +54,9 @@ def Transformer_LossScaling : I32EnumAttr<"LossScaling",
   let genSpecializedAttr = 0;
 }
 def Transformer_LossScalingAttr
-    : EnumAttr<Transformer_Dialect, Transformer_LossScaling, "loss_scaling">;
+    : EnumAttr<Transformer_Dialect, Transformer_LossScaling, "loss_scaling"> {
+  let assemblyFormat = "$value";
+}
 
 def Transformer_ScheduleKind : I32EnumAttr<"ScheduleKind",
     "shape of one learning-rate phase", [

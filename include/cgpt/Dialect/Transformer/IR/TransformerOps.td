@@ -264,7 +264,7 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
     $input `qkv` `(` $qkv_weight (`,` $qkv_bias^)? `)`
     `out` `(` $out_weight (`,` $out_bias^)? `)`
     (`rotary` `(` $rotary^ `)`)?
-    `heads` $num_heads `head_size` $head_size `scaling` $scaling
+    `heads` $num_heads `head_size` $head_size `scaling` `` $scaling
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -295,7 +295,7 @@ def Transformer_FeedForwardOp : Transformer_Op<"ffn", [
   let assemblyFormat = [{
     $input `up` `(` $up_weight (`,` $up_bias^)? `)`
     `down` `(` $down_weight (`,` $down_bias^)? `)`
-    `activation` $activation attr-dict `:` functional-type(operands, results)
+    `activation` `` $activation attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -364,7 +364,7 @@ def Transformer_CrossEntropyOp : Transformer_Op<"cross_entropy", [Pure]> {
                        Transformer_LossScalingAttr:$scaling, F64Attr:$weight);
   let results = (outs 0DTensorOf<[F32]>:$loss);
   let assemblyFormat = [{
-    $logits `,` $labels `scaling` $scaling `weight` $weight attr-dict `:`
+    $logits `,` $labels `scaling` `` $scaling `weight` $weight attr-dict `:`
     type($logits) `,` type($labels) `->` type($loss)
   }];
   let hasVerifier = 1;

@@ -1,0 +1,25 @@
+//===- Diagnostics.h - one-line diagnostics for cgpt's tools ----*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_SUPPORT_DIAGNOSTICS_H
+#define CGPT_SUPPORT_DIAGNOSTICS_H
+
+#include "mlir/IR/Diagnostics.h"
+
+namespace cgpt {
+
+/// Prints every diagnostic of `context` as one line,
+/// `file:line:col: error: message`, the form compilers use and editors
+/// jump to. Notes follow on lines of their own. Locations without a file
+/// (an op built by a pass) print as `<unknown>`.
+class PlainDiagnosticHandler : public mlir::ScopedDiagnosticHandler {
+public:
+  PlainDiagnosticHandler(mlir::MLIRContext *context, llvm::raw_ostream &os);
+};
+
+} // namespace cgpt
+
+#endif // CGPT_SUPPORT_DIAGNOSTICS_H

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages cgpt needs (only those missing), then
+# configures and builds cgpt in build/. Safe to run again: it only does what
+# is left to do.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build="$root/build"
+
+packages=(
+  cmake ninja-build g++ python3
+  llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
+  libzstd-dev            # LLVM 19's CMake package links libzstd
+  libyaml-cpp-dev libfmt-dev libgtest-dev
+  python3-numpy
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
+      grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
+fi
+ninja -C "$build"

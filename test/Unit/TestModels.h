@@ -1,0 +1,39 @@
+//===- TestModels.h - helpers shared by the unit tests ----------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_TEST_UNIT_TESTMODELS_H
+#define CGPT_TEST_UNIT_TESTMODELS_H
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace cgpt::test {
+
+/// The source tree, as lit passes it (CGPT_SOURCE_DIR).
+inline std::string sourcePath(const std::string &relative) {
+  const char *root = std::getenv("CGPT_SOURCE_DIR");
+  return std::string(root ? root : ".") + "/" + relative;
+}
+
+/// Writes `text` to a fresh temporary file with `suffix` and returns its
+/// path.
+inline std::string writeTemporary(const std::string &text,
+                                  const std::string &suffix) {
+  llvm::SmallString<128> path;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("cgpt-unit", suffix, fd, path))
+    return "";
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << text;
+  return std::string(path);
+}
+
+} // namespace cgpt::test
+
+#endif // CGPT_TEST_UNIT_TESTMODELS_H
