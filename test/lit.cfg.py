@@ -17,6 +17,7 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py",
 
 llvm_config.use_default_substitutions()
 config.substitutions.append(("%cgpt_src", config.cgpt_src_root))
+config.substitutions.append(("%cgpt_obj", config.cgpt_obj_root))
 config.substitutions.append(("%modelzoo",
                              os.path.join(os.path.dirname(config.cgpt_src_root),
                                           "shared", "modelzoo")))

@@ -28,13 +28,16 @@ def Transformer_Dialect : Dialect {
 
     ```mlir
     transformer.train_step @tiny(%tokens: tensor<?x64xi32>, %labels: tensor<?x64xi32>)
-        batch 8 seq 64 systems 1 micro_batch #transformer.micro_batch<auto> ... {
+        attributes {global_batch = 8 : i64, num_csx = 1 : i64, seq_len = 64 : i64, ...} {
       %wte = transformer.weight "wte" : tensor<256x64xf32>
-      %x = transformer.token_embedding %tokens, %wte : ...
+      %x = transformer.token_embedding %tokens, %wte
+          : tensor<?x64xi32>, tensor<256x64xf32> -> tensor<?x64x64xf32>
       ...
       transformer.yield %loss : tensor<f32>
     }
     ```
+
+    `cgpt-run models/tiny.yaml --emit=transformer` prints a complete one.
   }];
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{
