@@ -55,6 +55,16 @@ llvm::StringRef stringifySchema(Schema schema) {
   return "unknown";
 }
 
+std::string describeOrigin(const ModelSpec &spec) {
+  std::string origin = stringifySchema(spec.schema).str();
+  if (spec.schema == Schema::ModelZooTensorFlow)
+    origin += " (batch_size per system)";
+  origin += spec.blockStyle == BlockStyle::Sequential
+                ? "; sequential GPT-2/3 blocks"
+                : "; parallel GPT-J/NeoX blocks";
+  return origin + " (" + spec.blockStyleReason + ")";
+}
+
 bool isModelFile(StringRef path) {
   StringRef ext = llvm::sys::path::extension(path);
   return ext == ".yaml" || ext == ".yml" || ext == ".json";
@@ -130,6 +140,22 @@ private:
   void readTrainer(const Section &root);
   void readHuggingFace(const Section &root);
 
+  /// One accepted value of an enumerated key: its spellings, compared
+  /// without case, '_', '-' and ' '; the first is the one errors list.
+  template <typename T>
+  struct Choice {
+    T value;
+    std::initializer_list<StringRef> spellings;
+  };
+  /// Reads `key` as one of `choices`; absent gives nullopt, anything else
+  /// is an error listing the allowed spellings.
+  template <typename T>
+  std::optional<T> readChoice(const Section &section, StringRef key,
+                              std::initializer_list<Choice<T>> choices);
+  std::optional<Activation> readActivation(const Section &section,
+                                           StringRef key);
+  void readStorageType(const Section &section);
+
   void readModel(const Section &model);
   void chooseBlockStyle(const Section &model);
   void readMicroBatch(const YAML::Node &node, const std::string &what);
@@ -170,6 +196,47 @@ void ModelReader::read(const YAML::Node &root, const ImportOptions &options) {
   finish(options);
 }
 
+template <typename T>
+std::optional<T>
+ModelReader::readChoice(const Section &section, StringRef key,
+                        std::initializer_list<Choice<T>> choices) {
+  std::optional<std::string> text = src.readString(section, key);
+  if (!text)
+    return std::nullopt;
+  std::string normalized = normalizeName(*text);
+  std::string allowed;
+  for (const Choice<T> &choice : choices) {
+    for (StringRef spelling : choice.spellings)
+      if (normalizeName(spelling) == normalized)
+        return choice.value;
+    allowed += (allowed.empty() ? "" : ", ") + choice.spellings.begin()->str();
+  }
+  src.error(src.locate(src.lookup(section, key), key),
+            "'" + section.qualify(key) + "' is '" + *text + "'; allowed: " +
+                allowed);
+  return std::nullopt;
+}
+
+std::optional<Activation> ModelReader::readActivation(const Section &section,
+                                                      StringRef key) {
+  return readChoice<Activation>(
+      section, key,
+      {{Activation::gelu, {"gelu"}},
+       {Activation::gelu_tanh,
+        {"gelu_new", "gelu_tanh", "gelu_fast", "gelu_pytorch_tanh"}},
+       {Activation::relu, {"relu"}},
+       {Activation::silu, {"silu", "swish"}}});
+}
+
+void ModelReader::readStorageType(const Section &section) {
+  // cbfloat16 is Cerebras' bfloat16 variant: stored as bf16 all the same.
+  if (std::optional<StorageType> type = readChoice<StorageType>(
+          section, "fp16_type",
+          {{StorageType::BF16, {"bfloat16", "cbfloat16"}},
+           {StorageType::F16, {"float16"}}}))
+    spec.storage = *type;
+}
+
 //===----------------------------------------------------------------------===//
 // Model Zoo TensorFlow and PyTorch schemas
 //===----------------------------------------------------------------------===//
@@ -207,7 +274,6 @@ void ModelReader::readTensorFlowOrPyTorch(const Section &root) {
     spec.globalBatch *= spec.numCsx;
   readMicroBatch(src.lookup(trainInput, "micro_batch_size"),
                  trainInput.qualify("micro_batch_size"));
-  spec.maxSteps = src.readInt(runconfig, "max_steps", 0, kMaxSteps).value_or(0);
   readOptimizer(optimizer);
 }
 
@@ -395,12 +461,12 @@ void ModelReader::readModel(const Section &model) {
               "'" + model.qualify("use_position_embedding") +
                   "' is false; GPT models without position embeddings are "
                   "not supported (allowed: true)");
-  std::string position =
-      src.readString(model, "position_embedding_type").value_or("learned");
-  if (position == "learned") {
-    spec.position = PositionKind::Learned;
-  } else if (position == "rotary") {
-    spec.position = PositionKind::Rotary;
+  spec.position = readChoice<PositionKind>(
+                      model, "position_embedding_type",
+                      {{PositionKind::Learned, {"learned"}},
+                       {PositionKind::Rotary, {"rotary"}}})
+                      .value_or(PositionKind::Learned);
+  if (spec.position == PositionKind::Rotary) {
     spec.rotaryDim = src.readInt(model, "rotary_dim", 2, spec.headSize)
                          .value_or(spec.headSize);
     if (spec.rotaryDim % 2 != 0)
@@ -409,40 +475,13 @@ void ModelReader::readModel(const Section &model) {
                     std::to_string(spec.rotaryDim) + ") must be even");
     spec.rotaryBase =
         src.readDouble(model, "rope_theta", 1.0000001, 1e12).value_or(10000.0);
-  } else {
-    src.error(src.locate(src.lookup(model, "position_embedding_type")),
-              "'" + model.qualify("position_embedding_type") + "' is '" +
-                  position + "'; allowed: learned, rotary");
   }
 
-  std::string nonlinearity =
-      src.readString(model, "nonlinearity").value_or("gelu");
-  std::string act = normalizeName(nonlinearity);
-  if (act == "gelu")
-    spec.activation = Activation::gelu;
-  else if (act == "gelunew" || act == "gelutanh" || act == "gelufast" ||
-           act == "gelupytorchtanh")
-    spec.activation = Activation::gelu_tanh;
-  else if (act == "relu")
-    spec.activation = Activation::relu;
-  else if (act == "silu" || act == "swish")
-    spec.activation = Activation::silu;
-  else
-    src.error(src.locate(src.lookup(model, "nonlinearity")),
-              "'" + model.qualify("nonlinearity") + "' is '" + nonlinearity +
-                  "'; allowed: gelu, gelu_new, relu, silu");
-
-  if (std::optional<std::string> attention =
-          src.readString(model, "attention_type"))
-    if (normalizeName(*attention) != "scaleddotproduct")
-      src.error(src.locate(src.lookup(model, "attention_type")),
-                "'" + model.qualify("attention_type") + "' is '" + *attention +
-                    "'; allowed: scaled_dot_product");
-  if (std::optional<std::string> norm = src.readString(model, "norm_type"))
-    if (normalizeName(*norm) != "layernorm")
-      src.error(src.locate(src.lookup(model, "norm_type")),
-                "'" + model.qualify("norm_type") + "' is '" + *norm +
-                    "'; allowed: layernorm");
+  spec.activation =
+      readActivation(model, "nonlinearity").value_or(Activation::gelu);
+  // Only the attention and normalization every GPT here uses are modelled.
+  readChoice<int>(model, "attention_type", {{0, {"scaled_dot_product"}}});
+  readChoice<int>(model, "norm_type", {{0, {"layernorm"}}});
 
   spec.tiedEmbeddings =
       src.readBool(model, "share_embedding_weights").value_or(true);
@@ -469,47 +508,26 @@ void ModelReader::readModel(const Section &model) {
 
   if (src.readBool(model, "mixed_precision") == false)
     spec.storage = StorageType::F32;
-  if (std::optional<std::string> fp16 = src.readString(model, "fp16_type")) {
-    std::string type = normalizeName(*fp16);
-    if (type == "bfloat16" || type == "cbfloat16")
-      spec.storage = StorageType::BF16;
-    else if (type == "float16")
-      spec.storage = StorageType::F16;
-    else
-      src.error(src.locate(src.lookup(model, "fp16_type")),
-                "'" + model.qualify("fp16_type") + "' is '" + *fp16 +
-                    "'; allowed: bfloat16, cbfloat16, float16");
-  }
-  if (std::optional<std::string> scaling =
-          src.readString(model, "loss_scaling")) {
-    if (*scaling == "num_tokens")
-      spec.lossScaling = LossScaling::num_tokens;
-    else if (*scaling == "batch_size")
-      spec.lossScaling = LossScaling::batch_size;
-    else
-      src.error(src.locate(src.lookup(model, "loss_scaling")),
-                "'" + model.qualify("loss_scaling") + "' is '" + *scaling +
-                    "'; allowed: num_tokens, batch_size");
-  }
+  readStorageType(model);
+  spec.lossScaling = readChoice<LossScaling>(
+                         model, "loss_scaling",
+                         {{LossScaling::num_tokens, {"num_tokens"}},
+                          {LossScaling::batch_size, {"batch_size"}}})
+                         .value_or(LossScaling::num_tokens);
   spec.lossWeight =
       src.readDouble(model, "loss_weight", 1e-30, 1e30).value_or(1.0);
   chooseBlockStyle(model);
 }
 
 void ModelReader::chooseBlockStyle(const Section &model) {
-  if (std::optional<std::string> name = src.readString(model, "name")) {
-    std::string family = normalizeName(*name);
-    if (family == "gpt2" || family == "gpt3") {
-      spec.blockStyle = BlockStyle::Sequential;
-    } else if (family == "gptj" || family == "gptneox" || family == "neox") {
-      spec.blockStyle = BlockStyle::Parallel;
-    } else {
-      src.error(src.locate(src.lookup(model, "name")),
-                "'" + model.qualify("name") + "' is '" + *name +
-                    "'; allowed: gpt2, gpt3, gptj, gpt_neox");
-      return;
-    }
-    spec.blockStyleReason = "'" + model.qualify("name") + "' is '" + *name + "'";
+  if (std::optional<BlockStyle> style = readChoice<BlockStyle>(
+          model, "name",
+          {{BlockStyle::Sequential, {"gpt2", "gpt3"}},
+           {BlockStyle::Parallel, {"gptj", "gpt_neox", "neox"}}})) {
+    spec.blockStyle = *style;
+    spec.blockStyleReason =
+        "'" + model.qualify("name") + "' is '" +
+        src.readString(model, "name").value_or("") + "'";
     return;
   }
   if (src.lookup(model, "use_untied_layer_norm").IsDefined()) {
@@ -605,21 +623,10 @@ void ModelReader::readTrainer(const Section &root) {
   Section cluster = src.subsection(backend, "cluster_config");
   spec.numCsx = src.readInt(cluster, "num_csx", 1, kMaxSystems).value_or(1);
 
-  Section loop = src.subsection(init, "loop");
-  spec.maxSteps = src.readInt(loop, "max_steps", 0, kMaxSteps).value_or(0);
-
   Section precision = src.subsection(init, "precision");
   if (src.readBool(precision, "enabled") == false)
     spec.storage = StorageType::F32;
-  if (std::optional<std::string> fp16 = src.readString(precision, "fp16_type")) {
-    std::string type = normalizeName(*fp16);
-    if (type == "float16")
-      spec.storage = StorageType::F16;
-    else if (type != "bfloat16" && type != "cbfloat16")
-      src.error(src.locate(src.lookup(precision, "fp16_type")),
-                "'" + precision.qualify("fp16_type") + "' is '" + *fp16 +
-                    "'; allowed: bfloat16, cbfloat16, float16");
-  }
+  readStorageType(precision);
   spec.maxGradientNorm =
       src.readDouble(precision, "max_gradient_norm", 0, 1e30).value_or(0);
 
@@ -661,12 +668,10 @@ void ModelReader::readTrainerOptimizer(const Section &init) {
 
 void ModelReader::readHuggingFace(const Section &root) {
   src.warnUnknownKeys(root, kHuggingFaceKeys);
-  std::string type = src.readString(root, "model_type").value_or("gpt2");
-  if (type != "gpt2") {
-    src.error(src.locate(src.lookup(root, "model_type"), "model_type"),
-              "'model_type' is '" + type + "'; allowed: gpt2");
+  // Only GPT-2 type configs (the released Cerebras-GPT ones) are read.
+  readChoice<int>(root, "model_type", {{0, {"gpt2"}}});
+  if (src.hasFailed())
     return;
-  }
   spec.blockStyle = BlockStyle::Sequential;
   spec.blockStyleReason = "'model_type' is 'gpt2'";
   spec.hiddenSize = src.requireInt(root, "n_embd", 1, kMaxHidden);
@@ -687,22 +692,9 @@ void ModelReader::readHuggingFace(const Section &root) {
     spec.maxPositions = src.requireInt(root, "n_ctx", 1, kMaxPositions);
   spec.sequenceLength = spec.maxPositions;
   spec.vocabSize = src.requireInt(root, "vocab_size", 1, kMaxVocab);
-  std::string act =
-      normalizeName(src.readString(root, "activation_function").value_or("gelu_new"));
-  if (act == "gelu")
-    spec.activation = Activation::gelu;
-  else if (act == "gelunew" || act == "gelufast" || act == "gelupytorchtanh")
-    spec.activation = Activation::gelu_tanh;
-  else if (act == "relu")
-    spec.activation = Activation::relu;
-  else if (act == "silu" || act == "swish")
-    spec.activation = Activation::silu;
-  else
-    src.error(src.locate(src.lookup(root, "activation_function"),
-                         "activation_function"),
-              "'activation_function' is '" +
-                  src.readString(root, "activation_function").value_or("") +
-                  "'; allowed: gelu, gelu_new, relu, silu");
+  // GPT-2's own default is the tanh form.
+  spec.activation = readActivation(root, "activation_function")
+                        .value_or(Activation::gelu_tanh);
   spec.layerNormEpsilon =
       src.readDouble(root, "layer_norm_epsilon", 1e-30, 0.5).value_or(1e-5);
   spec.tiedEmbeddings =

@@ -37,11 +37,14 @@ static std::string typeName(mlir::Type type) {
 }
 
 void printSummary(llvm::raw_ostream &os, TrainStepOp step,
-                  const ModelFacts &facts, llvm::StringRef sourcePath) {
+                  const ModelFacts &facts, llvm::StringRef sourcePath,
+                  llvm::StringRef origin) {
   os << "cgpt: " << facts.name;
   if (!sourcePath.empty())
     os << " (" << sourcePath << ")";
   os << "\n";
+  if (!origin.empty())
+    os << "  read as     " << origin << "\n";
   os << llvm::formatv("  model       {0} layers, d_model {1}, {2} heads x {3}, "
                       "d_ffn {4}, vocab {5}\n",
                       facts.layers, facts.hiddenSize, facts.numHeads,

@@ -55,8 +55,9 @@ class AppendixE : public ::testing::TestWithParam<CerebrasGpt> {};
 TEST_P(AppendixE, CountFromIRMatchesFormula) {
   const CerebrasGpt &model = GetParam();
   int64_t expected = appendixE(model.dModel, model.layers, model.ffn);
-  if (model.published)
+  if (model.published) {
     EXPECT_EQ(expected, model.published);
+  }
   EXPECT_EQ(countFromIR(model.file), expected);
 }
 

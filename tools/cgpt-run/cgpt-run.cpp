@@ -48,14 +48,25 @@ cl::opt<int64_t> numCsx("num-csx",
                         cl::init(0), cl::cat(runCategory));
 } // namespace
 
-/// The input as a verified module: a model file is imported, anything else
-/// is parsed as MLIR.
-static OwningOpRef<ModuleOp> loadModule(MLIRContext &context) {
+/// The input as a verified module: a model file is imported (and `origin`
+/// says how it was read), anything else is parsed as MLIR.
+static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
+                                        std::string &origin) {
   cgpt::frontend::ImportOptions options;
   if (numCsx.getNumOccurrences())
     options.numCsx = numCsx;
-  if (cgpt::frontend::isModelFile(inputPath))
-    return cgpt::frontend::importModelFile(inputPath, &context, options);
+  if (cgpt::frontend::isModelFile(inputPath)) {
+    FailureOr<cgpt::frontend::ModelSpec> spec =
+        cgpt::frontend::readModelFile(inputPath, &context, options);
+    if (failed(spec))
+      return nullptr;
+    origin = cgpt::frontend::describeOrigin(*spec);
+    OwningOpRef<ModuleOp> module =
+        cgpt::frontend::buildTrainStep(*spec, &context);
+    if (failed(verify(*module)))
+      return nullptr;
+    return module;
+  }
   if (options.numCsx) {
     llvm::errs() << "cgpt-run: --num-csx applies to model files; '"
                  << inputPath << "' is IR whose systems are already fixed\n";
@@ -83,7 +94,8 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
 
-  OwningOpRef<ModuleOp> module = loadModule(context);
+  std::string origin;
+  OwningOpRef<ModuleOp> module = loadModule(context, origin);
   if (!module)
     return EXIT_FAILURE;
   auto steps = module->getOps<cgpt::transformer::TrainStepOp>();
@@ -112,7 +124,7 @@ int main(int argc, char **argv) {
     llvm::outs() << "\n";
     break;
   case EmitKind::Summary:
-    cgpt::report::printSummary(llvm::outs(), step, *facts, inputPath);
+    cgpt::report::printSummary(llvm::outs(), step, *facts, inputPath, origin);
     break;
   }
   return EXIT_SUCCESS;

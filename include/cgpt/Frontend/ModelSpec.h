@@ -114,8 +114,11 @@ struct ModelSpec {
   std::vector<LRPhase> schedule;
   transformer::LossScaling lossScaling = transformer::LossScaling::num_tokens;
   double lossWeight = 1.0;
-  int64_t maxSteps = 0;
 };
+
+/// What the frontend decided about a file, for the summary: "Model Zoo
+/// PyTorch params; sequential GPT-2/3 blocks (GPT-2/3 default)".
+std::string describeOrigin(const ModelSpec &spec);
 
 /// Overrides a user gives on the command line; they win over the file.
 struct ImportOptions {

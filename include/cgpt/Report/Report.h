@@ -21,10 +21,11 @@
 
 namespace cgpt::report {
 
-/// Prints the summary a person reads first.
+/// Prints the summary a person reads first. `origin` says how the model
+/// file was read (empty for IR input).
 void printSummary(llvm::raw_ostream &os, transformer::TrainStepOp step,
                   const transformer::ModelFacts &facts,
-                  llvm::StringRef sourcePath);
+                  llvm::StringRef sourcePath, llvm::StringRef origin);
 
 /// The JSON report: `model.*` and `batch.*` (docs/tools/cgpt-run.md).
 llvm::json::Value buildReport(transformer::TrainStepOp step,
