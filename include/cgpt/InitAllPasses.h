@@ -7,11 +7,15 @@
 #ifndef CGPT_INITALLPASSES_H
 #define CGPT_INITALLPASSES_H
 
+#include "cgpt/Conversion/Passes.h"
 #include "cgpt/Dialect/Transformer/Transforms/Passes.h"
 
 namespace cgpt {
 
-inline void registerAllPasses() { transformer::registerTransformerPasses(); }
+inline void registerAllPasses() {
+  registerCGPTConversionPasses();
+  transformer::registerTransformerPasses();
+}
 
 } // namespace cgpt
 

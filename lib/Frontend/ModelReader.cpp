@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConfigSource.h"
+#include "cgpt/Config/ConfigSource.h"
 
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/Support/Format.h"
@@ -28,6 +28,9 @@ using llvm::StringRef;
 using namespace cgpt::transformer;
 
 namespace cgpt::frontend {
+
+using cgpt::ConfigSource;
+using cgpt::Section;
 
 // Limits that keep every later size computation in range and reject absurd
 // files before anything is allocated (docs/frontend.md lists them).

@@ -6,6 +6,7 @@
 
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
 #include "cgpt/Support/Format.h"
+#include "cgpt/Support/Shapes.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -26,21 +27,13 @@ static Type elementTypeOf(Value value) {
   return cast<ShapedType>(value.getType()).getElementType();
 }
 
-/// Two dimensions agree when equal or when either is still symbolic.
-static bool dimsAgree(int64_t a, int64_t b) {
-  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
-}
-
 /// Checks that `value` has exactly `expected` as its shape (dynamic entries
 /// of `expected` match anything), naming the operand in the error.
 static LogicalResult expectShape(Operation *op, StringRef operandName,
                                  Value value, ArrayRef<int64_t> expected,
                                  StringRef why) {
   ArrayRef<int64_t> actual = shapeOf(value);
-  bool ok = actual.size() == expected.size();
-  for (size_t i = 0; ok && i < actual.size(); ++i)
-    ok = dimsAgree(actual[i], expected[i]);
-  if (ok)
+  if (cgpt::shapesAgree(actual, expected))
     return success();
   return op->emitOpError() << operandName << " has shape "
                            << formatShape(actual) << " but " << why

@@ -1,6 +1,6 @@
 //===- ConfigSource.h - typed, located reads of a config tree ---*- C++ -*-===//
 //
-// Part of cgpt. Private to the frontend library.
+// Part of cgpt.
 //
 //===----------------------------------------------------------------------===//
 //
@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CGPT_LIB_FRONTEND_CONFIGSOURCE_H
-#define CGPT_LIB_FRONTEND_CONFIGSOURCE_H
+#ifndef CGPT_CONFIG_CONFIGSOURCE_H
+#define CGPT_CONFIG_CONFIGSOURCE_H
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
@@ -26,7 +26,7 @@
 #include <optional>
 #include <string>
 
-namespace cgpt::frontend {
+namespace cgpt {
 
 /// A mapping in the file and its dotted name ("model",
 /// "trainer.init.model"). `node` is undefined when the section is absent.
@@ -101,6 +101,6 @@ private:
 /// Describes a node's kind for "got a list" style messages.
 std::string describeNode(const YAML::Node &node);
 
-} // namespace cgpt::frontend
+} // namespace cgpt
 
-#endif // CGPT_LIB_FRONTEND_CONFIGSOURCE_H
+#endif // CGPT_CONFIG_CONFIGSOURCE_H

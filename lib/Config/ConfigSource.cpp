@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConfigSource.h"
+#include "cgpt/Config/ConfigSource.h"
 
 #include "cgpt/Support/Format.h"
 
@@ -16,7 +16,7 @@
 using namespace mlir;
 using llvm::StringRef;
 
-namespace cgpt::frontend {
+namespace cgpt {
 
 std::string describeNode(const YAML::Node &node) {
   switch (node.Type()) {
@@ -229,4 +229,4 @@ void ConfigSource::warnUnknownKeys(const Section &section,
   }
 }
 
-} // namespace cgpt::frontend
+} // namespace cgpt

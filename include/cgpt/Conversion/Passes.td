@@ -1,0 +1,72 @@
+//===- Passes.td - conversions between cgpt dialects -------*- tablegen -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_CONVERSION_PASSES_TD
+#define CGPT_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTransformerToDataflow
+    : Pass<"convert-transformer-to-dataflow", "::mlir::ModuleOp"> {
+  let summary = "Lowers a training step to forward, loss and backward kernels";
+  let description = [{
+    Turns each `transformer.train_step` into a `dataflow.program`:
+
+    - the forward kernels of every op, grouped in stages: `embed`, one per
+      decoder layer (`h.0`, `h.1`, ...), then the turn-around `head` stage
+      (final norm, output head, loss, and their gradients);
+    - the backward kernels, derived by hand for every op (layer norm,
+      softmax, causal attention, GELU, tied embedding, cross-entropy), in
+      reverse layer order;
+    - `dataflow.weight_in` for every weight a stage reads (a decoder
+      layer's weights stream in for its forward and again for its backward
+      stage) and `dataflow.grad_out` for every weight gradient;
+    - the activations the backward kernels need, kept with
+      `dataflow.stash`/`dataflow.fetch` or recomputed, as `recompute` says:
+      `none` keeps every activation; `layer` (the default) keeps only each
+      decoder layer's input and reruns the layer's forward kernels, marked
+      `recompute`, at the start of its backward stage. `layer` trades a
+      third more compute for activations small enough that the large
+      micro-batches weight streaming needs fit in SRAM (docs/dataflow.md);
+    - the `dataflow.optimizer_step` the weight servers run.
+
+    Before:
+    ```mlir
+    transformer.train_step @tiny(%tokens: tensor<?x64xi32>, %labels: tensor<?x64xi32>) ... {
+      %wte = transformer.weight "wte" : tensor<256x64xf32>
+      %0 = transformer.token_embedding %tokens, %wte : ...
+      ...
+    }
+    ```
+    After:
+    ```mlir
+    dataflow.program @tiny attributes {...} {
+      dataflow.micro_batch_loop(%tokens: ..., %labels: ...) attributes {...} {
+        %0:2 = dataflow.stage "embed" forward -> (...) {
+          %w = dataflow.weight_in "wte" bytes 65536 : !dataflow.stream<tensor<256x64xf32>>
+          %x = dataflow.gather %w, %tokens : ...
+          ...
+        }
+        ...
+      }
+      dataflow.optimizer_step {...}
+    }
+    ```
+  }];
+  let dependentDialects = ["::cgpt::dataflow::DataflowDialect"];
+  let options = [
+    Option<"recompute", "recompute", "::cgpt::dataflow::Recompute",
+           /*default=*/"::cgpt::dataflow::Recompute::layer",
+           "Which activations the backward pass recomputes",
+           [{::llvm::cl::values(
+               clEnumValN(::cgpt::dataflow::Recompute::none, "none",
+                          "keep every activation the backward pass reads"),
+               clEnumValN(::cgpt::dataflow::Recompute::layer, "layer",
+                          "keep each layer's input, recompute the rest"))}]>
+  ];
+}
+
+#endif // CGPT_CONVERSION_PASSES_TD

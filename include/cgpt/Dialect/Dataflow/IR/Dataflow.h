@@ -1,0 +1,38 @@
+//===- Dataflow.h - dataflow dialect ----------------------------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_DATAFLOW_IR_DATAFLOW_H
+#define CGPT_DIALECT_DATAFLOW_IR_DATAFLOW_H
+
+#include "cgpt/Dialect/Transformer/IR/Transformer.h"
+
+#include "mlir/IR/RegionKindInterface.h"
+
+#include "cgpt/Dialect/Dataflow/IR/DataflowOpsDialect.h.inc"
+#include "cgpt/Dialect/Dataflow/IR/DataflowEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "cgpt/Dialect/Dataflow/IR/DataflowOpsTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "cgpt/Dialect/Dataflow/IR/DataflowAttrs.h.inc"
+
+namespace cgpt::dataflow {
+/// Checks a kernel's tile against its tiling space (KernelOpInterface).
+mlir::LogicalResult verifyKernel(mlir::Operation *op);
+/// Bytes of one element of `type` in memory (bf16: 2, f32: 4, i32: 4).
+int64_t elementBytes(mlir::Type type);
+/// Bytes of a statically shaped tensor; with a dynamic (batch) dimension,
+/// the bytes of one sequence.
+int64_t bytesPerSequence(mlir::RankedTensorType type);
+} // namespace cgpt::dataflow
+
+#include "cgpt/Dialect/Dataflow/IR/DataflowInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "cgpt/Dialect/Dataflow/IR/DataflowOps.h.inc"
+
+#endif // CGPT_DIALECT_DATAFLOW_IR_DATAFLOW_H

@@ -1,0 +1,538 @@
+//===- DataflowOps.td - dataflow dialect ops ---------------*- tablegen -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_DATAFLOW_IR_DATAFLOWOPS_TD
+#define CGPT_DIALECT_DATAFLOW_IR_DATAFLOWOPS_TD
+
+include "cgpt/Dialect/Dataflow/IR/DataflowBase.td"
+include "cgpt/Dialect/Transformer/IR/TransformerAttrs.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Dataflow_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dataflow_Dialect, mnemonic, traits>;
+
+/// A kernel: its own operands plus the tile dataflow-tile picks and the
+/// `recompute` mark of kernels rerun for the backward pass.
+class Dataflow_Kernel<string mnemonic, dag operands, list<Trait> traits = []>
+    : Dataflow_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<Dataflow_KernelOpInterface>])> {
+  let arguments = !con(operands, (ins OptionalAttr<Dataflow_TileAttr>:$tile,
+                                      UnitAttr:$recompute));
+  let hasVerifier = 1;
+}
+
+def Dataflow_Stream : Type<CPred<"::llvm::isa<::cgpt::dataflow::StreamType>($_self)">,
+    "stream", "::cgpt::dataflow::StreamType">;
+def Dataflow_Buffer : Type<CPred<"::llvm::isa<::cgpt::dataflow::BufferType>($_self)">,
+    "buffer", "::cgpt::dataflow::BufferType">;
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+def Dataflow_ProgramOp : Dataflow_Op<"program", [
+    IsolatedFromAbove, Symbol, SingleBlock, NoTerminator]> {
+  let summary = "the wafer program of one training step";
+  let description = [{
+    Holds one `dataflow.micro_batch_loop` and the `dataflow.optimizer_step`
+    that follows it. The attributes carry the training step's batch facts
+    from `transformer.train_step`, the activation recompute policy the
+    lowering used, and, once `dataflow-tile` ran, the target it tiled for.
+
+    ```mlir
+    dataflow.program @tiny attributes {global_batch = 8 : i64, num_csx = 1 : i64,
+        seq_len = 64 : i64, micro_batch = #transformer.micro_batch<auto>,
+        recompute = #dataflow<recompute layer>} {
+      dataflow.micro_batch_loop(...) { ... }
+      dataflow.optimizer_step {...}
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$global_batch,
+                       I64Attr:$num_csx, I64Attr:$seq_len,
+                       Transformer_MicroBatchAttr:$micro_batch,
+                       Dataflow_RecomputeAttr:$recompute,
+                       OptionalAttr<StrAttr>:$target);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getPerSystemBatch() { return getGlobalBatch() / getNumCsx(); }
+    MicroBatchLoopOp getLoop();
+    OptimizerStepOp getOptimizerStep();
+  }];
+}
+
+def Dataflow_MicroBatchLoopOp : Dataflow_Op<"micro_batch_loop", [
+    SingleBlock, NoTerminator, HasParent<"ProgramOp">,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "the body run once per micro-batch, gradients accumulating";
+  let description = [{
+    One iteration runs the forward, loss and backward stages for one
+    micro-batch of token ids `%tokens` and labels `%labels`. Gradients of
+    the iterations add up on the weight servers; after
+    `grad_accum_steps` iterations the optimizer step follows. `micro_batch`
+    and `grad_accum_steps` are 0 until the batch is planned.
+
+    ```mlir
+    dataflow.micro_batch_loop(%tokens: !dataflow.stream<tensor<?x64xi32>>,
+                              %labels: !dataflow.stream<tensor<?x64xi32>>)
+        attributes {grad_accum_steps = 0 : i64, micro_batch = 0 : i64} {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$micro_batch, I64Attr:$grad_accum_steps);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+  }];
+}
+
+def Dataflow_StageOp : Dataflow_Op<"stage", [
+    SingleBlockImplicitTerminator<"YieldOp">,
+    HasParent<"MicroBatchLoopOp">]> {
+  let summary = "kernels that run together, one layer's pass at a time";
+  let description = [{
+    A stage is what the wafer holds at one time: one layer's forward
+    (`forward`) or backward (`backward`) kernels, or the turn-around
+    (`loss`: final norm, head, loss and their gradients). Stages run in
+    order; the weights a stage reads stream in while it runs. Values other
+    stages need leave it as results.
+
+    ```mlir
+    %x, %kept = dataflow.stage "h.0" forward layer 0 -> (!dataflow.stream<...>, !dataflow.buffer<...>) {
+      ...
+      dataflow.yield %y, %b : !dataflow.stream<...>, !dataflow.buffer<...>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Dataflow_PhaseAttr:$phase,
+                       OptionalAttr<I64Attr>:$layer);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $name `` $phase (`layer` $layer^)? (`->` `(` type($results)^ `)`)?
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes, "::llvm::StringRef":$name,
+                   "Phase":$phase, "std::optional<int64_t>":$layer)>
+  ];
+}
+
+def Dataflow_YieldOp : Dataflow_Op<"yield", [
+    Pure, Terminator, HasParent<"StageOp">]> {
+  let summary = "the values a stage hands to later stages";
+  let description = [{
+    ```mlir
+    dataflow.yield %x : !dataflow.stream<tensor<?x64x64xf32>>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let builders = [OpBuilder<(ins), [{ /* no values */ }]>];
+}
+
+def Dataflow_OptimizerStepOp : Dataflow_Op<"optimizer_step", [
+    HasParent<"ProgramOp">]> {
+  let summary = "the weight servers' optimizer step (runs off the wafer)";
+  let description = [{
+    Marks where the weight servers, having summed the streamed gradients of
+    all micro-batches and systems, clip them to `max_gradient_norm` (0:
+    no clipping) and apply AdamW to `parameters` master weights in f32.
+    Nothing here runs on the wafer.
+
+    ```mlir
+    dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #transformer.adamw<...>,
+                             parameters = 120576 : i64, schedule = [...]}
+    ```
+  }];
+  let arguments = (ins Transformer_AdamWAttr:$optimizer,
+                       TypedArrayAttrBase<Transformer_LRPhaseAttr,
+                                          "learning-rate phases">:$schedule,
+                       F64Attr:$max_gradient_norm,
+                       OptionalAttr<Transformer_MuPAttr>:$mup,
+                       I64Attr:$parameters);
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Streams to and from the wafer, and kept activations
+//===----------------------------------------------------------------------===//
+
+def Dataflow_WeightInOp : Dataflow_Op<"weight_in", [Pure]> {
+  let summary = "a weight streamed in from the weight servers";
+  let description = [{
+    Streams the named weight onto the wafer, `bytes` in its storage type,
+    for the stage that reads it. A weight used by a forward and a backward
+    stage streams in twice.
+
+    ```mlir
+    %w = dataflow.weight_in "h.0.attn.qkv.weight" bytes 49152 : !dataflow.stream<tensor<64x192xf32>>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, I64Attr:$bytes);
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$name `bytes` $bytes attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dataflow_GradOutOp : Dataflow_Op<"grad_out"> {
+  let summary = "a weight gradient streamed out to the weight servers";
+  let description = [{
+    Streams one micro-batch's gradient of the named weight off the wafer.
+    The weight servers add up every `grad_out` of a weight: the micro-batches,
+    the systems, and both uses of a tied embedding.
+
+    ```mlir
+    dataflow.grad_out "h.0.attn.qkv.weight", %dw bytes 49152 : !dataflow.stream<tensor<64x192xf32>>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Dataflow_Stream:$grad, I64Attr:$bytes);
+  let assemblyFormat = "$name `,` $grad `bytes` $bytes attr-dict `:` type($grad)";
+  let hasVerifier = 1;
+}
+
+def Dataflow_LossOutOp : Dataflow_Op<"loss_out"> {
+  let summary = "the micro-batch's share of the loss, sent to the host";
+  let description = [{
+    ```mlir
+    dataflow.loss_out %loss : !dataflow.stream<tensor<f32>>
+    ```
+  }];
+  let arguments = (ins Dataflow_Stream:$loss);
+  let assemblyFormat = "$loss attr-dict `:` type($loss)";
+}
+
+def Dataflow_StashOp : Dataflow_Op<"stash"> {
+  let summary = "keeps an activation on the wafer for the backward pass";
+  let description = [{
+    Holds the stream's tensor in core memory until a backward stage fetches
+    it. Its bytes, per sequence, are what the activation analysis counts.
+
+    ```mlir
+    %b = dataflow.stash %x : !dataflow.stream<tensor<?x64x64xf32>> -> !dataflow.buffer<tensor<?x64x64xf32>>
+    ```
+  }];
+  let arguments = (ins Dataflow_Stream:$input);
+  let results = (outs Dataflow_Buffer:$buffer);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Dataflow_FetchOp : Dataflow_Op<"fetch"> {
+  let summary = "reads a kept activation back as a stream";
+  let description = [{
+    ```mlir
+    %x = dataflow.fetch %b : !dataflow.buffer<tensor<?x64x64xf32>> -> !dataflow.stream<tensor<?x64x64xf32>>
+    ```
+  }];
+  let arguments = (ins Dataflow_Buffer:$buffer);
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+def Dataflow_MatmulOp : Dataflow_Kernel<"matmul", (ins
+    Dataflow_Stream:$lhs, Dataflow_Stream:$rhs,
+    Optional<Dataflow_Stream>:$bias, UnitAttr:$transpose_lhs,
+    UnitAttr:$transpose_rhs, UnitAttr:$reduce_batch,
+    OptionalAttr<F64Attr>:$scale)> {
+  let summary = "matrix multiply, f32 accumulation, storage-type result";
+  let description = [{
+    `result = scale * op(lhs) @ op(rhs) (+ bias)` over the last two
+    dimensions, `op` transposing them when `transpose_lhs`/`transpose_rhs`
+    is set. Leading dimensions are batch dimensions: `rhs` either has the
+    same ones or none (a weight broadcast over the batch). With
+    `reduce_batch` the product is also summed over the batch dimensions,
+    as a weight gradient is summed over tokens. Products accumulate in f32;
+    the result is stored in the operands' type.
+
+    Tiling space `[M, N, K]` per sequence (batch dimensions folded into `M`,
+    or into `K` with `reduce_batch`). FLOPs: `2 M N K` (+ `M N` for a bias).
+
+    ```mlir
+    %y = dataflow.matmul %x, %w : (!dataflow.stream<tensor<?x64x64xf32>>,
+        !dataflow.stream<tensor<64x192xf32>>) -> !dataflow.stream<tensor<?x64x192xf32>>
+    %dw = dataflow.matmul %x, %dy {reduce_batch, transpose_lhs} : (...) -> !dataflow.stream<tensor<64x192xf32>>
+    ```
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_MapOp : Dataflow_Kernel<"map", (ins
+    Dataflow_MapKindAttr:$kind, Variadic<Dataflow_Stream>:$inputs)> {
+  let summary = "an elementwise function";
+  let description = [{
+    `add` sums two streams of one shape. `gelu` (exact), `gelu_tanh`,
+    `relu` and `silu` take one; their `_grad` forms take `(x, dy)` and give
+    `dy * f'(x)`.
+
+    Tiling space `[rows, columns]`: the last dimension is a row. FLOPs per
+    element: 1 for `add` and `relu`, 20 for `gelu` (the paper's Appendix F
+    count), 4 for `silu`; a derivative counts twice its function.
+
+    ```mlir
+    %a = dataflow.map gelu %h : (!dataflow.stream<tensor<?x64x256xf32>>) -> !dataflow.stream<tensor<?x64x256xf32>>
+    ```
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    `` $kind $inputs attr-dict `:` functional-type($inputs, results)
+  }];
+}
+
+def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
+    Dataflow_Stream:$table, Dataflow_Stream:$ids,
+    OptionalAttr<F64Attr>:$scale)> {
+  let summary = "embedding lookup: rows of a table picked by token id";
+  let description = [{
+    `result[b, s, :] = scale * table[ids[b, s], :]`. Tiling space
+    `[seq, d_model]`. FLOPs: `2 V d` per token, the one-hot product the
+    lookup computes, as Appendix F counts it.
+
+    ```mlir
+    %x = dataflow.gather %wte, %tokens : (...) -> !dataflow.stream<tensor<?x64x64xf32>>
+    ```
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $table `,` $ids attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_ScatterAddOp : Dataflow_Kernel<"scatter_add", (ins
+    Dataflow_Stream:$ids, Dataflow_Stream:$grad,
+    OptionalAttr<F64Attr>:$scale)> {
+  let summary = "embedding gradient: rows added at their token ids";
+  let description = [{
+    `result[v, :] = scale * sum over (b, s) with ids[b, s] = v of
+    grad[b, s, :]`, a `[vocab, d_model]` gradient. Tiling space
+    `[seq, d_model]`; FLOPs `2 V d` per token, as its forward lookup.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $ids `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_AddPositionsOp : Dataflow_Kernel<"add_positions", (ins
+    Dataflow_Stream:$input, Dataflow_Stream:$table)> {
+  let summary = "adds learned position embeddings";
+  let description = [{
+    `result[b, s, :] = input[b, s, :] + table[s, :]`. Tiling space
+    `[seq, d_model]`; FLOPs `2 d` per token (Appendix F).
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $input `,` $table attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_PositionGradOp : Dataflow_Kernel<"position_grad", (ins
+    Dataflow_Stream:$grad)> {
+  let summary = "position embedding gradient: summed over the batch";
+  let description = [{
+    `result[s, :] = sum_b grad[b, s, :]` for `s < seq`, zero for the table
+    rows beyond the sequence. Tiling space `[seq, d_model]`; FLOPs `2 d`
+    per token.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_SumBatchOp : Dataflow_Kernel<"sum_batch", (ins
+    Dataflow_Stream:$input)> {
+  let summary = "bias gradient: sums every row of a stream";
+  let description = [{
+    `result[n] = sum over all leading indices of input[..., n]`. Tiling
+    space `[rows, columns]`; one FLOP per element.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_RotaryAnglesOp : Dataflow_Kernel<"rotary_angles", (ins
+    I64Attr:$dim, F64Attr:$base)> {
+  let summary = "cos and sin of the rotary position angles";
+  let description = [{
+    `result[s, i] = (cos, sin)(s * base^(-2i / dim))`, a `[seq, dim/2, 2]`
+    f32 stream. Tiling space `[seq, dim]`; one FLOP per value.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "`dim` $dim `base` $base attr-dict `:` type($result)";
+}
+
+def Dataflow_RotaryOp : Dataflow_Kernel<"rotary", (ins
+    Dataflow_Stream:$input, Dataflow_Stream:$angles, UnitAttr:$inverse)> {
+  let summary = "rotates the first channels of every head by position angles";
+  let description = [{
+    For `input` of shape `[batch, heads, seq, head_size]`, rotates each pair
+    `(2i, 2i+1)` of the first `2 * angles.dim(1)` channels by the angle of
+    its position; `inverse` rotates back (the gradient). Tiling space
+    `[heads * seq, head_size]`; 3 FLOPs per rotated element.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $input `,` $angles attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_SplitHeadsOp : Dataflow_Kernel<"split_heads", (ins
+    Dataflow_Stream:$qkv, I64Attr:$num_heads, I64Attr:$head_size)> {
+  let summary = "splits fused projections into query, key and value heads";
+  let description = [{
+    `[batch, seq, 3 * heads * head_size]` to three
+    `[batch, heads, seq, head_size]` streams. Data movement only: no FLOPs.
+    Tiling space `[seq, 3 * heads * head_size]`.
+  }];
+  let results = (outs Dataflow_Stream:$query, Dataflow_Stream:$key,
+                      Dataflow_Stream:$value);
+  let assemblyFormat = [{
+    $qkv `heads` $num_heads `head_size` $head_size attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Dataflow_JoinHeadsOp : Dataflow_Kernel<"join_heads", (ins
+    Dataflow_Stream:$query, Dataflow_Stream:$key, Dataflow_Stream:$value)> {
+  let summary = "joins query, key and value head gradients (split_heads' inverse)";
+  let description = [{
+    Three `[batch, heads, seq, head_size]` streams to one
+    `[batch, seq, 3 * heads * head_size]`. No FLOPs. Tiling space
+    `[seq, 3 * heads * head_size]`.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_MergeHeadsOp : Dataflow_Kernel<"merge_heads", (ins
+    Dataflow_Stream:$input)> {
+  let summary = "concatenates heads: [b, h, s, d] to [b, s, h * d]";
+  let description = [{ No FLOPs. Tiling space `[seq, heads * head_size]`. }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_UnmergeHeadsOp : Dataflow_Kernel<"unmerge_heads", (ins
+    Dataflow_Stream:$input)> {
+  let summary = "splits heads: [b, s, h * d] to [b, h, s, d]";
+  let description = [{ No FLOPs. Tiling space `[seq, heads * head_size]`. }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_LayerNormOp : Dataflow_Kernel<"layer_norm", (ins
+    Dataflow_Stream:$input, Dataflow_Stream:$gamma, Dataflow_Stream:$beta,
+    F64Attr:$epsilon)> {
+  let summary = "layer norm, with the row statistics the gradient needs";
+  let description = [{
+    Normalizes each row of `input` and returns it with the row mean and
+    reciprocal standard deviation (f32, one per row). Tiling space
+    `[rows, d_model]`; 7 FLOPs per element (Appendix F).
+  }];
+  let results = (outs Dataflow_Stream:$result, Dataflow_Stream:$mean,
+                      Dataflow_Stream:$rstd);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta `eps` $epsilon attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
+    Dataflow_Stream:$grad, Dataflow_Stream:$input, Dataflow_Stream:$mean,
+    Dataflow_Stream:$rstd, Dataflow_Stream:$gamma)> {
+  let summary = "layer norm gradient: input, scale and shift";
+  let description = [{
+    With `xhat = (x - mean) * rstd`: `dgamma = sum_rows dy * xhat`,
+    `dbeta = sum_rows dy`, and
+    `dx = rstd * (g - mean_row(g) - xhat * mean_row(g * xhat))` where
+    `g = dy * gamma`. Tiling space `[rows, d_model]`; 14 FLOPs per element.
+  }];
+  let results = (outs Dataflow_Stream:$input_grad, Dataflow_Stream:$gamma_grad,
+                      Dataflow_Stream:$beta_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $mean `,` $rstd `,` $gamma attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
+    Dataflow_Stream:$scores, F64Attr:$scale, UnitAttr:$causal,
+    I64Attr:$head_size)> {
+  let summary = "scaled, causally masked softmax over attention scores";
+  let description = [{
+    `p[..., i, j] = softmax_j(scale * scores[..., i, j])` over `j <= i` when
+    `causal`, 0 for `j > i`. Tiling space `[heads * seq, seq]` (a row is one
+    query). FLOPs follow Appendix F, which counts `4 d s^2` per layer
+    (`3 d s^2` and a `d s^2` reduction): `4 * head_size` per score.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$scores attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins
+    Dataflow_Stream:$probs, Dataflow_Stream:$grad, F64Attr:$scale,
+    I64Attr:$head_size)> {
+  let summary = "softmax gradient, back to the unscaled scores";
+  let description = [{
+    `dscores = scale * p * (dp - sum_j(p * dp))`. Masked positions have
+    `p = 0` and get no gradient. FLOPs: twice the forward's.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $probs `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_CrossEntropyOp : Dataflow_Kernel<"cross_entropy", (ins
+    Dataflow_Stream:$logits, Dataflow_Stream:$labels, F64Attr:$scale)> {
+  let summary = "cross-entropy loss of a micro-batch, with row log-sum-exp";
+  let description = [{
+    `loss = scale * sum_{b,s} (lse[b, s] - logits[b, s, labels[b, s]])` with
+    `lse` the row's log-sum-exp (f32, kept for the gradient). `scale` folds
+    the loss weight and the global-batch normalization, so the losses of
+    all micro-batches and systems add up to the step's loss. Tiling space
+    `[seq, vocab]`; 4 FLOPs per logit (max, subtract, exp, sum).
+  }];
+  let results = (outs Dataflow_Stream:$loss, Dataflow_Stream:$lse);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_CrossEntropyGradOp : Dataflow_Kernel<"cross_entropy_grad", (ins
+    Dataflow_Stream:$logits, Dataflow_Stream:$lse, Dataflow_Stream:$labels,
+    F64Attr:$scale)> {
+  let summary = "cross-entropy gradient with respect to the logits";
+  let description = [{
+    `dlogits = scale * (exp(logits - lse) - onehot(labels))`. Tiling space
+    `[seq, vocab]`; 3 FLOPs per logit.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $logits `,` $lse `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+#endif // CGPT_DIALECT_DATAFLOW_IR_DATAFLOWOPS_TD

@@ -1,0 +1,83 @@
+//===- WaferTargetModel.h - the machine a program is compiled for -*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every hardware figure cgpt uses comes from a target description file
+// (lib/Target/targets/*.yaml, or a user's own) through this class. Passes and
+// the runtime never hard-code a mesh size, a memory size or a bandwidth.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_TARGET_WAFERTARGETMODEL_H
+#define CGPT_TARGET_WAFERTARGETMODEL_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace cgpt::target {
+
+class WaferTargetModel {
+public:
+  /// Loads a built-in target by name (`wse2`, `wse3`, `mini`) or a target
+  /// file by path. Errors go to `context`'s diagnostic engine with the
+  /// file, line and key.
+  static mlir::FailureOr<WaferTargetModel> load(llvm::StringRef nameOrPath,
+                                                mlir::MLIRContext *context);
+  /// Parses target description `text`; `path` names it in diagnostics.
+  static mlir::FailureOr<WaferTargetModel>
+  parse(llvm::StringRef text, llvm::StringRef path, mlir::MLIRContext *context);
+  /// The names `load` accepts without a file.
+  static llvm::ArrayRef<llvm::StringRef> builtinNames();
+
+  llvm::StringRef getName() const { return name; }
+
+  // Mesh.
+  int64_t getMeshWidth() const { return meshWidth; }
+  int64_t getMeshHeight() const { return meshHeight; }
+  int64_t getNumCores() const { return meshWidth * meshHeight; }
+
+  // One core.
+  int64_t getCoreSramBytes() const { return coreSramBytes; }
+  int64_t getFlopsPerCycle() const { return flopsPerCycle; }
+  int64_t getSramReadBytesPerCycle() const { return sramReadBytesPerCycle; }
+  int64_t getSramWriteBytesPerCycle() const { return sramWriteBytesPerCycle; }
+  double getClockHz() const { return clockHz; }
+  /// Peak FLOP/s of the whole mesh: cores x FLOP per cycle x clock.
+  double getPeakFlopsPerSecond() const {
+    return static_cast<double>(getNumCores()) * flopsPerCycle * clockHz;
+  }
+
+  // Fabric.
+  int64_t getLinkBytesPerCycle() const { return linkBytesPerCycle; }
+  int64_t getHopLatencyCycles() const { return hopLatencyCycles; }
+  int64_t getNumColors() const { return numColors; }
+
+  // System and cluster.
+  double getIoBytesPerSecond() const { return ioBytesPerSecond; }
+  double getWeightServerCapacityBytes() const { return weightServerCapacity; }
+  double getWeightServerBytesPerSecond() const { return weightServerBandwidth; }
+  double getReduceBytesPerSecond() const { return reduceBandwidth; }
+  double getReduceLevelLatencySeconds() const { return reduceLevelLatency; }
+
+private:
+  std::string name;
+  int64_t meshWidth = 0, meshHeight = 0;
+  int64_t coreSramBytes = 0, flopsPerCycle = 0;
+  int64_t sramReadBytesPerCycle = 0, sramWriteBytesPerCycle = 0;
+  double clockHz = 0;
+  int64_t linkBytesPerCycle = 0, hopLatencyCycles = 0, numColors = 0;
+  double ioBytesPerSecond = 0;
+  double weightServerCapacity = 0, weightServerBandwidth = 0;
+  double reduceBandwidth = 0, reduceLevelLatency = 0;
+};
+
+} // namespace cgpt::target
+
+#endif // CGPT_TARGET_WAFERTARGETMODEL_H

@@ -1,0 +1,145 @@
+//===- WaferTargetModel.cpp - target description files ---------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Target/WaferTargetModel.h"
+
+#include "cgpt/Config/ConfigSource.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace mlir;
+using llvm::StringRef;
+
+namespace cgpt::target {
+namespace {
+struct BuiltinTarget {
+  StringRef name;
+  StringRef text;
+};
+// Generated from lib/Target/targets/*.yaml by cmake/EmbedFiles.cmake.
+#include "BuiltinTargets.inc"
+
+const StringRef kBuiltinNames[] = {"wse2", "wse3", "mini"};
+
+/// Limits that keep every product of target figures finite and positive.
+constexpr int64_t kMaxMeshSide = 1 << 16;
+constexpr double kMaxRate = 1e18;
+} // namespace
+
+llvm::ArrayRef<StringRef> WaferTargetModel::builtinNames() {
+  return kBuiltinNames;
+}
+
+FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
+                                                    StringRef path,
+                                                    MLIRContext *context) {
+  ConfigSource source(context, path.str(), text.str(), /*isJson=*/false);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::Exception &e) {
+    emitError(FileLineColLoc::get(context, path, e.mark.line + 1,
+                                  e.mark.column + 1))
+        << "malformed target file: " << e.msg;
+    return failure();
+  }
+  if (!root.IsMap()) {
+    emitError(source.fileStart())
+        << "a target file must be a mapping with 'name', 'mesh', 'core', "
+           "'clock_hz', 'fabric', 'system', 'weight_servers' and "
+           "'reduce_tree'";
+    return failure();
+  }
+  WaferTargetModel model;
+  try {
+    Section top{root, ""};
+    auto require = [&](const Section &section, StringRef key, double min,
+                       double max) {
+      YAML::Node node = source.lookup(section, key);
+      if (!node.IsDefined()) {
+        source.error(section.present() ? source.locate(section.node)
+                                       : source.fileStart(),
+                     "target is missing '" + section.qualify(key) + "'");
+        return min;
+      }
+      return source.toDouble(node, section.qualify(key), min, max)
+          .value_or(min);
+    };
+    auto requireInt = [&](const Section &section, StringRef key, int64_t min,
+                          int64_t max) {
+      return source.requireInt(section, key, min, max);
+    };
+    std::optional<std::string> name = source.readString(top, "name");
+    if (!name)
+      source.error(source.fileStart(), "target is missing 'name'");
+    model.name = name.value_or("");
+    Section mesh = source.subsection(top, "mesh");
+    model.meshWidth = requireInt(mesh, "width", 1, kMaxMeshSide);
+    model.meshHeight = requireInt(mesh, "height", 1, kMaxMeshSide);
+    Section core = source.subsection(top, "core");
+    model.coreSramBytes = requireInt(core, "sram_bytes", 1, int64_t(1) << 30);
+    model.flopsPerCycle = requireInt(core, "flops_per_cycle", 1, 1 << 16);
+    model.sramReadBytesPerCycle =
+        requireInt(core, "sram_read_bytes_per_cycle", 1, 1 << 16);
+    model.sramWriteBytesPerCycle =
+        requireInt(core, "sram_write_bytes_per_cycle", 1, 1 << 16);
+    model.clockHz = require(top, "clock_hz", 1e3, 1e12);
+    Section fabric = source.subsection(top, "fabric");
+    model.linkBytesPerCycle =
+        requireInt(fabric, "link_bytes_per_cycle", 1, 1 << 16);
+    model.hopLatencyCycles = requireInt(fabric, "hop_latency_cycles", 1, 1 << 16);
+    model.numColors = requireInt(fabric, "colors", 1, 1 << 10);
+    Section system = source.subsection(top, "system");
+    model.ioBytesPerSecond = require(system, "io_bytes_per_second", 1, kMaxRate);
+    Section servers = source.subsection(top, "weight_servers");
+    model.weightServerCapacity =
+        require(servers, "capacity_bytes", 1, kMaxRate);
+    model.weightServerBandwidth =
+        require(servers, "bandwidth_bytes_per_second", 1, kMaxRate);
+    Section reduce = source.subsection(top, "reduce_tree");
+    model.reduceBandwidth =
+        require(reduce, "bandwidth_bytes_per_second", 1, kMaxRate);
+    model.reduceLevelLatency =
+        require(reduce, "level_latency_seconds", 0, 1);
+  } catch (const YAML::Exception &e) {
+    source.error(source.fileStart(), "unexpected structure: " + e.msg);
+  }
+  if (source.hasFailed())
+    return failure();
+  return model;
+}
+
+FailureOr<WaferTargetModel> WaferTargetModel::load(StringRef nameOrPath,
+                                                   MLIRContext *context) {
+  for (const BuiltinTarget &builtin : kBuiltinTargets)
+    if (builtin.name == nameOrPath)
+      return parse(builtin.text, "<builtin target " + builtin.name.str() + ">",
+                   context);
+  Location loc = FileLineColLoc::get(context, nameOrPath, 1, 1);
+  if (!llvm::sys::fs::exists(nameOrPath)) {
+    emitError(loc) << "unknown target '" << nameOrPath
+                   << "': not a built-in target (" <<
+        llvm::join(builtinNames(), ", ") << ") nor a readable file";
+    return failure();
+  }
+  if (llvm::sys::fs::is_directory(nameOrPath)) {
+    emitError(loc) << "target '" << nameOrPath
+                   << "' is a directory, not a target file";
+    return failure();
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
+  if (!buffer) {
+    emitError(loc) << "cannot read target file '" << nameOrPath
+                   << "': " << buffer.getError().message();
+    return failure();
+  }
+  return parse((*buffer)->getBuffer(), nameOrPath, context);
+}
+
+} // namespace cgpt::target
