@@ -5,8 +5,11 @@
 add_custom_target(cgpt-doc)
 set_property(GLOBAL PROPERTY CGPT_GENERATED_DOCS "")
 
+# Extra arguments go to mlir-tblgen (e.g. -dialect=NAME where a .td file
+# sees several dialects).
 function(add_cgpt_doc td_filename output_file output_directory command)
-  add_mlir_doc(${td_filename} ${output_file} ${output_directory} ${command})
+  add_mlir_doc(${td_filename} ${output_file} ${output_directory} ${command}
+               ${ARGN})
   add_dependencies(cgpt-doc ${output_file}DocGen)
   set_property(GLOBAL APPEND PROPERTY CGPT_GENERATED_DOCS
                "${output_directory}${output_file}.md")
