@@ -8,13 +8,17 @@
 #define CGPT_INITALLPASSES_H
 
 #include "cgpt/Conversion/Passes.h"
+#include "cgpt/Dialect/Dataflow/Transforms/Passes.h"
 #include "cgpt/Dialect/Transformer/Transforms/Passes.h"
+#include "cgpt/Pipelines/Pipelines.h"
 
 namespace cgpt {
 
 inline void registerAllPasses() {
   registerCGPTConversionPasses();
+  dataflow::registerDataflowPasses();
   transformer::registerTransformerPasses();
+  registerPipelines();
 }
 
 } // namespace cgpt

@@ -36,67 +36,125 @@ static std::string typeName(mlir::Type type) {
   return text;
 }
 
-void printSummary(llvm::raw_ostream &os, TrainStepOp step,
-                  const ModelFacts &facts, llvm::StringRef sourcePath,
-                  llvm::StringRef origin) {
-  os << "cgpt: " << facts.name;
-  if (!sourcePath.empty())
-    os << " (" << sourcePath << ")";
-  os << "\n";
-  if (!origin.empty())
-    os << "  read as     " << origin << "\n";
-  os << llvm::formatv("  model       {0} layers, d_model {1}, {2} heads x {3}, "
-                      "d_ffn {4}, vocab {5}\n",
-                      facts.layers, facts.hiddenSize, facts.numHeads,
-                      facts.headSize, facts.ffnSize, facts.vocabSize);
-  os << "              " << facts.positionEmbedding << " positions, "
-     << (facts.tiedEmbeddings ? "tied" : "untied") << " embeddings"
-     << (step.getMupAttr() ? ", muP" : "") << "\n";
-  os << "  parameters  " << formatGrouped(facts.parameters) << "\n";
-  os << llvm::formatv("  batch       {0} sequences x {1} tokens per step on "
-                      "{2} system(s): {3} per system, micro-batch {4}\n",
-                      facts.globalBatch, facts.sequenceLength, facts.numCsx,
-                      step.getPerSystemBatch(),
-                      describeMicroBatch(step.getMicroBatch()));
-  AdamWAttr adamw = step.getOptimizer();
-  PrecisionAttr precision = step.getPrecision();
+mlir::LogicalResult describeStep(TrainStepOp step, StepReport &report) {
+  mlir::FailureOr<ModelFacts> facts = computeModelFacts(step);
+  if (mlir::failed(facts))
+    return mlir::failure();
+  report.model = *facts;
+  report.perSystemBatch = step.getPerSystemBatch();
+  report.microBatchRequest = describeMicroBatch(step.getMicroBatch());
+  report.mup = static_cast<bool>(step.getMupAttr());
   auto exact = [](const llvm::APFloat &value) {
     return formatExactDouble(value.convertToDouble());
   };
-  os << "  optimizer   AdamW betas (" << exact(adamw.getBeta1()) << ", "
-     << exact(adamw.getBeta2()) << "), eps " << exact(adamw.getEpsilon())
-     << ", weight decay " << exact(adamw.getWeightDecay()) << ", clip "
-     << formatExactDouble(step.getMaxGradientNorm().convertToDouble())
-     << "\n";
-  os << "  precision   " << typeName(precision.getStorage()) << " storage, "
-     << typeName(precision.getAccumulate()) << " accumulation\n";
+  AdamWAttr adamw = step.getOptimizer();
+  report.optimizer =
+      "AdamW betas (" + exact(adamw.getBeta1()) + ", " +
+      exact(adamw.getBeta2()) + "), eps " + exact(adamw.getEpsilon()) +
+      ", weight decay " + exact(adamw.getWeightDecay()) + ", clip " +
+      formatExactDouble(step.getMaxGradientNorm().convertToDouble());
+  PrecisionAttr precision = step.getPrecision();
+  report.precision = typeName(precision.getStorage()) + " storage, " +
+                     typeName(precision.getAccumulate()) + " accumulation";
+  return mlir::success();
 }
 
-llvm::json::Value buildReport(TrainStepOp step, const ModelFacts &facts) {
-  return llvm::json::Object{
+void describeProgram(dataflow::ProgramOp program, StepReport &report) {
+  StepReport::Dataflow flow;
+  flow.target = program.getTarget().value_or("").str();
+  flow.recompute = dataflow::stringifyRecompute(program.getRecompute()).str();
+  flow.costs = dataflow::computeStepCosts(program);
+  report.dataflow = flow;
+}
+
+/// A FLOP or byte count for people: 4 significant digits.
+static std::string approx(double value) {
+  return llvm::formatv("{0:e3}", value).str();
+}
+
+void printSummary(llvm::raw_ostream &os, const StepReport &report) {
+  const ModelFacts &m = report.model;
+  os << "cgpt: " << m.name;
+  if (!report.sourcePath.empty())
+    os << " (" << report.sourcePath << ")";
+  os << "\n";
+  if (!report.origin.empty())
+    os << "  read as     " << report.origin << "\n";
+  os << llvm::formatv("  model       {0} layers, d_model {1}, {2} heads x {3}, "
+                      "d_ffn {4}, vocab {5}\n",
+                      m.layers, m.hiddenSize, m.numHeads, m.headSize,
+                      m.ffnSize, m.vocabSize);
+  os << "              " << m.positionEmbedding << " positions, "
+     << (m.tiedEmbeddings ? "tied" : "untied") << " embeddings"
+     << (report.mup ? ", muP" : "") << "\n";
+  os << "  parameters  " << formatGrouped(m.parameters) << "\n";
+  os << llvm::formatv("  batch       {0} sequences x {1} tokens per step on "
+                      "{2} system(s): {3} per system, micro-batch {4}\n",
+                      m.globalBatch, m.sequenceLength, m.numCsx,
+                      report.perSystemBatch, report.microBatchRequest);
+  os << "  optimizer   " << report.optimizer << "\n";
+  os << "  precision   " << report.precision << "\n";
+  if (!report.dataflow)
+    return;
+  const dataflow::StepCosts &c = report.dataflow->costs;
+  os << "  compute     " << approx(c.algorithmicFlopsPerStep())
+     << " algorithmic FLOP per step (" << approx(c.flopsPerSequence)
+     << " per sequence), " << approx(c.recomputeFlopsPerStep())
+     << " more recomputed (recompute " << report.dataflow->recompute
+     << ")\n";
+  os << "  streaming   " << approx(c.weightBytesIn) << " B of weights in, "
+     << approx(c.gradientBytesOut)
+     << " B of gradients out per micro-batch pass\n";
+  os << "  activations " << approx(c.keptBytesPerSequencePerLayer)
+     << " B kept per sequence per layer\n";
+}
+
+llvm::json::Value buildReport(const StepReport &report) {
+  const ModelFacts &m = report.model;
+  llvm::json::Object json{
       {"model",
        llvm::json::Object{
-           {"name", facts.name},
-           {"parameters", facts.parameters},
-           {"layers", facts.layers},
-           {"hidden_size", facts.hiddenSize},
-           {"num_heads", facts.numHeads},
-           {"head_size", facts.headSize},
-           {"ffn_size", facts.ffnSize},
-           {"vocab_size", facts.vocabSize},
-           {"sequence_length", facts.sequenceLength},
-           {"position_embedding", facts.positionEmbedding},
-           {"tied_embeddings", facts.tiedEmbeddings},
-           {"mup", static_cast<bool>(step.getMupAttr())},
+           {"name", m.name},
+           {"parameters", m.parameters},
+           {"layers", m.layers},
+           {"hidden_size", m.hiddenSize},
+           {"num_heads", m.numHeads},
+           {"head_size", m.headSize},
+           {"ffn_size", m.ffnSize},
+           {"vocab_size", m.vocabSize},
+           {"sequence_length", m.sequenceLength},
+           {"position_embedding", m.positionEmbedding},
+           {"tied_embeddings", m.tiedEmbeddings},
+           {"mup", report.mup},
        }},
       {"batch",
        llvm::json::Object{
-           {"global", facts.globalBatch},
-           {"num_csx", facts.numCsx},
-           {"per_system", step.getPerSystemBatch()},
-           {"micro_batch_request", describeMicroBatch(step.getMicroBatch())},
+           {"global", m.globalBatch},
+           {"num_csx", m.numCsx},
+           {"per_system", report.perSystemBatch},
+           {"micro_batch_request", report.microBatchRequest},
        }},
   };
+  if (report.dataflow) {
+    const dataflow::StepCosts &c = report.dataflow->costs;
+    json["target"] = llvm::json::Object{{"name", report.dataflow->target}};
+    json["step"] = llvm::json::Object{
+        {"algorithmic_flops", c.algorithmicFlopsPerStep()},
+        {"recompute_flops", c.recomputeFlopsPerStep()},
+        {"streamed_bytes", c.streamedBytesPerStep()},
+    };
+    json["dataflow"] = llvm::json::Object{
+        {"recompute", report.dataflow->recompute},
+        {"algorithmic_flops_per_sequence", c.flopsPerSequence},
+        {"recompute_flops_per_sequence", c.recomputeFlopsPerSequence},
+        {"weight_bytes_in_per_pass", c.weightBytesIn},
+        {"gradient_bytes_out_per_pass", c.gradientBytesOut},
+        {"passes_per_system", c.passesPerSystem},
+        {"kept_activation_bytes_per_sequence_per_layer",
+         c.keptBytesPerSequencePerLayer},
+    };
+  }
+  return json;
 }
 
 llvm::Error writeJsonFile(llvm::StringRef path, const llvm::json::Value &value) {

@@ -10,15 +10,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgpt/Dialect/Transformer/Analysis/ModelFacts.h"
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
+#include "cgpt/Pipelines/Pipelines.h"
 #include "cgpt/Report/Report.h"
 #include "cgpt/Support/Diagnostics.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -27,7 +28,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class EmitKind { Summary, Transformer };
+enum class EmitKind { Summary, Transformer, Dataflow };
 
 cl::OptionCategory runCategory("cgpt-run options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
@@ -38,7 +39,9 @@ cl::opt<EmitKind> emit(
     cl::values(clEnumValN(EmitKind::Summary, "summary",
                           "the human summary (default)"),
                clEnumValN(EmitKind::Transformer, "transformer",
-                          "the imported transformer IR")),
+                          "the imported transformer IR"),
+               clEnumValN(EmitKind::Dataflow, "dataflow",
+                          "the tiled dataflow IR")),
     cl::init(EmitKind::Summary), cl::cat(runCategory));
 cl::opt<std::string> reportPath("report",
                                 cl::desc("Write the JSON report to this file"),
@@ -46,6 +49,18 @@ cl::opt<std::string> reportPath("report",
 cl::opt<int64_t> numCsx("num-csx",
                         cl::desc("Number of systems (overrides the file)"),
                         cl::init(0), cl::cat(runCategory));
+cl::opt<std::string> target("target",
+                            cl::desc("Target: wse2 (default), wse3, mini, or "
+                                     "a target description file"),
+                            cl::init("wse2"), cl::cat(runCategory));
+cl::opt<cgpt::dataflow::Recompute> recompute(
+    "recompute", cl::desc("Which activations the backward pass recomputes"),
+    cl::values(clEnumValN(cgpt::dataflow::Recompute::none, "none",
+                          "keep every activation the backward pass reads"),
+               clEnumValN(cgpt::dataflow::Recompute::layer, "layer",
+                          "keep each layer's input, recompute the rest "
+                          "(default)")),
+    cl::init(cgpt::dataflow::Recompute::layer), cl::cat(runCategory));
 } // namespace
 
 /// The input as a verified module: a model file is imported (and `origin`
@@ -104,15 +119,29 @@ int main(int argc, char **argv) {
         << "expected exactly one transformer.train_step in the module";
     return EXIT_FAILURE;
   }
-  cgpt::transformer::TrainStepOp step = *steps.begin();
-  FailureOr<cgpt::transformer::ModelFacts> facts =
-      cgpt::transformer::computeModelFacts(step);
-  if (failed(facts))
+  cgpt::report::StepReport report;
+  report.sourcePath = inputPath;
+  report.origin = origin;
+  if (failed(cgpt::report::describeStep(*steps.begin(), report)))
     return EXIT_FAILURE;
+  if (emit == EmitKind::Transformer) {
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+  }
+
+  PassManager pm(&context);
+  cgpt::LowerToDataflowOptions lowering;
+  lowering.target = std::string(target);
+  lowering.recompute = cgpt::dataflow::Recompute(recompute);
+  cgpt::buildLowerToDataflowPipeline(pm, lowering);
+  if (failed(pm.run(*module)))
+    return EXIT_FAILURE;
+  cgpt::report::describeProgram(
+      *module->getOps<cgpt::dataflow::ProgramOp>().begin(), report);
 
   if (!reportPath.empty())
     if (llvm::Error error = cgpt::report::writeJsonFile(
-            reportPath, cgpt::report::buildReport(step, *facts))) {
+            reportPath, cgpt::report::buildReport(report))) {
       llvm::errs() << "cgpt-run: cannot write report '" << reportPath
                    << "': " << llvm::toString(std::move(error)) << "\n";
       return EXIT_FAILURE;
@@ -120,11 +149,13 @@ int main(int argc, char **argv) {
 
   switch (emit) {
   case EmitKind::Transformer:
+    break;
+  case EmitKind::Dataflow:
     module->print(llvm::outs());
     llvm::outs() << "\n";
     break;
   case EmitKind::Summary:
-    cgpt::report::printSummary(llvm::outs(), step, *facts, inputPath, origin);
+    cgpt::report::printSummary(llvm::outs(), report);
     break;
   }
   return EXIT_SUCCESS;

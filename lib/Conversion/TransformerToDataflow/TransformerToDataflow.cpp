@@ -792,6 +792,8 @@ LogicalResult TrainStepLowering::lower(const StepStructure &structure,
   // Per layer, the buffers its backward stage fetches: every saved
   // activation (recompute none) or the layer input alone (recompute layer).
   SmallVector<SmallVector<Value>> kept(structure.layers.size());
+  // With recompute none: per layer, the activations its buffers hold.
+  SmallVector<SmallVector<Value>> keptActivations;
   for (auto [index, layer] : llvm::enumerate(structure.layers)) {
     auto &[number, ops] = layer;
     s.beginStage("h." + std::to_string(number), Phase::forward, number);
@@ -799,10 +801,15 @@ LogicalResult TrainStepLowering::lower(const StepStructure &structure,
       kept[index].push_back(stash(s.lookup(layerInput(ops))));
     if (failed(forward(ops)))
       return failure();
-    if (recompute == Recompute::none)
+    if (recompute == Recompute::none) {
+      // One buffer per activation, however many ops read it back.
+      llvm::SetVector<Value> activations;
       for (Operation *op : ops)
-        for (Value &value : saved[op])
-          kept[index].push_back(stash(value));
+        activations.insert(saved[op].begin(), saved[op].end());
+      for (Value value : activations)
+        kept[index].push_back(stash(value));
+      keptActivations.push_back(activations.takeVector());
+    }
   }
 
   s.beginStage("head", Phase::loss, std::nullopt);
@@ -821,10 +828,15 @@ LogicalResult TrainStepLowering::lower(const StepStructure &structure,
         return failure();
       s.markRecomputedSince(before);
     } else {
-      size_t next = 0;
+      // Fetch each kept activation once; the ops read it from there.
+      DenseMap<Value, Value> fetched;
+      ArrayRef<Value> activations =
+          keptActivations[structure.layers.size() - 1 - index];
+      for (auto [activation, buffer] : llvm::zip(activations, buffers))
+        fetched[activation] = fetch(buffer);
       for (Operation *op : ops)
         for (Value &value : saved[op])
-          value = fetch(buffers[next++]);
+          value = fetched.lookup(value);
     }
     if (failed(backward(ops)))
       return failure();
@@ -844,6 +856,15 @@ struct ConvertTransformerToDataflow
   using ConvertTransformerToDataflowBase::ConvertTransformerToDataflowBase;
 
   void runOnOperation() override {
+    // Report a step that cannot be staged once, by its own error, rather
+    // than also as an op the conversion failed to legalize.
+    bool stageable = true;
+    getOperation().walk([&](tf::TrainStepOp step) {
+      stageable &= succeeded(groupIntoStages(step));
+    });
+    if (!stageable)
+      return signalPassFailure();
+
     ConversionTarget target(getContext());
     target.addLegalDialect<DataflowDialect>();
     target.addIllegalDialect<tf::TransformerDialect>();

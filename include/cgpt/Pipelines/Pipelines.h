@@ -1,0 +1,49 @@
+//===- Pipelines.h - cgpt's pass pipelines ----------------------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pipelines from a training step down each stage. cgpt-run and
+// cgpt-opt (`--cgpt-lower-to-dataflow`) build them from here, so both run
+// the same passes with the same options.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_PIPELINES_PIPELINES_H
+#define CGPT_PIPELINES_PIPELINES_H
+
+#include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace cgpt {
+
+struct LowerToDataflowOptions
+    : public mlir::PassPipelineOptions<LowerToDataflowOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("Target: wse2, wse3, mini, or a target file"),
+      llvm::cl::init("wse2")};
+  Option<dataflow::Recompute> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Which activations the backward pass recomputes"),
+      llvm::cl::init(dataflow::Recompute::layer),
+      llvm::cl::values(
+          clEnumValN(dataflow::Recompute::none, "none",
+                     "keep every activation the backward pass reads"),
+          clEnumValN(dataflow::Recompute::layer, "layer",
+                     "keep each layer's input, recompute the rest"))};
+};
+
+/// transformer -> dataflow: convert-transformer-to-dataflow, dataflow-tile.
+void buildLowerToDataflowPipeline(mlir::OpPassManager &pm,
+                                  const LowerToDataflowOptions &options);
+
+/// Registers `cgpt-lower-to-dataflow` with the pass registry.
+void registerPipelines();
+
+} // namespace cgpt
+
+#endif // CGPT_PIPELINES_PIPELINES_H

@@ -1,0 +1,31 @@
+// The recompute policy decides what a layer keeps for its backward stage.
+
+// none: every activation the backward kernels read (16 buffers here).
+// RUN: cgpt-opt %S/Inputs/one-layer.mlir --convert-transformer-to-dataflow=recompute=none | FileCheck %s --check-prefix=NONE
+// NONE-LABEL: dataflow.stage "h.0" forward
+// NONE-COUNT-15: dataflow.stash
+// NONE:          dataflow.yield
+// NONE-LABEL: dataflow.stage "h.0" backward
+// NONE-NOT:      recompute
+// NONE:          dataflow.yield
+
+// layer (the default): the layer input alone; the backward stage reruns
+// the layer's forward kernels, marked recompute, before the gradients.
+// RUN: cgpt-opt %S/Inputs/one-layer.mlir --convert-transformer-to-dataflow | FileCheck %s --check-prefix=LAYER
+// LAYER-LABEL: dataflow.stage "h.0" forward
+// LAYER:         dataflow.stash
+// LAYER-NOT:     dataflow.stash
+// LAYER-LABEL: dataflow.stage "h.0" backward
+// LAYER:         %[[X:.+]] = dataflow.fetch
+// LAYER:         dataflow.layer_norm %[[X]], {{.*}} {recompute}
+// LAYER:         dataflow.softmax %{{.+}} {causal, head_size = 4 : i64, recompute, scale = 5.000000e-01 : f64}
+// LAYER:         dataflow.layer_norm_grad
+
+// The kept bytes and the recomputed FLOPs, per sequence.
+// RUN: cgpt-opt %S/Inputs/one-layer.mlir --convert-transformer-to-dataflow=recompute=none --dataflow-print-costs -o /dev/null | FileCheck %s --check-prefix=NONE-COSTS
+// NONE-COSTS: recompute_flops_per_sequence: 0
+// NONE-COSTS: kept_activation_bytes_per_sequence_per_layer: 2240 (1 layers)
+// RUN: cgpt-opt %S/Inputs/one-layer.mlir --convert-transformer-to-dataflow --dataflow-print-costs -o /dev/null | FileCheck %s --check-prefix=LAYER-COSTS
+// LAYER-COSTS: algorithmic_flops_per_sequence: 37600
+// LAYER-COSTS: recompute_flops_per_sequence: 10528
+// LAYER-COSTS: kept_activation_bytes_per_sequence_per_layer: 128 (1 layers)
