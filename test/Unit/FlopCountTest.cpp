@@ -51,7 +51,7 @@ double appendixF(int64_t d, int64_t layers) {
 double flopsFromKernels(const std::string &file) {
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      frontend::importModelFile(test::sourcePath(file), &context);
+      test::importSourceModel(file, &context);
   if (!module)
     return -1;
   mlir::PassManager pm(&context);
@@ -91,8 +91,8 @@ TEST(Recompute, LayerPolicyRecomputesOneForwardOfTheLayers) {
   // Recomputing a layer reruns its forward kernels: a third of the layers'
   // training FLOPs, and nothing for the embedding and the head.
   mlir::MLIRContext context;
-  mlir::OwningOpRef<mlir::ModuleOp> module = frontend::importModelFile(
-      test::sourcePath("models/cerebras-gpt-111m.yaml"), &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      test::importSourceModel("models/cerebras-gpt-111m.yaml", &context);
   ASSERT_TRUE(module);
   mlir::PassManager pm(&context);
   buildLowerToDataflowPipeline(pm, LowerToDataflowOptions());

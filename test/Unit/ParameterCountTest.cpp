@@ -41,7 +41,7 @@ int64_t appendixE(int64_t d, int64_t layers, int64_t ffn) {
 int64_t countFromIR(const std::string &file) {
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      frontend::importModelFile(test::sourcePath(file), &context);
+      test::importSourceModel(file, &context);
   if (!module)
     return -1;
   auto step = *module->getOps<transformer::TrainStepOp>().begin();

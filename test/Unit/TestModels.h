@@ -7,6 +7,8 @@
 #ifndef CGPT_TEST_UNIT_TESTMODELS_H
 #define CGPT_TEST_UNIT_TESTMODELS_H
 
+#include "cgpt/Frontend/ModelSpec.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,6 +21,13 @@ namespace cgpt::test {
 inline std::string sourcePath(const std::string &relative) {
   const char *root = std::getenv("CGPT_SOURCE_DIR");
   return std::string(root ? root : ".") + "/" + relative;
+}
+
+/// Imports a model file of the source tree; null (with a diagnostic) when
+/// it does not import.
+inline mlir::OwningOpRef<mlir::ModuleOp>
+importSourceModel(const std::string &relative, mlir::MLIRContext *context) {
+  return frontend::importModelFile(sourcePath(relative), context);
 }
 
 /// Writes `text` to a fresh temporary file with `suffix` and returns its

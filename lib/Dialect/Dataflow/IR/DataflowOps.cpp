@@ -7,6 +7,7 @@
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/Shapes.h"
+#include "cgpt/Support/StepRegion.h"
 
 using namespace mlir;
 using namespace cgpt::dataflow;
@@ -146,32 +147,16 @@ LogicalResult ProgramOp::verifyRegions() {
 
 ParseResult MicroBatchLoopOp::parse(OpAsmParser &parser,
                                     OperationState &result) {
-  SmallVector<OpAsmParser::Argument> arguments;
-  if (parser.parseArgumentList(arguments, OpAsmParser::Delimiter::Paren,
-                               /*allowType=*/true) ||
-      parser.parseOptionalAttrDictWithKeyword(result.attributes))
-    return failure();
-  return parser.parseRegion(*result.addRegion(), arguments);
+  return cgpt::parseStepRegion(parser, result);
 }
 
 void MicroBatchLoopOp::print(OpAsmPrinter &printer) {
-  printer << '(';
-  llvm::interleaveComma(getBodyBlock().getArguments(), printer,
-                        [&](BlockArgument arg) {
-                          printer.printRegionArgument(arg);
-                        });
-  printer << ')';
-  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs());
-  printer << ' ';
-  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+  cgpt::printStepRegion(printer, *this, getBody());
 }
 
 void MicroBatchLoopOp::getAsmBlockArgumentNames(Region &region,
                                                 OpAsmSetValueNameFn setName) {
-  if (region.empty() || region.front().getNumArguments() != 2)
-    return;
-  setName(region.front().getArgument(0), "tokens");
-  setName(region.front().getArgument(1), "labels");
+  cgpt::nameStepArguments(region, setName);
 }
 
 LogicalResult MicroBatchLoopOp::verify() {

@@ -7,6 +7,7 @@
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/Shapes.h"
+#include "cgpt/Support/StepRegion.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -70,35 +71,18 @@ ParseResult TrainStepOp::parse(OpAsmParser &parser, OperationState &result) {
   if (parser.parseSymbolName(name, getSymNameAttrName(result.name),
                              result.attributes))
     return failure();
-  SmallVector<OpAsmParser::Argument> arguments;
-  if (parser.parseArgumentList(arguments, OpAsmParser::Delimiter::Paren,
-                               /*allowType=*/true) ||
-      parser.parseOptionalAttrDictWithKeyword(result.attributes))
-    return failure();
-  return parser.parseRegion(*result.addRegion(), arguments);
+  return cgpt::parseStepRegion(parser, result);
 }
 
 void TrainStepOp::print(OpAsmPrinter &printer) {
   printer << ' ';
   printer.printSymbolName(getSymName());
-  printer << '(';
-  llvm::interleaveComma(getBodyBlock().getArguments(), printer,
-                        [&](BlockArgument arg) {
-                          printer.printRegionArgument(arg);
-                        });
-  printer << ')';
-  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
-                                           {getSymNameAttrName()});
-  printer << ' ';
-  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+  cgpt::printStepRegion(printer, *this, getBody(), {getSymNameAttrName()});
 }
 
 void TrainStepOp::getAsmBlockArgumentNames(Region &region,
                                            OpAsmSetValueNameFn setNameFn) {
-  if (region.empty() || region.front().getNumArguments() != 2)
-    return;
-  setNameFn(region.front().getArgument(0), "tokens");
-  setNameFn(region.front().getArgument(1), "labels");
+  cgpt::nameStepArguments(region, setNameFn);
 }
 
 LogicalResult TrainStepOp::verifyRegions() {

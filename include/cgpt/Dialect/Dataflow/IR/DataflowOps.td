@@ -54,8 +54,8 @@ def Dataflow_ProgramOp : Dataflow_Op<"program", [
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$global_batch,
-                       I64Attr:$num_csx, I64Attr:$seq_len,
+  let arguments = (ins SymbolNameAttr:$sym_name, CGPT_I64Attr:$global_batch,
+                       CGPT_I64Attr:$num_csx, CGPT_I64Attr:$seq_len,
                        Transformer_MicroBatchAttr:$micro_batch,
                        Dataflow_RecomputeAttr:$recompute,
                        OptionalAttr<StrAttr>:$target);
@@ -88,7 +88,7 @@ def Dataflow_MicroBatchLoopOp : Dataflow_Op<"micro_batch_loop", [
     }
     ```
   }];
-  let arguments = (ins I64Attr:$micro_batch, I64Attr:$grad_accum_steps);
+  let arguments = (ins CGPT_I64Attr:$micro_batch, CGPT_I64Attr:$grad_accum_steps);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -116,7 +116,7 @@ def Dataflow_StageOp : Dataflow_Op<"stage", [
     ```
   }];
   let arguments = (ins StrAttr:$name, Dataflow_PhaseAttr:$phase,
-                       OptionalAttr<I64Attr>:$layer);
+                       OptionalAttr<CGPT_I64Attr>:$layer);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -163,7 +163,7 @@ def Dataflow_OptimizerStepOp : Dataflow_Op<"optimizer_step", [
                                           "learning-rate phases">:$schedule,
                        F64Attr:$max_gradient_norm,
                        OptionalAttr<Transformer_MuPAttr>:$mup,
-                       I64Attr:$parameters);
+                       CGPT_I64Attr:$parameters);
   let assemblyFormat = "attr-dict";
 }
 
@@ -182,7 +182,7 @@ def Dataflow_WeightInOp : Dataflow_Op<"weight_in", [Pure]> {
     %w = dataflow.weight_in "h.0.attn.qkv.weight" bytes 49152 : !dataflow.stream<tensor<64x192xf32>>
     ```
   }];
-  let arguments = (ins StrAttr:$name, I64Attr:$bytes);
+  let arguments = (ins StrAttr:$name, CGPT_I64Attr:$bytes);
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = "$name `bytes` $bytes attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -199,7 +199,7 @@ def Dataflow_GradOutOp : Dataflow_Op<"grad_out"> {
     dataflow.grad_out "h.0.attn.qkv.weight", %dw bytes 49152 : !dataflow.stream<tensor<64x192xf32>>
     ```
   }];
-  let arguments = (ins StrAttr:$name, Dataflow_Stream:$grad, I64Attr:$bytes);
+  let arguments = (ins StrAttr:$name, Dataflow_Stream:$grad, CGPT_I64Attr:$bytes);
   let assemblyFormat = "$name `,` $grad `bytes` $bytes attr-dict `:` type($grad)";
   let hasVerifier = 1;
 }
@@ -371,7 +371,7 @@ def Dataflow_SumBatchOp : Dataflow_Kernel<"sum_batch", (ins
 }
 
 def Dataflow_RotaryAnglesOp : Dataflow_Kernel<"rotary_angles", (ins
-    I64Attr:$dim, F64Attr:$base)> {
+    CGPT_I64Attr:$dim, F64Attr:$base)> {
   let summary = "cos and sin of the rotary position angles";
   let description = [{
     `result[s, i] = (cos, sin)(s * base^(-2i / dim))`, a `[seq, dim/2, 2]`
@@ -397,7 +397,7 @@ def Dataflow_RotaryOp : Dataflow_Kernel<"rotary", (ins
 }
 
 def Dataflow_SplitHeadsOp : Dataflow_Kernel<"split_heads", (ins
-    Dataflow_Stream:$qkv, I64Attr:$num_heads, I64Attr:$head_size)> {
+    Dataflow_Stream:$qkv, CGPT_I64Attr:$num_heads, CGPT_I64Attr:$head_size)> {
   let summary = "splits fused projections into query, key and value heads";
   let description = [{
     `[batch, seq, 3 * heads * head_size]` to three
@@ -479,7 +479,7 @@ def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
 
 def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
     Dataflow_Stream:$scores, F64Attr:$scale, UnitAttr:$causal,
-    I64Attr:$head_size)> {
+    CGPT_I64Attr:$head_size)> {
   let summary = "scaled, causally masked softmax over attention scores";
   let description = [{
     `p[..., i, j] = softmax_j(scale * scores[..., i, j])` over `j <= i` when
@@ -493,7 +493,7 @@ def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
 
 def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins
     Dataflow_Stream:$probs, Dataflow_Stream:$grad, F64Attr:$scale,
-    I64Attr:$head_size)> {
+    CGPT_I64Attr:$head_size)> {
   let summary = "softmax gradient, back to the unscaled scores";
   let description = [{
     `dscores = scale * p * (dp - sum_j(p * dp))`. Masked positions have

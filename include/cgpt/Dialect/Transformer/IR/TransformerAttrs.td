@@ -83,6 +83,11 @@ def Transformer_MicroBatchMode : I32EnumAttr<"MicroBatchMode",
 // Attributes
 //===----------------------------------------------------------------------===//
 
+// An i64 attribute read as int64_t, so that a negative size written in IR
+// fails the verifiers' `<= 0` checks instead of reading as a huge unsigned.
+def CGPT_I64Attr
+    : TypedSignlessIntegerAttrBase<I64, "int64_t", "64-bit integer attribute">;
+
 class Transformer_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Transformer_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

@@ -63,8 +63,8 @@ def Transformer_TrainStepOp : Transformer_Op<"train_step", [
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$global_batch,
-                       I64Attr:$num_csx, I64Attr:$seq_len,
+  let arguments = (ins SymbolNameAttr:$sym_name, CGPT_I64Attr:$global_batch,
+                       CGPT_I64Attr:$num_csx, CGPT_I64Attr:$seq_len,
                        Transformer_MicroBatchAttr:$micro_batch,
                        Transformer_AdamWAttr:$optimizer,
                        TypedArrayAttrBase<Transformer_LRPhaseAttr,
@@ -117,7 +117,7 @@ def Transformer_WeightOp : Transformer_Op<"weight", [
     %w = transformer.weight "h.3.attn.qkv.weight" layer 3 : tensor<768x2304xbf16>
     ```
   }];
-  let arguments = (ins StrAttr:$name, OptionalAttr<I64Attr>:$layer);
+  let arguments = (ins StrAttr:$name, OptionalAttr<CGPT_I64Attr>:$layer);
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = "$name (`layer` $layer^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -190,7 +190,7 @@ def Transformer_RotaryEmbeddingOp : Transformer_Op<"rotary_embedding", [Pure]> {
     %rope = transformer.rotary_embedding dim 64 base 10000.0 : tensor<2048x32x2xf32>
     ```
   }];
-  let arguments = (ins I64Attr:$dim, F64Attr:$base);
+  let arguments = (ins CGPT_I64Attr:$dim, F64Attr:$base);
   let results = (outs TensorRankOf<[F32], [3]>:$result);
   let assemblyFormat = "`dim` $dim `base` $base attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -257,7 +257,7 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
                        Transformer_Matrix:$out_weight,
                        Optional<Transformer_Vector>:$out_bias,
                        Optional<TensorRankOf<[F32], [3]>>:$rotary,
-                       I64Attr:$num_heads, I64Attr:$head_size,
+                       CGPT_I64Attr:$num_heads, CGPT_I64Attr:$head_size,
                        Transformer_ScoreScalingAttr:$scaling);
   let results = (outs Transformer_ActivationTensor:$result);
   let assemblyFormat = [{
