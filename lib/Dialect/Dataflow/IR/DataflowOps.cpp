@@ -106,6 +106,34 @@ LogicalResult cgpt::dataflow::verifyKernel(Operation *op) {
   return success();
 }
 
+int64_t cgpt::dataflow::kernelStorageBytes(Operation *kernel) {
+  auto floatBytes = [](Type type) -> int64_t {
+    auto stream = dyn_cast<StreamType>(type);
+    return stream && isa<FloatType>(stream.getElementType())
+               ? elementBytes(stream.getElementType())
+               : 0;
+  };
+  for (Type type : kernel->getOperandTypes())
+    if (int64_t bytes = floatBytes(type))
+      return bytes;
+  for (Type type : kernel->getResultTypes())
+    if (int64_t bytes = floatBytes(type))
+      return bytes;
+  return kAccumulatorBytes;
+}
+
+int64_t cgpt::dataflow::tileWorkingSetBytes(KernelOpInterface kernel,
+                                            ArrayRef<int64_t> tile) {
+  Operation *op = kernel.getOperation();
+  int64_t bytes = kernelStorageBytes(op);
+  if (isa<MatmulOp>(op))
+    return (tile[0] * tile[2] + tile[2] * tile[1]) * bytes +
+           tile[0] * tile[1] * kAccumulatorBytes;
+  int64_t streams = std::max<int64_t>(
+      1, static_cast<int64_t>(op->getNumOperands() + op->getNumResults()));
+  return tile[0] * tile[1] * streams * bytes;
+}
+
 //===----------------------------------------------------------------------===//
 // Structure
 //===----------------------------------------------------------------------===//

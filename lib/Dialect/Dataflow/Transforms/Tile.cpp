@@ -19,9 +19,6 @@ using namespace cgpt::dataflow;
 
 namespace {
 
-/// Bytes of an accumulator element: products add up in f32.
-constexpr int64_t kAccumulatorBytes = 4;
-
 /// What a tile may use of one core.
 struct CoreBudget {
   int64_t bytes;
@@ -33,44 +30,27 @@ int64_t roundDownTo(int64_t value, int64_t multiple) {
   return std::max<int64_t>(multiple, value / multiple * multiple);
 }
 
-/// Storage bytes of the kernel's first stream operand (or result).
-int64_t storageBytes(Operation *op) {
-  auto floatBytes = [](Type type) -> int64_t {
-    auto stream = dyn_cast<StreamType>(type);
-    return stream && isa<FloatType>(stream.getElementType())
-               ? elementBytes(stream.getElementType())
-               : 0;
-  };
-  for (Type type : op->getOperandTypes())
-    if (int64_t bytes = floatBytes(type))
-      return bytes;
-  for (Type type : op->getResultTypes())
-    if (int64_t bytes = floatBytes(type))
-      return bytes;
-  return kAccumulatorBytes;
-}
-
-/// [t, t, t] for a matrix multiply: the largest multiple of the lanes
-/// whose operand tiles and accumulator fit the budget.
-SmallVector<int64_t> tileMatmul(ArrayRef<int64_t> space, int64_t bytes,
-                                CoreBudget budget) {
-  auto workingSet = [&](int64_t t) {
-    int64_t m = std::min(t, space[0]), n = std::min(t, space[1]),
-            k = std::min(t, space[2]);
-    return (m * k + k * n) * bytes + m * n * kAccumulatorBytes;
+/// [t, t, t] capped by the extents, for the largest multiple `t` of the
+/// lanes whose working set fits the budget.
+SmallVector<int64_t> tileMatmul(KernelOpInterface kernel,
+                                ArrayRef<int64_t> space, CoreBudget budget) {
+  auto cube = [&](int64_t t) -> SmallVector<int64_t> {
+    return {std::min(t, space[0]), std::min(t, space[1]),
+            std::min(t, space[2])};
   };
   int64_t largest = *std::max_element(space.begin(), space.end());
   int64_t t = budget.lanes;
-  while (t < largest && workingSet(t + budget.lanes) <= budget.bytes)
+  while (t < largest &&
+         tileWorkingSetBytes(kernel, cube(t + budget.lanes)) <= budget.bytes)
     t += budget.lanes;
-  return {std::min(t, space[0]), std::min(t, space[1]), std::min(t, space[2])};
+  return cube(t);
 }
 
-/// [rows, columns] for a map or row reduction whose `streams` operands and
-/// results each hold a tile of `bytes`-sized elements.
-SmallVector<int64_t> tileRows(ArrayRef<int64_t> space, int64_t streams,
-                              int64_t bytes, CoreBudget budget) {
-  int64_t perColumn = std::max<int64_t>(1, streams) * bytes;
+/// [rows, columns] for a map or row reduction: as much of a row as fits
+/// (all of it when it can), then as many rows as fit.
+SmallVector<int64_t> tileRows(KernelOpInterface kernel,
+                              ArrayRef<int64_t> space, CoreBudget budget) {
+  int64_t perColumn = tileWorkingSetBytes(kernel, {1, 1});
   int64_t fitting = budget.bytes / perColumn;
   int64_t columns = space[1] <= fitting
                         ? space[1]
@@ -114,12 +94,9 @@ struct DataflowTile : cgpt::dataflow::impl::DataflowTileBase<DataflowTile> {
     module.walk([&](KernelOpInterface kernel) {
       Operation *op = kernel.getOperation();
       SmallVector<int64_t> space = kernel.getTilingSpace();
-      int64_t bytes = storageBytes(op);
-      SmallVector<int64_t> tile =
-          isa<MatmulOp>(op)
-              ? tileMatmul(space, bytes, budget)
-              : tileRows(space, op->getNumOperands() + op->getNumResults(),
-                         bytes, budget);
+      SmallVector<int64_t> tile = isa<MatmulOp>(op)
+                                      ? tileMatmul(kernel, space, budget)
+                                      : tileRows(kernel, space, budget);
       op->setAttr("tile", TileAttr::get(&getContext(), tile));
     });
   }

@@ -32,6 +32,20 @@ int64_t bytesPerSequence(mlir::RankedTensorType type);
 
 #include "cgpt/Dialect/Dataflow/IR/DataflowInterfaces.h.inc"
 
+namespace cgpt::dataflow {
+/// Bytes of an accumulator element: products add up in f32.
+constexpr int64_t kAccumulatorBytes = 4;
+/// Storage bytes of a kernel's elements: those of its first floating-point
+/// stream operand or result.
+int64_t kernelStorageBytes(mlir::Operation *kernel);
+/// Bytes one core holds to work on `tile` of `kernel`: for a matmul
+/// `[m, n, k]`, an m x k and a k x n operand tile in the storage type and an
+/// m x n f32 accumulator; otherwise `[rows, columns]` of every stream
+/// operand and result.
+int64_t tileWorkingSetBytes(KernelOpInterface kernel,
+                            llvm::ArrayRef<int64_t> tile);
+} // namespace cgpt::dataflow
+
 #define GET_OP_CLASSES
 #include "cgpt/Dialect/Dataflow/IR/DataflowOps.h.inc"
 

@@ -1,0 +1,22 @@
+//===- Wafer.h - wafer placement dialect ------------------------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_WAFER_IR_WAFER_H
+#define CGPT_DIALECT_WAFER_IR_WAFER_H
+
+#include "cgpt/Dialect/Transformer/IR/Transformer.h"
+
+#include "mlir/IR/SymbolTable.h"
+
+#include "cgpt/Dialect/Wafer/IR/WaferOpsDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "cgpt/Dialect/Wafer/IR/WaferAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "cgpt/Dialect/Wafer/IR/WaferOps.h.inc"
+
+#endif // CGPT_DIALECT_WAFER_IR_WAFER_H
