@@ -9,12 +9,14 @@
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
+#include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace cgpt {
 
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<transformer::TransformerDialect, dataflow::DataflowDialect>();
+  registry.insert<transformer::TransformerDialect, dataflow::DataflowDialect,
+                  wafer::WaferDialect>();
 }
 
 } // namespace cgpt

@@ -10,6 +10,7 @@
 #include "cgpt/Conversion/Passes.h"
 #include "cgpt/Dialect/Dataflow/Transforms/Passes.h"
 #include "cgpt/Dialect/Transformer/Transforms/Passes.h"
+#include "cgpt/Dialect/Wafer/Transforms/Passes.h"
 #include "cgpt/Pipelines/Pipelines.h"
 
 namespace cgpt {
@@ -18,6 +19,7 @@ inline void registerAllPasses() {
   registerCGPTConversionPasses();
   dataflow::registerDataflowPasses();
   transformer::registerTransformerPasses();
+  wafer::registerWaferPasses();
   registerPipelines();
 }
 

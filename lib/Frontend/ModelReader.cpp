@@ -724,6 +724,25 @@ void ModelReader::readHuggingFace(const Section &root) {
 void ModelReader::finish(const ImportOptions &options) {
   if (src.hasFailed())
     return;
+  if (options.microBatchSize) {
+    // The command line wins over the file; written as in a params file,
+    // with explore's range as explore:MIN-MAX.
+    StringRef text = *options.microBatchSize;
+    YAML::Node node;
+    if (text.consume_front("explore:")) {
+      auto [min, max] = text.split('-');
+      node = YAML::Load("{explore: {min: " + min.str() + ", max: " +
+                        max.str() + "}}");
+    } else {
+      node = YAML::Node(text.str());
+    }
+    microBatchNode = YAML::Node();
+    spec.microBatchMode = MicroBatchMode::automatic;
+    spec.microBatchSize = spec.microBatchMin = spec.microBatchMax = 0;
+    readMicroBatch(node, "--micro-batch-size");
+    if (src.hasFailed())
+      return;
+  }
   if (spec.sequenceLength > spec.maxPositions)
     src.error(src.fileStart(),
               "sequence length " + std::to_string(spec.sequenceLength) +

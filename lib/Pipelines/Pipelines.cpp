@@ -8,6 +8,7 @@
 
 #include "cgpt/Conversion/Passes.h"
 #include "cgpt/Dialect/Dataflow/Transforms/Passes.h"
+#include "cgpt/Dialect/Wafer/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
@@ -25,11 +26,30 @@ void buildLowerToDataflowPipeline(OpPassManager &pm,
   pm.addPass(dataflow::createDataflowTile(tile));
 }
 
+void buildDataflowToWaferPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertDataflowToWafer());
+  pm.addPass(wafer::createWaferPlace());
+  pm.addPass(wafer::createWaferPlanBatch());
+  pm.addPass(wafer::createWaferRoute());
+  pm.addPass(wafer::createWaferCheckMemory());
+}
+
+void buildLowerToWaferPipeline(OpPassManager &pm,
+                               const LowerToDataflowOptions &options) {
+  buildLowerToDataflowPipeline(pm, options);
+  buildDataflowToWaferPipeline(pm);
+}
+
 void registerPipelines() {
   PassPipelineRegistration<LowerToDataflowOptions>(
       "cgpt-lower-to-dataflow",
       "Lowers a transformer training step to tiled dataflow kernels",
       buildLowerToDataflowPipeline);
+  PassPipelineRegistration<LowerToDataflowOptions>(
+      "cgpt-lower-to-wafer",
+      "Lowers a transformer training step to placed, routed wafer IR with "
+      "its micro-batch planned",
+      buildLowerToWaferPipeline);
 }
 
 } // namespace cgpt

@@ -67,6 +67,41 @@ void describeProgram(dataflow::ProgramOp program, StepReport &report) {
   report.dataflow = flow;
 }
 
+void describeDevice(wafer::DeviceOp device,
+                    const target::WaferTargetModel &target,
+                    StepReport &report) {
+  StepReport::Wafer w;
+  w.targetName = target.getName().str();
+  w.meshCores = device.getNumCores();
+  w.clockHz = target.getClockHz();
+  w.peakFlops = target.getPeakFlopsPerSecond();
+  w.microBatch = device.getMicroBatch();
+  w.gradAccumSteps = device.getGradAccumSteps();
+  w.plan = device.getPlan().value_or("").str();
+  w.sramLimit = device.getSramBytes();
+  for (auto stage : device.getBody().front().getOps<wafer::StageOp>()) {
+    StepReport::Stage s{stage.getSymName().str(), {}};
+    int64_t cores = 0;
+    for (auto region : stage.getBody().front().getOps<wafer::RegionOp>()) {
+      wafer::RectAttr rect = region.getPlacementAttr();
+      int64_t sram = region.getSramBytes().value_or(0);
+      s.regions.push_back({region.getSymName().str(), region.getKernel().str(),
+                           rect.getX(), rect.getY(), rect.getW(), rect.getH(),
+                           sram});
+      cores += rect.getCores();
+      if (sram > w.sramPeak) {
+        w.sramPeak = sram;
+        w.sramPeakWhere = "@" + region.getSymName().str() + " (" +
+                          region.getKernel().str() + ") of stage @" +
+                          stage.getSymName().str();
+      }
+    }
+    w.coresUsed = std::max(w.coresUsed, cores);
+    w.stages.push_back(std::move(s));
+  }
+  report.wafer = std::move(w);
+}
+
 /// A FLOP or byte count for people: 4 significant digits.
 static std::string approx(double value) {
   return llvm::formatv("{0:e3}", value).str();
@@ -107,6 +142,18 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
      << " B of gradients out per micro-batch pass\n";
   os << "  activations " << approx(c.keptBytesPerSequencePerLayer)
      << " B kept per sequence per layer\n";
+  if (!report.wafer)
+    return;
+  const StepReport::Wafer &w = *report.wafer;
+  os << llvm::formatv("  micro-batch {0} x {1} accumulation step(s) per "
+                      "system\n",
+                      w.microBatch, w.gradAccumSteps);
+  os << "              " << w.plan << "\n";
+  os << "  placement   " << w.stages.size() << " stages on "
+     << formatGrouped(w.coresUsed) << " of " << formatGrouped(w.meshCores)
+     << " cores (" << w.targetName << "); SRAM peak "
+     << formatGrouped(w.sramPeak) << " of " << formatGrouped(w.sramLimit)
+     << " B per core in " << w.sramPeakWhere << "\n";
 }
 
 llvm::json::Value buildReport(const StepReport &report) {
@@ -137,7 +184,6 @@ llvm::json::Value buildReport(const StepReport &report) {
   };
   if (report.dataflow) {
     const dataflow::StepCosts &c = report.dataflow->costs;
-    json["target"] = llvm::json::Object{{"name", report.dataflow->target}};
     json["step"] = llvm::json::Object{
         {"algorithmic_flops", c.algorithmicFlopsPerStep()},
         {"recompute_flops", c.recomputeFlopsPerStep()},
@@ -153,6 +199,34 @@ llvm::json::Value buildReport(const StepReport &report) {
         {"kept_activation_bytes_per_sequence_per_layer",
          c.keptBytesPerSequencePerLayer},
     };
+  }
+  if (report.wafer) {
+    const StepReport::Wafer &w = *report.wafer;
+    json["target"] = llvm::json::Object{{"name", w.targetName},
+                                        {"cores", w.meshCores},
+                                        {"clock_hz", w.clockHz},
+                                        {"peak_flops", w.peakFlops}};
+    llvm::json::Object *batch = json.getObject("batch");
+    (*batch)["micro"] = w.microBatch;
+    (*batch)["grad_accum_steps"] = w.gradAccumSteps;
+    (*batch)["plan"] = w.plan;
+    json["memory"] = llvm::json::Object{
+        {"cores_used", w.coresUsed},
+        {"max_core_sram_bytes", w.sramPeak},
+        {"core_sram_limit_bytes", w.sramLimit},
+        {"peak_region", w.sramPeakWhere}};
+    llvm::json::Array stages;
+    for (const StepReport::Stage &stage : w.stages) {
+      llvm::json::Array regions;
+      for (const StepReport::Region &r : stage.regions)
+        regions.push_back(llvm::json::Object{
+            {"name", r.name},   {"kernel", r.kernel}, {"x", r.x},
+            {"y", r.y},         {"w", r.w},           {"h", r.h},
+            {"sram_bytes", r.sramBytes}});
+      stages.push_back(
+          llvm::json::Object{{"name", stage.name}, {"regions", std::move(regions)}});
+    }
+    json["placement"] = llvm::json::Object{{"stages", std::move(stages)}};
   }
   return json;
 }

@@ -28,7 +28,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class EmitKind { Summary, Transformer, Dataflow };
+enum class EmitKind { Summary, Transformer, Dataflow, Wafer };
 
 cl::OptionCategory runCategory("cgpt-run options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
@@ -41,7 +41,9 @@ cl::opt<EmitKind> emit(
                clEnumValN(EmitKind::Transformer, "transformer",
                           "the imported transformer IR"),
                clEnumValN(EmitKind::Dataflow, "dataflow",
-                          "the tiled dataflow IR")),
+                          "the tiled dataflow IR"),
+               clEnumValN(EmitKind::Wafer, "wafer",
+                          "the placed, routed and planned wafer IR")),
     cl::init(EmitKind::Summary), cl::cat(runCategory));
 cl::opt<std::string> reportPath("report",
                                 cl::desc("Write the JSON report to this file"),
@@ -49,6 +51,20 @@ cl::opt<std::string> reportPath("report",
 cl::opt<int64_t> numCsx("num-csx",
                         cl::desc("Number of systems (overrides the file)"),
                         cl::init(0), cl::cat(runCategory));
+cl::opt<std::string> microBatchSize(
+    "micro-batch-size",
+    cl::desc("Micro-batch per system (overrides the file): an integer, "
+             "auto, explore, explore:MIN-MAX or none"),
+    cl::value_desc("size"), cl::cat(runCategory));
+cl::opt<std::string> placementPath(
+    "emit-placement",
+    cl::desc("Draw a stage's placement and SRAM heat map as SVG"),
+    cl::value_desc("file.svg"), cl::cat(runCategory));
+cl::opt<std::string> placementStage(
+    "placement-stage",
+    cl::desc("The stage --emit-placement draws (default: the first decoder "
+             "layer's forward stage)"),
+    cl::value_desc("name"), cl::cat(runCategory));
 cl::opt<std::string> target("target",
                             cl::desc("Target: wse2 (default), wse3, mini, or "
                                      "a target description file"),
@@ -70,6 +86,8 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
   cgpt::frontend::ImportOptions options;
   if (numCsx.getNumOccurrences())
     options.numCsx = numCsx;
+  if (microBatchSize.getNumOccurrences())
+    options.microBatchSize = microBatchSize;
   if (cgpt::frontend::isModelFile(inputPath)) {
     FailureOr<cgpt::frontend::ModelSpec> spec =
         cgpt::frontend::readModelFile(inputPath, &context, options);
@@ -82,9 +100,10 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
       return nullptr;
     return module;
   }
-  if (options.numCsx) {
-    llvm::errs() << "cgpt-run: --num-csx applies to model files; '"
-                 << inputPath << "' is IR whose systems are already fixed\n";
+  if (options.numCsx || options.microBatchSize) {
+    llvm::errs() << "cgpt-run: --num-csx and --micro-batch-size apply to "
+                    "model files; '"
+                 << inputPath << "' is IR whose batch is already fixed\n";
     return nullptr;
   }
   llvm::SourceMgr sourceMgr;
@@ -107,6 +126,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   cgpt::registerAllDialects(registry);
   MLIRContext context(registry);
+  // Diagnostics name the op by location; its printed form would only
+  // repeat that at length.
+  context.printOpOnDiagnostic(false);
   cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
 
   std::string origin;
@@ -129,15 +151,52 @@ int main(int argc, char **argv) {
     llvm::outs() << "\n";
   }
 
-  PassManager pm(&context);
+  // Lower to dataflow first, to report on the kernels, then place.
   cgpt::LowerToDataflowOptions lowering;
   lowering.target = std::string(target);
   lowering.recompute = cgpt::dataflow::Recompute(recompute);
-  cgpt::buildLowerToDataflowPipeline(pm, lowering);
-  if (failed(pm.run(*module)))
+  PassManager toDataflow(&context);
+  cgpt::buildLowerToDataflowPipeline(toDataflow, lowering);
+  if (failed(toDataflow.run(*module)))
     return EXIT_FAILURE;
   cgpt::report::describeProgram(
       *module->getOps<cgpt::dataflow::ProgramOp>().begin(), report);
+  if (emit == EmitKind::Dataflow) {
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+  }
+
+  PassManager toWafer(&context);
+  cgpt::buildDataflowToWaferPipeline(toWafer);
+  if (failed(toWafer.run(*module)))
+    return EXIT_FAILURE;
+  auto device = *module->getOps<cgpt::wafer::DeviceOp>().begin();
+  FailureOr<cgpt::target::WaferTargetModel> targetModel =
+      cgpt::target::WaferTargetModel::load(device.getTarget(), &context);
+  if (failed(targetModel))
+    return EXIT_FAILURE;
+  cgpt::report::describeDevice(device, *targetModel, report);
+
+  if (!placementPath.empty()) {
+    cgpt::wafer::StageOp drawn;
+    for (auto stage : device.getBody().front().getOps<cgpt::wafer::StageOp>())
+      if (placementStage.empty() ? stage.getLayer().has_value()
+                                 : stage.getSymName() == placementStage) {
+        drawn = stage;
+        break;
+      }
+    if (!drawn) {
+      llvm::errs() << "cgpt-run: no stage '" << placementStage
+                   << "' to draw; --emit=wafer lists the stages\n";
+      return EXIT_FAILURE;
+    }
+    if (llvm::Error error =
+            cgpt::report::writePlacementSvg(placementPath, device, drawn)) {
+      llvm::errs() << "cgpt-run: cannot write '" << placementPath
+                   << "': " << llvm::toString(std::move(error)) << "\n";
+      return EXIT_FAILURE;
+    }
+  }
 
   if (!reportPath.empty())
     if (llvm::Error error = cgpt::report::writeJsonFile(
@@ -149,8 +208,9 @@ int main(int argc, char **argv) {
 
   switch (emit) {
   case EmitKind::Transformer:
-    break;
   case EmitKind::Dataflow:
+    break;
+  case EmitKind::Wafer:
     module->print(llvm::outs());
     llvm::outs() << "\n";
     break;

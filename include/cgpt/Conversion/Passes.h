@@ -7,6 +7,7 @@
 #ifndef CGPT_CONVERSION_PASSES_H
 #define CGPT_CONVERSION_PASSES_H
 
+#include "cgpt/Conversion/DataflowToWafer/DataflowToWafer.h"
 #include "cgpt/Conversion/TransformerToDataflow/TransformerToDataflow.h"
 
 namespace cgpt {

@@ -69,4 +69,35 @@ def ConvertTransformerToDataflow
   ];
 }
 
+def ConvertDataflowToWafer
+    : Pass<"convert-dataflow-to-wafer", "::mlir::ModuleOp"> {
+  let summary = "Maps a tiled dataflow program to logical regions of the mesh";
+  let description = [{
+    Turns each tiled `dataflow.program` into a `wafer.device` for the
+    program's target, with one `wafer.stage` per dataflow stage in schedule
+    order and, in each, one logical `wafer.region` per kernel, a
+    `wafer.flow` per stream between two kernels of the stage, a
+    `wafer.ingress` per weight streamed in (to the first kernel that reads
+    it; others get it by multicast) and a `wafer.egress` per gradient
+    streamed out. Streams between stages become resident hand-offs, not
+    flows; kept activations add up to the device's
+    `kept_bytes_per_sequence`.
+
+    Each region records per sequence its FLOPs, tiles, tile efficiency and
+    stationary bytes, and per core its tile working set and stream buffers.
+
+    ```mlir
+    %y = dataflow.matmul %x, %w {tile = #dataflow.tile<[4, 24, 8]>} : ...
+    ```
+    becomes
+    ```mlir
+    wafer.region @matmul.3 "dataflow.matmul" {flops = 1632 : i64, tile = array<i64: 4, 24, 8>, ...}
+    wafer.ingress "h.0.attn.qkv.weight" -> @matmul.3 bytes 768
+    wafer.flow @layer_norm.2 -> @matmul.3 bytes 128
+    ```
+    The program must have been tiled (`dataflow-tile`) for a target.
+  }];
+  let dependentDialects = ["::cgpt::wafer::WaferDialect"];
+}
+
 #endif // CGPT_CONVERSION_PASSES_TD

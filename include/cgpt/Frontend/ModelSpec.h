@@ -123,6 +123,9 @@ std::string describeOrigin(const ModelSpec &spec);
 /// Overrides a user gives on the command line; they win over the file.
 struct ImportOptions {
   std::optional<int64_t> numCsx;
+  /// A micro_batch_size as a params file writes it: a positive integer,
+  /// `auto`, `explore`, `explore:MIN-MAX` or `none`.
+  std::optional<std::string> microBatchSize;
 };
 
 /// Reads and validates a model file. Errors and warnings are emitted through

@@ -41,7 +41,17 @@ struct LowerToDataflowOptions
 void buildLowerToDataflowPipeline(mlir::OpPassManager &pm,
                                   const LowerToDataflowOptions &options);
 
-/// Registers `cgpt-lower-to-dataflow` with the pass registry.
+/// dataflow -> wafer: convert-dataflow-to-wafer, wafer-place,
+/// wafer-plan-batch (which places again for the micro-batch it picks),
+/// wafer-route, wafer-check-memory.
+void buildDataflowToWaferPipeline(mlir::OpPassManager &pm);
+
+/// transformer -> wafer: the two pipelines above, one after the other.
+void buildLowerToWaferPipeline(mlir::OpPassManager &pm,
+                               const LowerToDataflowOptions &options);
+
+/// Registers `cgpt-lower-to-dataflow` and `cgpt-lower-to-wafer` with the
+/// pass registry.
 void registerPipelines();
 
 } // namespace cgpt

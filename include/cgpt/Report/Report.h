@@ -15,6 +15,8 @@
 
 #include "cgpt/Dialect/Dataflow/Analysis/StepCosts.h"
 #include "cgpt/Dialect/Transformer/Analysis/ModelFacts.h"
+#include "cgpt/Dialect/Wafer/IR/Wafer.h"
+#include "cgpt/Target/WaferTargetModel.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -46,6 +48,31 @@ struct StepReport {
     dataflow::StepCosts costs;
   };
   std::optional<Dataflow> dataflow;
+
+  // From the placed wafer device.
+  struct Region {
+    std::string name, kernel;
+    int64_t x, y, w, h, sramBytes;
+  };
+  struct Stage {
+    std::string name;
+    std::vector<Region> regions;
+  };
+  struct Wafer {
+    std::string targetName;
+    int64_t meshCores = 0;
+    double clockHz = 0;
+    double peakFlops = 0;
+    int64_t microBatch = 0;
+    int64_t gradAccumSteps = 0;
+    std::string plan;
+    int64_t coresUsed = 0;
+    int64_t sramPeak = 0;
+    int64_t sramLimit = 0;
+    std::string sramPeakWhere;
+    std::vector<Stage> stages;
+  };
+  std::optional<Wafer> wafer;
 };
 
 /// Fills the transformer part of a report from `step`.
@@ -53,6 +80,11 @@ mlir::LogicalResult describeStep(transformer::TrainStepOp step,
                                  StepReport &report);
 /// Fills the dataflow part of a report from `program`.
 void describeProgram(dataflow::ProgramOp program, StepReport &report);
+
+/// Fills the wafer part of a report from a placed and planned `device`.
+void describeDevice(wafer::DeviceOp device,
+                    const target::WaferTargetModel &target,
+                    StepReport &report);
 
 /// Prints the summary a person reads first.
 void printSummary(llvm::raw_ostream &os, const StepReport &report);
@@ -63,6 +95,13 @@ llvm::json::Value buildReport(const StepReport &report);
 /// Writes `value` to `path` through a temporary file renamed into place, so
 /// an existing report is never left half-written.
 llvm::Error writeJsonFile(llvm::StringRef path, const llvm::json::Value &value);
+
+/// Draws `stage` of `device` as SVG: on the left every region of the mesh,
+/// labelled and colored by kernel, with the routes between them; on the
+/// right each core's SRAM use against its size, a heat map. Written like
+/// a report, through a temporary file.
+llvm::Error writePlacementSvg(llvm::StringRef path, wafer::DeviceOp device,
+                              wafer::StageOp stage);
 
 } // namespace cgpt::report
 

@@ -134,6 +134,17 @@ int64_t cgpt::dataflow::tileWorkingSetBytes(KernelOpInterface kernel,
   return tile[0] * tile[1] * streams * bytes;
 }
 
+int64_t cgpt::dataflow::tileInputBytes(KernelOpInterface kernel,
+                                       ArrayRef<int64_t> tile) {
+  Operation *op = kernel.getOperation();
+  int64_t bytes = kernelStorageBytes(op);
+  if (isa<MatmulOp>(op))
+    return (tile[0] * tile[2] + tile[2] * tile[1]) * bytes;
+  return tile[0] * tile[1] *
+         std::max<int64_t>(1, static_cast<int64_t>(op->getNumOperands())) *
+         bytes;
+}
+
 //===----------------------------------------------------------------------===//
 // Structure
 //===----------------------------------------------------------------------===//

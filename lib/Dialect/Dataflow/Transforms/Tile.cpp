@@ -88,8 +88,10 @@ struct DataflowTile : cgpt::dataflow::impl::DataflowTileBase<DataflowTile> {
     }
 
     Builder builder(&getContext());
+    // Record the target as it was named (a built-in or a file path), so the
+    // passes that follow load the same machine.
     module.walk([&](ProgramOp program) {
-      program.setTargetAttr(builder.getStringAttr(model->getName()));
+      program.setTargetAttr(builder.getStringAttr(target));
     });
     module.walk([&](KernelOpInterface kernel) {
       Operation *op = kernel.getOperation();

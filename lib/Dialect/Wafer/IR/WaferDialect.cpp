@@ -33,9 +33,10 @@ void WaferDialect::initialize() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult DeviceOp::verifyRegions() {
-  if (getWidth() <= 0 || getHeight() <= 0)
-    return emitOpError() << "mesh must be positive, got " << getWidth()
-                         << " x " << getHeight();
+  if (getWidth() <= 0 || getHeight() <= 0 || getSramBytes() <= 0)
+    return emitOpError() << "mesh and sram_bytes must be positive, got "
+                         << getWidth() << " x " << getHeight() << " and "
+                         << getSramBytes();
   if (getGlobalBatch() <= 0 || getNumCsx() <= 0 || getSeqLen() <= 0)
     return emitOpError() << "global_batch, num_csx and seq_len must be "
                             "positive, got "
@@ -121,9 +122,9 @@ LogicalResult StageOp::verifyRegions() {
 
 LogicalResult RegionOp::verify() {
   if (getFlops() < 0 || getTiles() < 1 || getWorkingSet() < 0 ||
-      getStationary() < 0)
-    return emitOpError() << "flops, working_set and stationary must be "
-                            "non-negative and tiles positive";
+      getStationary() < 0 || getAccumulator() < 0)
+    return emitOpError() << "flops, working_set, stationary and accumulator "
+                            "must be non-negative and tiles positive";
   double efficiency = getEfficiency().convertToDouble();
   if (!(efficiency > 0 && efficiency <= 1))
     return emitOpError() << "efficiency must be in (0, 1], got "

@@ -44,6 +44,9 @@ int64_t kernelStorageBytes(mlir::Operation *kernel);
 /// operand and result.
 int64_t tileWorkingSetBytes(KernelOpInterface kernel,
                             llvm::ArrayRef<int64_t> tile);
+/// Bytes of `tile`'s input operand tiles alone: what double-buffering the
+/// incoming streams adds.
+int64_t tileInputBytes(KernelOpInterface kernel, llvm::ArrayRef<int64_t> tile);
 } // namespace cgpt::dataflow
 
 #define GET_OP_CLASSES

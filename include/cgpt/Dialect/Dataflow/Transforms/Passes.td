@@ -27,15 +27,18 @@ def DataflowTile : Pass<"dataflow-tile", "::mlir::ModuleOp"> {
       second level), then as many rows as fit, every operand and result
       counted.
 
-    The rest of the core's SRAM is left for stream buffers and kept
-    activations; `wafer-check-memory` accounts for both.
+    A quarter of the core by default: the tile's stream buffers take about
+    as much again, and the other half of every core is left for what weight
+    streaming keeps resident (activations of the micro-batch, kept
+    activations for the backward pass). `wafer-check-memory` accounts for
+    all of it.
 
     ```mlir
     %y = dataflow.matmul %x, %w : (...) -> !dataflow.stream<tensor<?x64x192xf32>>
     ```
     becomes, on `wse2`,
     ```mlir
-    %y = dataflow.matmul %x, %w {tile = #dataflow.tile<[44, 44, 44]>} : (...) -> ...
+    %y = dataflow.matmul %x, %w {tile = #dataflow.tile<[32, 32, 32]>} : (...) -> ...
     ```
     The program records the target: `target = "wse2"`.
   }];
@@ -43,7 +46,7 @@ def DataflowTile : Pass<"dataflow-tile", "::mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"wse2\"",
            "Target: wse2, wse3, mini, or a target description file">,
     Option<"workingSetFraction", "working-set-fraction", "double",
-           /*default=*/"0.5",
+           /*default=*/"0.25",
            "Share of a core's SRAM one tile's working set may take (0, 1]">
   ];
 }

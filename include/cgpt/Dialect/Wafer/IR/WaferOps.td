@@ -74,11 +74,12 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
     IsolatedFromAbove, Symbol, SymbolTable, SingleBlock, NoTerminator]> {
   let summary = "a training step compiled for one target";
   let description = [{
-    Binds the program to a target (its name and mesh) and holds its stages
-    in schedule order. The batch facts come from the dataflow program;
-    `micro_batch` and `grad_accum_steps` are 0 until `wafer-plan-batch`
-    chooses them. `kept_bytes_per_sequence` is what every sequence keeps on
-    the wafer for its backward pass, spread over all cores.
+    Binds the program to a target (its name, mesh and per-core
+    `sram_bytes`) and holds its stages in schedule order. The batch facts
+    come from the dataflow program; `micro_batch` and `grad_accum_steps` are
+    0 until `wafer-plan-batch` chooses them and says why in `plan`.
+    `kept_bytes_per_sequence` is what every sequence keeps on the wafer for
+    its backward pass, spread over all cores.
 
     ```mlir
     wafer.device @tiny target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, ...} {
@@ -89,13 +90,15 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$target,
                        CGPT_I64Attr:$width, CGPT_I64Attr:$height,
+                       CGPT_I64Attr:$sram_bytes,
                        CGPT_I64Attr:$global_batch, CGPT_I64Attr:$num_csx,
                        CGPT_I64Attr:$seq_len,
                        Transformer_MicroBatchAttr:$micro_batch_request,
                        CGPT_I64Attr:$micro_batch,
                        CGPT_I64Attr:$grad_accum_steps,
                        CGPT_I64Attr:$kept_bytes_per_sequence,
-                       CGPT_I64Attr:$parameters);
+                       CGPT_I64Attr:$parameters,
+                       OptionalAttr<StrAttr>:$plan);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `target` $target `mesh` $width `x` $height attr-dict-with-keyword
@@ -136,24 +139,35 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     A kernel of the stage, with what placement and the memory check need,
     all per sequence of the micro-batch: `flops`, its `tile` and the number
     of `tiles`, the tile `efficiency` (work over padded work), the per-core
-    `working_set` of a tile plus its stream buffers, and the `stationary`
-    bytes the kernel holds for the whole micro-batch (the activations a
+    `working_set` of one tile and its `stream_buffers` (the next tile of
+    each input, arriving while the current one computes), the
+    `stationary` bytes per sequence the
+    kernel holds for the whole micro-batch (the activations a
     weight-streamed matmul keeps while the weights pass, attention's keys
-    and values, gradient accumulators). Logical until placed `at` a
-    rectangle. `sram_bytes` is the per-core peak `wafer-check-memory`
-    found.
+    and values), and the `accumulator` bytes it holds once per pass
+    whatever the micro-batch (a weight gradient summed over tokens). A
+    matmul against a streamed weight of `weight_bytes` keeps whichever is
+    smaller stationary: the activations for the micro-batch, or the weight
+    (then the activations stream past it). Logical until placed `at` a
+    rectangle. `sram_bytes` is the per-core
+    peak `wafer-check-memory` found.
 
     ```mlir
     wafer.region @k4 "dataflow.matmul" at #wafer.rect<x = 0, y = 0, w = 3, h = 12>
-        {efficiency = 1.0 : f64, flops = 1572864 : i64, stationary = 8192 : i64,
-         tile = array<i64: 44, 44, 44>, tiles = 5, working_set = 46464 : i64}
+        {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1572864 : i64,
+         stationary = 1024 : i64, stream_buffers = 3072 : i64,
+         tile = array<i64: 4, 24, 8>, tiles = 1 : i64, weight_bytes = 768 : i64,
+         working_set = 1408 : i64}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kernel,
                        OptionalAttr<Wafer_RectAttr>:$placement,
                        CGPT_I64Attr:$flops, DenseI64ArrayAttr:$tile,
                        CGPT_I64Attr:$tiles, F64Attr:$efficiency,
-                       CGPT_I64Attr:$working_set, CGPT_I64Attr:$stationary,
+                       CGPT_I64Attr:$working_set,
+                       CGPT_I64Attr:$stream_buffers, CGPT_I64Attr:$stationary,
+                       CGPT_I64Attr:$accumulator,
+                       OptionalAttr<CGPT_I64Attr>:$weight_bytes,
                        OptionalAttr<CGPT_I64Attr>:$sram_bytes);
   let assemblyFormat = "$sym_name $kernel (`at` $placement^)? attr-dict";
   let hasVerifier = 1;
