@@ -75,7 +75,10 @@ std::string describeRegion(RegionOp region) {
              std::to_string(rect.getY()) + ", " +
              std::to_string(rect.getW()) + " x " +
              std::to_string(rect.getH()) + "]";
-  return where + " of stage @" + stage.getSymName().str();
+  where += " of stage @" + stage.getSymName().str();
+  if (std::optional<int64_t> layer = stage.getLayer())
+    where += " (layer " + std::to_string(*layer) + ")";
+  return where;
 }
 
 MemoryPeak memoryPeak(DeviceOp device, int64_t microBatch) {

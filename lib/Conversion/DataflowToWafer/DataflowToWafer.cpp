@@ -107,7 +107,7 @@ public:
     OpBuilder builder(program.getContext());
     Location loc = program.getLoc();
     OwningOpRef<DeviceOp> device = builder.create<DeviceOp>(
-        loc, program.getSymName(), target->getName(), target->getMeshWidth(),
+        loc, program.getSymName(), *targetName, target->getMeshWidth(),
         target->getMeshHeight(), target->getCoreSramBytes(),
         program.getGlobalBatch(), program.getNumCsx(), program.getSeqLen(),
         program.getMicroBatch(), /*micro_batch=*/0, /*grad_accum_steps=*/0,

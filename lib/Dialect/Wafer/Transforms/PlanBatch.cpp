@@ -45,15 +45,6 @@ struct Candidate {
   std::string peakWhere;
 };
 
-/// "stage @h.0.forward (layer 0)" for the stage of `region`.
-std::string stageOf(RegionOp region) {
-  auto stage = region->getParentOfType<StageOp>();
-  std::string text = "stage @" + stage.getSymName().str();
-  if (std::optional<int64_t> layer = stage.getLayer())
-    text += " (layer " + std::to_string(*layer) + ")";
-  return text;
-}
-
 struct WaferPlanBatch : cgpt::wafer::impl::WaferPlanBatchBase<WaferPlanBatch> {
   void runOnOperation() override {
     getOperation().walk([&](DeviceOp device) {
@@ -71,20 +62,17 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
   if (failed(target))
     return failure();
 
-  double serverBytes = static_cast<double>(device.getParameters()) *
-                       kServerBytesPerParameter;
-  if (serverBytes > target->getWeightServerCapacityBytes())
+  int64_t serverBytes = device.getParameters() * kServerBytesPerParameter;
+  auto capacity =
+      static_cast<int64_t>(target->getWeightServerCapacityBytes());
+  if (serverBytes > capacity)
     return device.emitOpError()
-           << "needs " << formatExactDouble(serverBytes)
+           << "needs " << formatGrouped(serverBytes)
            << " B on the weight servers (" << kServerBytesPerParameter
            << " B for each of " << formatGrouped(device.getParameters())
            << " parameters: f32 weights and two Adam moments), but target '"
-           << device.getTarget() << "' holds "
-           << formatExactDouble(target->getWeightServerCapacityBytes())
-           << " B: "
-           << formatExactDouble(serverBytes -
-                                target->getWeightServerCapacityBytes())
-           << " B short";
+           << device.getTarget() << "' holds " << formatGrouped(capacity)
+           << " B: " << formatGrouped(serverBytes - capacity) << " B short";
 
   int64_t perSystem = device.getPerSystemBatch();
   int64_t sram = device.getSramBytes();
@@ -183,10 +171,9 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
       InFlightDiagnostic diag =
           region.emitOpError()
           << "cannot fit even micro-batch " << first.microBatch << ": "
-          << stageOf(first.peak.region) << " needs "
+          << first.peakWhere << " needs "
           << formatGrouped(first.peak.memory.total())
-          << " B per core in " << sim::describeRegion(first.peak.region)
-          << "; the core has " << formatGrouped(sram) << " B, "
+          << " B per core; the core has " << formatGrouped(sram) << " B, "
           << formatGrouped(first.peak.memory.total() - sram) << " B short";
       diag.attachNote() << "memory map per core: "
                         << sim::describeMemory(first.peak.memory,

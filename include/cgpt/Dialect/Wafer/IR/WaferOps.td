@@ -74,8 +74,8 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
     IsolatedFromAbove, Symbol, SymbolTable, SingleBlock, NoTerminator]> {
   let summary = "a training step compiled for one target";
   let description = [{
-    Binds the program to a target (its name, mesh and per-core
-    `sram_bytes`) and holds its stages in schedule order. The batch facts
+    Binds the program to a target (as it was named: a built-in or a target
+    file's path; its mesh and per-core `sram_bytes`) and holds its stages in schedule order. The batch facts
     come from the dataflow program; `micro_batch` and `grad_accum_steps` are
     0 until `wafer-plan-batch` chooses them and says why in `plan`.
     `kept_bytes_per_sequence` is what every sequence keeps on the wafer for
