@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+#include "cgpt/Support/BatchChecks.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/Shapes.h"
 #include "cgpt/Support/StepRegion.h"
@@ -160,24 +161,16 @@ OptimizerStepOp ProgramOp::getOptimizerStep() {
 }
 
 LogicalResult ProgramOp::verifyRegions() {
-  if (getGlobalBatchAttr().getInt() <= 0 || getNumCsxAttr().getInt() <= 0 ||
-      getSeqLenAttr().getInt() <= 0)
-    return emitOpError() << "global_batch, num_csx and seq_len must be "
-                            "positive, got "
-                         << getGlobalBatch() << ", " << getNumCsx() << ", "
-                         << getSeqLen();
-  if (getGlobalBatch() % getNumCsx() != 0)
-    return emitOpError() << "global_batch (" << getGlobalBatch()
-                         << ") is not divisible by num_csx (" << getNumCsx()
-                         << ")";
+  if (failed(cgpt::verifyBatchFacts(*this, getGlobalBatch(), getNumCsx(),
+                                    getSeqLen())))
+    return failure();
   Block &body = getBody().front();
   if (body.getOperations().size() != 2 || !isa<MicroBatchLoopOp>(body.front()) ||
       !isa<OptimizerStepOp>(body.back()))
     return emitOpError() << "body must be one dataflow.micro_batch_loop "
                             "followed by one dataflow.optimizer_step";
   for (BlockArgument arg : getLoop().getBodyBlock().getArguments())
-    if (cast<StreamType>(arg.getType()).getShape()[1] !=
-        getSeqLenAttr().getInt())
+    if (cast<StreamType>(arg.getType()).getShape()[1] != getSeqLen())
       return emitOpError() << "micro_batch_loop streams "
                            << cast<StreamType>(arg.getType()).getTensor()
                            << " do not match seq_len " << getSeqLen();
@@ -212,13 +205,7 @@ LogicalResult MicroBatchLoopOp::verify() {
                               "got "
                            << arg.getType();
   }
-  int64_t microBatch = getMicroBatchAttr().getInt();
-  int64_t steps = getGradAccumStepsAttr().getInt();
-  if (microBatch < 0 || steps < 0 || (microBatch == 0) != (steps == 0))
-    return emitOpError() << "micro_batch (" << microBatch
-                         << ") and grad_accum_steps (" << steps
-                         << ") must both be 0 (not planned) or both positive";
-  return success();
+  return cgpt::verifyBatchPlan(*this, getMicroBatch(), getGradAccumSteps());
 }
 
 void StageOp::build(OpBuilder &builder, OperationState &state,

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
+#include "cgpt/Support/BatchChecks.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -37,20 +38,12 @@ LogicalResult DeviceOp::verifyRegions() {
     return emitOpError() << "mesh and sram_bytes must be positive, got "
                          << getWidth() << " x " << getHeight() << " and "
                          << getSramBytes();
-  if (getGlobalBatch() <= 0 || getNumCsx() <= 0 || getSeqLen() <= 0)
-    return emitOpError() << "global_batch, num_csx and seq_len must be "
-                            "positive, got "
-                         << getGlobalBatch() << ", " << getNumCsx() << ", "
-                         << getSeqLen();
-  if (getGlobalBatch() % getNumCsx() != 0)
-    return emitOpError() << "global_batch (" << getGlobalBatch()
-                         << ") is not divisible by num_csx (" << getNumCsx()
-                         << ")";
+  if (failed(cgpt::verifyBatchFacts(*this, getGlobalBatch(), getNumCsx(),
+                                    getSeqLen())) ||
+      failed(cgpt::verifyBatchPlan(*this, getMicroBatch(),
+                                   getGradAccumSteps())))
+    return failure();
   int64_t micro = getMicroBatch(), steps = getGradAccumSteps();
-  if (micro < 0 || steps < 0 || (micro == 0) != (steps == 0))
-    return emitOpError() << "micro_batch (" << micro
-                         << ") and grad_accum_steps (" << steps
-                         << ") must both be 0 (not planned) or both positive";
   if (micro && micro * steps != getPerSystemBatch())
     return emitOpError() << "micro_batch (" << micro << ") x grad_accum_steps ("
                          << steps << ") must equal the per-system batch ("

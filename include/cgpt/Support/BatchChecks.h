@@ -1,0 +1,52 @@
+//===- BatchChecks.h - verifier checks of batch facts -----------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The batch facts a dataflow program and a wafer device both carry, checked
+// once with one wording.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_SUPPORT_BATCHCHECKS_H
+#define CGPT_SUPPORT_BATCHCHECKS_H
+
+#include "mlir/IR/Operation.h"
+
+namespace cgpt {
+
+/// global_batch, num_csx and seq_len are positive and the systems divide
+/// the global batch.
+inline mlir::LogicalResult verifyBatchFacts(mlir::Operation *op,
+                                            int64_t globalBatch,
+                                            int64_t numCsx, int64_t seqLen) {
+  if (globalBatch <= 0 || numCsx <= 0 || seqLen <= 0)
+    return op->emitOpError() << "global_batch, num_csx and seq_len must be "
+                                "positive, got "
+                             << globalBatch << ", " << numCsx << ", "
+                             << seqLen;
+  if (globalBatch % numCsx != 0)
+    return op->emitOpError() << "global_batch (" << globalBatch
+                             << ") is not divisible by num_csx (" << numCsx
+                             << ")";
+  return mlir::success();
+}
+
+/// micro_batch and grad_accum_steps are both 0 (not planned yet) or both
+/// positive.
+inline mlir::LogicalResult verifyBatchPlan(mlir::Operation *op,
+                                           int64_t microBatch,
+                                           int64_t gradAccumSteps) {
+  if (microBatch < 0 || gradAccumSteps < 0 ||
+      (microBatch == 0) != (gradAccumSteps == 0))
+    return op->emitOpError() << "micro_batch (" << microBatch
+                             << ") and grad_accum_steps (" << gradAccumSteps
+                             << ") must both be 0 (not planned) or both "
+                                "positive";
+  return mlir::success();
+}
+
+} // namespace cgpt
+
+#endif // CGPT_SUPPORT_BATCHCHECKS_H
