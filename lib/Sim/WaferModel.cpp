@@ -117,7 +117,9 @@ static double regionSeconds(RegionOp region,
 }
 
 /// Seconds `flow` moves its bytes: over as many parallel links as the
-/// narrower region offers across the direction of travel, plus the hops.
+/// narrower region offers (its half-perimeter, w + h: the disjoint paths
+/// that can leave or enter a rectangle across two of its sides), plus the
+/// latency of the hops.
 static double flowSeconds(FlowOp flow, StageOp stage,
                           const target::WaferTargetModel &target,
                           int64_t microBatch) {
@@ -126,11 +128,7 @@ static double flowSeconds(FlowOp flow, StageOp stage,
   auto dest = cast<RegionOp>(
       mlir::SymbolTable::lookupSymbolIn(stage, flow.getDestAttr()));
   RectAttr from = source.getPlacementAttr(), to = dest.getPlacementAttr();
-  auto [fromX, fromY] = from.getCentre();
-  auto [toX, toY] = to.getCentre();
-  bool horizontal = std::abs(toX - fromX) >= std::abs(toY - fromY);
-  int64_t links = horizontal ? std::min(from.getH(), to.getH())
-                             : std::min(from.getW(), to.getW());
+  int64_t links = std::min(from.getW() + from.getH(), to.getW() + to.getH());
   double bytes = static_cast<double>(microBatch) * flow.getBytes();
   double rate = static_cast<double>(links) * target.getLinkBytesPerCycle() *
                 target.getClockHz();

@@ -159,7 +159,7 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
     Residency residency = residencyOf(&op);
     builder.create<wafer::RegionOp>(
         op.getLoc(), symbol, op.getName().getStringRef(),
-        /*placement=*/wafer::RectAttr(), kernel.getFlopsPerSequence(),
+        /*placement=*/wafer::RectAttr(), kernel.getExecutedFlopsPerSequence(),
         tile.getSizes(), tiles, APFloat(efficiency),
         tileWorkingSetBytes(kernel, tile.getSizes()),
         tileInputBytes(kernel, tile.getSizes()), residency.stationary,

@@ -438,6 +438,10 @@ int64_t GatherOp::getFlopsPerSequence() {
   return 2 * perSequence(shapeOf(getIds())[1]) * table[0] * table[1];
 }
 
+int64_t GatherOp::getExecutedFlopsPerSequence() {
+  return elementsPerSequence(getResult());
+}
+
 SmallVector<int64_t> GatherOp::getTilingSpace() {
   return {perSequence(shapeOf(getIds())[1]), shapeOf(getTable())[1]};
 }
@@ -460,6 +464,10 @@ LogicalResult ScatterAddOp::verify() {
 int64_t ScatterAddOp::getFlopsPerSequence() {
   ArrayRef<int64_t> result = shapeOf(getResult());
   return 2 * perSequence(shapeOf(getIds())[1]) * result[0] * result[1];
+}
+
+int64_t ScatterAddOp::getExecutedFlopsPerSequence() {
+  return elementsPerSequence(getGrad());
 }
 
 SmallVector<int64_t> ScatterAddOp::getTilingSpace() {
@@ -493,6 +501,10 @@ int64_t AddPositionsOp::getFlopsPerSequence() {
   return 2 * elementsPerSequence(getInput());
 }
 
+int64_t AddPositionsOp::getExecutedFlopsPerSequence() {
+  return elementsPerSequence(getInput());
+}
+
 SmallVector<int64_t> AddPositionsOp::getTilingSpace() {
   return rowSpace(getInput());
 }
@@ -503,6 +515,10 @@ LogicalResult PositionGradOp::verify() {
 
 int64_t PositionGradOp::getFlopsPerSequence() {
   return 2 * elementsPerSequence(getGrad());
+}
+
+int64_t PositionGradOp::getExecutedFlopsPerSequence() {
+  return elementsPerSequence(getGrad());
 }
 
 SmallVector<int64_t> PositionGradOp::getTilingSpace() {
@@ -749,6 +765,10 @@ int64_t SoftmaxOp::getFlopsPerSequence() {
   return 4 * getHeadSize() * elementsPerSequence(getScores());
 }
 
+int64_t SoftmaxOp::getExecutedFlopsPerSequence() {
+  return 5 * elementsPerSequence(getScores());
+}
+
 SmallVector<int64_t> SoftmaxOp::getTilingSpace() {
   return rowSpace(getScores());
 }
@@ -764,6 +784,10 @@ LogicalResult SoftmaxGradOp::verify() {
 
 int64_t SoftmaxGradOp::getFlopsPerSequence() {
   return 8 * getHeadSize() * elementsPerSequence(getProbs());
+}
+
+int64_t SoftmaxGradOp::getExecutedFlopsPerSequence() {
+  return 5 * elementsPerSequence(getProbs());
 }
 
 SmallVector<int64_t> SoftmaxGradOp::getTilingSpace() {

@@ -145,6 +145,14 @@ def Dataflow_KernelOpInterface : OpInterface<"KernelOpInterface"> {
                     "int64_t", "getFlopsPerSequence">,
     InterfaceMethod<"The extents, for one sequence, that `tile` divides.",
                     "::llvm::SmallVector<int64_t>", "getTilingSpace">,
+    InterfaceMethod<[{
+        FLOPs the cores execute for one sequence: what the timing model
+        charges. The algorithmic count follows the paper's conventions
+        (a lookup counted as a one-hot product, say); this one counts the
+        arithmetic actually done.
+      }], "int64_t", "getExecutedFlopsPerSequence", (ins), [{}], [{
+        return $_op.getFlopsPerSequence();
+      }]>,
   ];
   let extraSharedClassDeclaration = [{
     /// The tile chosen by dataflow-tile, if any.

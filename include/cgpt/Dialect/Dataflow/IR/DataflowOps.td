@@ -19,9 +19,10 @@ class Dataflow_Op<string mnemonic, list<Trait> traits = []>
 
 /// A kernel: its own operands plus the tile dataflow-tile picks and the
 /// `recompute` mark of kernels rerun for the backward pass.
-class Dataflow_Kernel<string mnemonic, dag operands, list<Trait> traits = []>
+class Dataflow_Kernel<string mnemonic, dag operands, list<Trait> traits = [],
+                      list<string> overridden = []>
     : Dataflow_Op<mnemonic, !listconcat(traits, [
-        DeclareOpInterfaceMethods<Dataflow_KernelOpInterface>])> {
+        DeclareOpInterfaceMethods<Dataflow_KernelOpInterface, overridden>])> {
   let arguments = !con(operands, (ins OptionalAttr<Dataflow_TileAttr>:$tile,
                                       UnitAttr:$recompute));
   let hasVerifier = 1;
@@ -302,12 +303,12 @@ def Dataflow_MapOp : Dataflow_Kernel<"map", (ins
 
 def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
     Dataflow_Stream:$table, Dataflow_Stream:$ids,
-    OptionalAttr<F64Attr>:$scale)> {
+    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence"]> {
   let summary = "embedding lookup: rows of a table picked by token id";
   let description = [{
     `result[b, s, :] = scale * table[ids[b, s], :]`. Tiling space
     `[seq, d_model]`. FLOPs: `2 V d` per token, the one-hot product the
-    lookup computes, as Appendix F counts it.
+    lookup computes, as Appendix F counts it; it executes `d` (the scale).
 
     ```mlir
     %x = dataflow.gather %wte, %tokens : (...) -> !dataflow.stream<tensor<?x64x64xf32>>
@@ -321,12 +322,13 @@ def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
 
 def Dataflow_ScatterAddOp : Dataflow_Kernel<"scatter_add", (ins
     Dataflow_Stream:$ids, Dataflow_Stream:$grad,
-    OptionalAttr<F64Attr>:$scale)> {
+    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence"]> {
   let summary = "embedding gradient: rows added at their token ids";
   let description = [{
     `result[v, :] = scale * sum over (b, s) with ids[b, s] = v of
     grad[b, s, :]`, a `[vocab, d_model]` gradient. Tiling space
-    `[seq, d_model]`; FLOPs `2 V d` per token, as its forward lookup.
+    `[seq, d_model]`; FLOPs `2 V d` per token, as its forward lookup; it
+    executes `d` adds.
   }];
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = [{
@@ -335,7 +337,7 @@ def Dataflow_ScatterAddOp : Dataflow_Kernel<"scatter_add", (ins
 }
 
 def Dataflow_AddPositionsOp : Dataflow_Kernel<"add_positions", (ins
-    Dataflow_Stream:$input, Dataflow_Stream:$table)> {
+    Dataflow_Stream:$input, Dataflow_Stream:$table), [], ["getExecutedFlopsPerSequence"]> {
   let summary = "adds learned position embeddings";
   let description = [{
     `result[b, s, :] = input[b, s, :] + table[s, :]`. Tiling space
@@ -348,7 +350,7 @@ def Dataflow_AddPositionsOp : Dataflow_Kernel<"add_positions", (ins
 }
 
 def Dataflow_PositionGradOp : Dataflow_Kernel<"position_grad", (ins
-    Dataflow_Stream:$grad)> {
+    Dataflow_Stream:$grad), [], ["getExecutedFlopsPerSequence"]> {
   let summary = "position embedding gradient: summed over the batch";
   let description = [{
     `result[s, :] = sum_b grad[b, s, :]` for `s < seq`, zero for the table
@@ -479,13 +481,14 @@ def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
 
 def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
     Dataflow_Stream:$scores, F64Attr:$scale, UnitAttr:$causal,
-    CGPT_I64Attr:$head_size)> {
+    CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence"]> {
   let summary = "scaled, causally masked softmax over attention scores";
   let description = [{
     `p[..., i, j] = softmax_j(scale * scores[..., i, j])` over `j <= i` when
     `causal`, 0 for `j > i`. Tiling space `[heads * seq, seq]` (a row is one
     query). FLOPs follow Appendix F, which counts `4 d s^2` per layer
-    (`3 d s^2` and a `d s^2` reduction): `4 * head_size` per score.
+    (`3 d s^2` and a `d s^2` reduction): `4 * head_size` per score. It
+    executes 5 per score: scale, max, subtract and exp, sum, divide.
   }];
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = "$scores attr-dict `:` functional-type(operands, results)";
@@ -493,11 +496,12 @@ def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
 
 def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins
     Dataflow_Stream:$probs, Dataflow_Stream:$grad, F64Attr:$scale,
-    CGPT_I64Attr:$head_size)> {
+    CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence"]> {
   let summary = "softmax gradient, back to the unscaled scores";
   let description = [{
     `dscores = scale * p * (dp - sum_j(p * dp))`. Masked positions have
-    `p = 0` and get no gradient. FLOPs: twice the forward's.
+    `p = 0` and get no gradient. FLOPs: twice the forward's; it executes 5
+    per score.
   }];
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = [{

@@ -137,7 +137,8 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
   let summary = "the cores one kernel runs on";
   let description = [{
     A kernel of the stage, with what placement and the memory check need,
-    all per sequence of the micro-batch: `flops`, its `tile` and the number
+    all per sequence of the micro-batch: the `flops` it executes, its
+    `tile` and the number
     of `tiles`, the tile `efficiency` (work over padded work), the per-core
     `working_set` of one tile and its `stream_buffers` (the next tile of
     each input, arriving while the current one computes), the
