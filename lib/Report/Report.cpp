@@ -8,7 +8,10 @@
 
 #include "cgpt/Support/Format.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <map>
 
 using namespace cgpt::transformer;
 
@@ -41,6 +44,7 @@ mlir::LogicalResult describeStep(TrainStepOp step, StepReport &report) {
   if (mlir::failed(facts))
     return mlir::failure();
   report.model = *facts;
+  report.fromStep = true;
   report.perSystemBatch = step.getPerSystemBatch();
   report.microBatchRequest = describeMicroBatch(step.getMicroBatch());
   report.mup = static_cast<bool>(step.getMupAttr());
@@ -75,6 +79,7 @@ void describeDevice(wafer::DeviceOp device,
   w.meshCores = device.getNumCores();
   w.clockHz = target.getClockHz();
   w.peakFlops = target.getPeakFlopsPerSecond();
+  w.algorithmicFlopsPerStep = device.getAlgorithmicFlopsPerStep();
   w.microBatch = device.getMicroBatch();
   w.gradAccumSteps = device.getGradAccumSteps();
   w.plan = device.getPlan().value_or("").str();
@@ -100,6 +105,19 @@ void describeDevice(wafer::DeviceOp device,
     w.stages.push_back(std::move(s));
   }
   report.wafer = std::move(w);
+  if (report.fromStep)
+    return;
+  ModelFacts &m = report.model;
+  m.name = device.getSymName().str();
+  m.parameters = device.getParameters();
+  m.sequenceLength = device.getSeqLen();
+  m.globalBatch = device.getGlobalBatch();
+  m.numCsx = device.getNumCsx();
+  for (auto stage : device.getBody().front().getOps<wafer::StageOp>())
+    m.layers = std::max(m.layers, stage.getLayer().value_or(-1) + 1);
+  report.perSystemBatch = device.getPerSystemBatch();
+  report.microBatchRequest =
+      describeMicroBatch(device.getMicroBatchRequest());
 }
 
 /// A FLOP or byte count for people: 4 significant digits.
@@ -107,43 +125,24 @@ static std::string approx(double value) {
   return llvm::formatv("{0:e3}", value).str();
 }
 
-void printSummary(llvm::raw_ostream &os, const StepReport &report) {
-  const ModelFacts &m = report.model;
-  os << "cgpt: " << m.name;
-  if (!report.sourcePath.empty())
-    os << " (" << report.sourcePath << ")";
-  os << "\n";
-  if (!report.origin.empty())
-    os << "  read as     " << report.origin << "\n";
-  os << llvm::formatv("  model       {0} layers, d_model {1}, {2} heads x {3}, "
-                      "d_ffn {4}, vocab {5}\n",
-                      m.layers, m.hiddenSize, m.numHeads, m.headSize,
-                      m.ffnSize, m.vocabSize);
-  os << "              " << m.positionEmbedding << " positions, "
-     << (m.tiedEmbeddings ? "tied" : "untied") << " embeddings"
-     << (report.mup ? ", muP" : "") << "\n";
-  os << "  parameters  " << formatGrouped(m.parameters) << "\n";
-  os << llvm::formatv("  batch       {0} sequences x {1} tokens per step on "
-                      "{2} system(s): {3} per system, micro-batch {4}\n",
-                      m.globalBatch, m.sequenceLength, m.numCsx,
-                      report.perSystemBatch, report.microBatchRequest);
-  os << "  optimizer   " << report.optimizer << "\n";
-  os << "  precision   " << report.precision << "\n";
-  if (!report.dataflow)
-    return;
-  const dataflow::StepCosts &c = report.dataflow->costs;
+static void printDataflowSummary(llvm::raw_ostream &os,
+                                 const StepReport::Dataflow &flow) {
+  const dataflow::StepCosts &c = flow.costs;
   os << "  compute     " << approx(c.algorithmicFlopsPerStep())
      << " algorithmic FLOP per step (" << approx(c.flopsPerSequence)
      << " per sequence), " << approx(c.recomputeFlopsPerStep())
-     << " more recomputed (recompute " << report.dataflow->recompute
+     << " more recomputed (recompute " << flow.recompute
      << ")\n";
   os << "  streaming   " << approx(c.weightBytesIn) << " B of weights in, "
      << approx(c.gradientBytesOut)
      << " B of gradients out per micro-batch pass\n";
   os << "  activations " << approx(c.keptBytesPerSequencePerLayer)
      << " B kept per sequence per layer\n";
-  if (!report.wafer)
-    return;
+}
+
+static void printWaferSummary(llvm::raw_ostream &os,
+                              const StepReport &report) {
+  const ModelFacts &m = report.model;
   const StepReport::Wafer &w = *report.wafer;
   os << llvm::formatv("  micro-batch {0} x {1} accumulation step(s) per "
                       "system\n",
@@ -154,26 +153,109 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
      << " cores (" << w.targetName << "); SRAM peak "
      << formatGrouped(w.sramPeak) << " of " << formatGrouped(w.sramLimit)
      << " B per core in " << w.sramPeakWhere << "\n";
+  if (!report.simulation)
+    return;
+  const sim::SimulationResult &r = *report.simulation;
+  double flops = w.algorithmicFlopsPerStep;
+  double tokens = static_cast<double>(m.globalBatch) * m.sequenceLength;
+  os << llvm::formatv("  step        {0} s: {1} steps/s, {2} samples/s, {3} "
+                      "tokens/s\n",
+                      approx(r.stepSeconds), approx(1 / r.stepSeconds),
+                      approx(m.globalBatch / r.stepSeconds),
+                      approx(tokens / r.stepSeconds));
+  os << llvm::formatv("              {0} FLOP/s achieved, {1}% of the {2} "
+                      "FLOP/s peak of {3} system(s)\n",
+                      approx(flops / r.stepSeconds),
+                      formatExactDouble(std::round(1000 * flops /
+                                                   r.stepSeconds /
+                                                   (w.peakFlops * r.numCsx)) /
+                                        10),
+                      approx(w.peakFlops * r.numCsx), r.numCsx);
+  os << llvm::formatv("              {0} passes of {1} s, then {2} s reduce "
+                      "and {3} s optimizer\n",
+                      r.passes, approx(r.firstPassSeconds),
+                      approx(r.reduceSeconds), approx(r.optimizerSeconds));
+  // What bounds the stages, and the stages that take longest.
+  std::map<std::string, int> bounds;
+  for (const sim::StageTiming &stage : r.stages)
+    ++bounds[stage.bound];
+  os << "  bounds      ";
+  llvm::interleaveComma(bounds, os, [&](const auto &entry) {
+    os << entry.second << " " << entry.first;
+  });
+  os << " (stages)\n";
+  std::vector<const sim::StageTiming *> slowest;
+  for (const sim::StageTiming &stage : r.stages)
+    slowest.push_back(&stage);
+  std::stable_sort(slowest.begin(), slowest.end(), [](auto *a, auto *b) {
+    return a->end - a->start > b->end - b->start;
+  });
+  slowest.resize(std::min<size_t>(3, slowest.size()));
+  os << "  slowest     ";
+  llvm::interleaveComma(slowest, os, [&](const sim::StageTiming *stage) {
+    os << stage->name << " " << approx(stage->end - stage->start) << " s ("
+       << stage->bound << ")";
+  });
+  os << "\n";
+}
+
+
+void printSummary(llvm::raw_ostream &os, const StepReport &report) {
+  const ModelFacts &m = report.model;
+  os << "cgpt: " << m.name;
+  if (!report.sourcePath.empty())
+    os << " (" << report.sourcePath << ")";
+  os << "\n";
+  if (!report.origin.empty())
+    os << "  read as     " << report.origin << "\n";
+  if (report.fromStep) {
+    os << llvm::formatv("  model       {0} layers, d_model {1}, {2} heads x "
+                        "{3}, d_ffn {4}, vocab {5}\n",
+                        m.layers, m.hiddenSize, m.numHeads, m.headSize,
+                        m.ffnSize, m.vocabSize);
+    os << "              " << m.positionEmbedding << " positions, "
+       << (m.tiedEmbeddings ? "tied" : "untied") << " embeddings"
+       << (report.mup ? ", muP" : "") << "\n";
+  } else {
+    os << "  model       " << m.layers
+       << " layers (from placed wafer IR: the model's shape is not kept)\n";
+  }
+  os << "  parameters  " << formatGrouped(m.parameters) << "\n";
+  os << llvm::formatv("  batch       {0} sequences x {1} tokens per step on "
+                      "{2} system(s): {3} per system, micro-batch {4}\n",
+                      m.globalBatch, m.sequenceLength, m.numCsx,
+                      report.perSystemBatch, report.microBatchRequest);
+  if (report.fromStep) {
+    os << "  optimizer   " << report.optimizer << "\n";
+    os << "  precision   " << report.precision << "\n";
+  }
+  if (report.dataflow)
+    printDataflowSummary(os, *report.dataflow);
+  if (report.wafer)
+    printWaferSummary(os, report);
 }
 
 llvm::json::Value buildReport(const StepReport &report) {
   const ModelFacts &m = report.model;
+  llvm::json::Object model{
+      {"name", m.name},
+      {"parameters", m.parameters},
+      {"layers", m.layers},
+      {"sequence_length", m.sequenceLength},
+  };
+  // Wafer IR keeps no more of the model than the keys above.
+  if (report.fromStep) {
+    model["hidden_size"] = m.hiddenSize;
+    model["num_heads"] = m.numHeads;
+    model["head_size"] = m.headSize;
+    model["ffn_size"] = m.ffnSize;
+    model["vocab_size"] = m.vocabSize;
+    model["position_embedding"] = m.positionEmbedding;
+    model["tied_embeddings"] = m.tiedEmbeddings;
+    model["mup"] = report.mup;
+  }
   llvm::json::Object json{
-      {"model",
-       llvm::json::Object{
-           {"name", m.name},
-           {"parameters", m.parameters},
-           {"layers", m.layers},
-           {"hidden_size", m.hiddenSize},
-           {"num_heads", m.numHeads},
-           {"head_size", m.headSize},
-           {"ffn_size", m.ffnSize},
-           {"vocab_size", m.vocabSize},
-           {"sequence_length", m.sequenceLength},
-           {"position_embedding", m.positionEmbedding},
-           {"tied_embeddings", m.tiedEmbeddings},
-           {"mup", report.mup},
-       }},
+      {"model", std::move(model)},
       {"batch",
        llvm::json::Object{
            {"global", m.globalBatch},
@@ -228,7 +310,147 @@ llvm::json::Value buildReport(const StepReport &report) {
     }
     json["placement"] = llvm::json::Object{{"stages", std::move(stages)}};
   }
+  if (report.simulation && report.wafer) {
+    const sim::SimulationResult &r = *report.simulation;
+    const ModelFacts &facts = report.model;
+    double flops = report.wafer->algorithmicFlopsPerStep;
+    double achieved = flops / r.stepSeconds;
+    llvm::json::Object *step =
+        json.try_emplace("step", llvm::json::Object()).first->second.getAsObject();
+    (*step)["algorithmic_flops"] = flops;
+    (*step)["seconds"] = r.stepSeconds;
+    (*step)["steps_per_second"] = 1 / r.stepSeconds;
+    (*step)["samples_per_second"] = facts.globalBatch / r.stepSeconds;
+    (*step)["tokens_per_second"] = static_cast<double>(facts.globalBatch) *
+                                   facts.sequenceLength / r.stepSeconds;
+    (*step)["achieved_flops_per_second"] = achieved;
+    (*step)["utilization"] =
+        achieved / (report.wafer->peakFlops * static_cast<double>(r.numCsx));
+    (*step)["passes"] = r.passes;
+    (*step)["pass_seconds"] = r.firstPassSeconds;
+    (*step)["reduce_seconds"] = r.reduceSeconds;
+    (*step)["optimizer_seconds"] = r.optimizerSeconds;
+    llvm::json::Array breakdown;
+    for (const sim::StageTiming &stage : r.stages)
+      breakdown.push_back(llvm::json::Object{
+          {"name", stage.name},
+          {"seconds", stage.end - stage.start},
+          {"bound", stage.bound}});
+    json["breakdown"] = std::move(breakdown);
+  }
   return json;
+}
+
+llvm::Error writeTrace(llvm::StringRef path,
+                       const sim::SimulationResult &simulation) {
+  // Tracks in order of first use, so the same step gives the same file.
+  std::vector<std::string> tracks;
+  llvm::json::Array events;
+  for (const sim::TraceEvent &event : simulation.trace) {
+    auto it = std::find(tracks.begin(), tracks.end(), event.track);
+    int64_t tid = it - tracks.begin();
+    if (it == tracks.end())
+      tracks.push_back(event.track);
+    events.push_back(llvm::json::Object{
+        {"name", event.name},
+        {"cat", event.track},
+        {"ph", "X"},
+        {"pid", 0},
+        {"tid", tid},
+        {"ts", event.start * 1e6},
+        {"dur", event.duration * 1e6}});
+  }
+  for (auto [tid, track] : llvm::enumerate(tracks))
+    events.push_back(llvm::json::Object{
+        {"name", "thread_name"},
+        {"ph", "M"},
+        {"pid", 0},
+        {"tid", static_cast<int64_t>(tid)},
+        {"args", llvm::json::Object{{"name", track}}}});
+  return writeJsonFile(path, llvm::json::Object{
+                                 {"traceEvents", std::move(events)},
+                                 {"displayTimeUnit", "ms"}});
+}
+
+void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows) {
+  os << llvm::formatv("{0,8} {1,12} {2,12} {3,14} {4,10}\n", "systems",
+                      "micro-batch", "step (s)", "samples/s", "speed-up");
+  for (const ScalingRow &row : rows)
+    os << llvm::formatv("{0,8} {1,12} {2,12} {3,14} {4,10}\n", row.systems,
+                        llvm::formatv("{0} x {1}", row.microBatch,
+                                      row.gradAccumSteps)
+                            .str(),
+                        llvm::formatv("{0:f4}", row.stepSeconds).str(),
+                        llvm::formatv("{0:f2}", row.samplesPerSecond).str(),
+                        llvm::formatv("{0:f2}", row.samplesPerSecond /
+                                                    rows.front().samplesPerSecond)
+                            .str());
+}
+
+llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
+                             llvm::ArrayRef<ScalingRow> rows) {
+  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+    const double width = 640, height = 420, left = 70, right = 20, top = 40,
+                 bottom = 50;
+    double maxSystems = 0, maxRate = 0;
+    for (const ScalingRow &row : rows) {
+      maxSystems = std::max(maxSystems, static_cast<double>(row.systems));
+      maxRate = std::max(maxRate, row.samplesPerSecond);
+    }
+    double ideal = rows.front().samplesPerSecond / rows.front().systems;
+    maxRate = std::max(maxRate, ideal * maxSystems) * 1.05;
+    auto x = [&](double systems) {
+      return left + (width - left - right) * systems / maxSystems;
+    };
+    auto y = [&](double rate) {
+      return height - bottom - (height - top - bottom) * rate / maxRate;
+    };
+    os << llvm::formatv("<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                        "width=\"{0}\" height=\"{1}\" "
+                        "font-family=\"sans-serif\">\n",
+                        width, height);
+    os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+    os << llvm::formatv("<text x=\"{0}\" y=\"24\" font-size=\"15\" "
+                        "font-weight=\"bold\">{1}: samples/s by number of "
+                        "systems</text>\n",
+                        left, model);
+    os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
+                        "y2=\"{1}\" stroke=\"black\"/>\n<line "
+                        "x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\" "
+                        "stroke=\"black\"/>\n",
+                        left, height - bottom, width - right, top);
+    os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
+                        "y2=\"{3}\" stroke=\"#999\" "
+                        "stroke-dasharray=\"4 4\"/>\n",
+                        x(0), y(0), x(maxSystems), y(ideal * maxSystems));
+    os << "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" "
+          "points=\"";
+    for (const ScalingRow &row : rows)
+      os << llvm::formatv("{0},{1} ", x(row.systems), y(row.samplesPerSecond));
+    os << "\"/>\n";
+    for (const ScalingRow &row : rows) {
+      os << llvm::formatv("<circle cx=\"{0}\" cy=\"{1}\" r=\"4\" "
+                          "fill=\"#4e79a7\"/>\n",
+                          x(row.systems), y(row.samplesPerSecond));
+      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\" "
+                          "text-anchor=\"middle\">{2}</text>\n",
+                          x(row.systems), height - bottom + 16, row.systems);
+      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\">"
+                          "{2:f1}</text>\n",
+                          x(row.systems) + 6, y(row.samplesPerSecond) - 6,
+                          row.samplesPerSecond);
+    }
+    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"12\" "
+                        "text-anchor=\"middle\">systems (dashed: linear "
+                        "from the first point)</text>\n",
+                        (left + width - right) / 2, height - 12);
+    os << llvm::formatv("<text x=\"14\" y=\"{0}\" font-size=\"12\" "
+                        "transform=\"rotate(-90 14 {0})\" "
+                        "text-anchor=\"middle\">samples/s</text>\n",
+                        (top + height - bottom) / 2);
+    os << "</svg>\n";
+    return llvm::Error::success();
+  });
 }
 
 llvm::Error writeJsonFile(llvm::StringRef path, const llvm::json::Value &value) {

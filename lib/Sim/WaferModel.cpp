@@ -96,9 +96,8 @@ MemoryPeak memoryPeak(DeviceOp device, int64_t microBatch) {
 /// Seconds `region` computes for `microBatch` sequences: its FLOPs over
 /// the cores that have a tile to work on, at the efficiency its tiles
 /// allow, or its SRAM traffic over the cores' SRAM bandwidth if slower.
-static double regionSeconds(RegionOp region,
-                            const target::WaferTargetModel &target,
-                            int64_t microBatch) {
+double regionSeconds(RegionOp region, const target::WaferTargetModel &target,
+                     int64_t microBatch) {
   int64_t cores = std::min(region.getPlacementAttr().getCores(),
                            microBatch * region.getTiles());
   double cyclesPerSecond = target.getClockHz();
@@ -120,9 +119,9 @@ static double regionSeconds(RegionOp region,
 /// narrower region offers (its half-perimeter, w + h: the disjoint paths
 /// that can leave or enter a rectangle across two of its sides), plus the
 /// latency of the hops.
-static double flowSeconds(FlowOp flow, StageOp stage,
-                          const target::WaferTargetModel &target,
-                          int64_t microBatch) {
+double flowSeconds(FlowOp flow, StageOp stage,
+                   const target::WaferTargetModel &target,
+                   int64_t microBatch) {
   auto source = cast<RegionOp>(
       mlir::SymbolTable::lookupSymbolIn(stage, flow.getSourceAttr()));
   auto dest = cast<RegionOp>(
@@ -132,55 +131,17 @@ static double flowSeconds(FlowOp flow, StageOp stage,
   double bytes = static_cast<double>(microBatch) * flow.getBytes();
   double rate = static_cast<double>(links) * target.getLinkBytesPerCycle() *
                 target.getClockHz();
-  double latency = static_cast<double>(flow.getHops()) *
-                   target.getHopLatencyCycles() / target.getClockHz();
-  return bytes / rate + latency;
+  return bytes / rate + flowLatencySeconds(flow, target);
 }
 
-StageCost stageCost(StageOp stage, const target::WaferTargetModel &target,
-                    int64_t microBatch) {
-  StageCost cost;
-  int64_t bytesIn = 0, bytesOut = 0;
-  for (Operation &op : stage.getBody().front()) {
-    if (auto region = dyn_cast<RegionOp>(op))
-      cost.compute =
-          std::max(cost.compute, regionSeconds(region, target, microBatch));
-    else if (auto flow = dyn_cast<FlowOp>(op))
-      cost.fabric = std::max(cost.fabric,
-                             flowSeconds(flow, stage, target, microBatch));
-    else if (auto ingress = dyn_cast<IngressOp>(op))
-      bytesIn += ingress.getBytes();
-    else if (auto egress = dyn_cast<EgressOp>(op))
-      bytesOut += egress.getBytes();
-  }
-  cost.weightsIn = static_cast<double>(bytesIn) / target.getIoBytesPerSecond();
-  cost.gradientsOut =
-      static_cast<double>(bytesOut) / target.getIoBytesPerSecond();
-  // Kernels, flows and the two directions of I/O run at once: the stage
-  // takes as long as the slowest of them.
-  std::pair<double, const char *> parts[] = {
-      {cost.compute, "compute"},
-      {cost.fabric, "fabric"},
-      {cost.weightsIn, "weights in"},
-      {cost.gradientsOut, "gradients out"}};
-  auto slowest = std::max_element(
-      std::begin(parts), std::end(parts),
-      [](const auto &a, const auto &b) { return a.first < b.first; });
-  cost.seconds = slowest->first;
-  cost.bound = slowest->second;
-  return cost;
+double flowLatencySeconds(FlowOp flow, const target::WaferTargetModel &target) {
+  return static_cast<double>(flow.getHops()) * target.getHopLatencyCycles() /
+         target.getClockHz();
 }
 
-StepCost stepCost(DeviceOp device, const target::WaferTargetModel &target,
-                  int64_t microBatch) {
-  StepCost cost;
-  cost.passes = device.getPerSystemBatch() / microBatch;
-  for (auto stage : device.getBody().front().getOps<StageOp>())
-    cost.passSeconds += stageCost(stage, target, microBatch).seconds;
-  cost.stepSeconds = static_cast<double>(cost.passes) * cost.passSeconds;
-  cost.samplesPerSecond =
-      static_cast<double>(device.getGlobalBatch()) / cost.stepSeconds;
-  return cost;
+int64_t regionWaves(RegionOp region, int64_t microBatch) {
+  return std::max<int64_t>(1, ceilDiv(microBatch * region.getTiles(),
+                                      region.getPlacementAttr().getCores()));
 }
 
 } // namespace cgpt::sim

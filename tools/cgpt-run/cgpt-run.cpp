@@ -1,12 +1,13 @@
-//===- cgpt-run.cpp - compile and report a GPT training step ---------------===//
+//===- cgpt-run.cpp - compile and simulate a GPT training step -------------===//
 //
 // Part of cgpt.
 //
 //===----------------------------------------------------------------------===//
 //
 // cgpt-run takes a model file (Model Zoo params YAML, Hugging Face
-// config.json) or transformer IR, and reports what one training step is.
-// Usage and exit status: docs/tools/cgpt-run.md.
+// config.json) or IR from cgpt-opt at any level, compiles one training step down to the
+// wafer, simulates it on the target and the cluster, and reports how fast
+// training goes and why. Usage and exit status: docs/tools/cgpt-run.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,9 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
@@ -48,9 +51,25 @@ cl::opt<EmitKind> emit(
 cl::opt<std::string> reportPath("report",
                                 cl::desc("Write the JSON report to this file"),
                                 cl::value_desc("file"), cl::cat(runCategory));
-cl::opt<int64_t> numCsx("num-csx",
-                        cl::desc("Number of systems (overrides the file)"),
-                        cl::init(0), cl::cat(runCategory));
+cl::opt<std::string> tracePath(
+    "trace",
+    cl::desc("Write the simulated timeline (Chrome trace-event JSON)"),
+    cl::value_desc("file"), cl::cat(runCategory));
+cl::list<int64_t> numCsx(
+    "num-csx",
+    cl::desc("Number of systems (overrides the file); a list such as "
+             "1,2,4,8,16 runs a sweep"),
+    cl::CommaSeparated, cl::cat(runCategory));
+cl::opt<std::string> plotPath(
+    "plot", cl::desc("With a --num-csx sweep: draw samples/s by systems"),
+    cl::value_desc("file.svg"), cl::cat(runCategory));
+cl::opt<int64_t> steps(
+    "steps",
+    cl::desc("Simulate this many optimizer steps, with Model Zoo log lines"),
+    cl::init(0), cl::cat(runCategory));
+cl::opt<int64_t> logSteps("log-steps",
+                          cl::desc("With --steps: log every this many steps"),
+                          cl::init(1), cl::cat(runCategory));
 cl::opt<std::string> microBatchSize(
     "micro-batch-size",
     cl::desc("Micro-batch per system (overrides the file): an integer, "
@@ -82,10 +101,10 @@ cl::opt<cgpt::dataflow::Recompute> recompute(
 /// The input as a verified module: a model file is imported (and `origin`
 /// says how it was read), anything else is parsed as MLIR.
 static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
+                                        std::optional<int64_t> systems,
                                         std::string &origin) {
   cgpt::frontend::ImportOptions options;
-  if (numCsx.getNumOccurrences())
-    options.numCsx = numCsx;
+  options.numCsx = systems;
   if (microBatchSize.getNumOccurrences())
     options.microBatchSize = microBatchSize;
   if (cgpt::frontend::isModelFile(inputPath)) {
@@ -117,12 +136,180 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
+static void printModule(ModuleOp module) {
+  module.print(llvm::outs());
+  llvm::outs() << "\n";
+}
+
+/// The one op of `OpTy` in `module`, or null after a diagnostic when there
+/// are several.
+template <typename OpTy>
+static FailureOr<OpTy> findSingle(ModuleOp module) {
+  auto ops = module.getOps<OpTy>();
+  if (ops.empty())
+    return OpTy();
+  if (std::next(ops.begin()) != ops.end())
+    return emitError(module.getLoc())
+           << "expected at most one '" << OpTy::getOperationName()
+           << "' in the module";
+  return *ops.begin();
+}
+
+/// Fails with a diagnostic when options ask for what IR below the
+/// transformer level has already fixed.
+static LogicalResult checkLoweredInput(ModuleOp module, EmitKind inputLevel) {
+  StringRef level = inputLevel == EmitKind::Dataflow ? "dataflow" : "wafer";
+  if (target.getNumOccurrences() || recompute.getNumOccurrences())
+    return emitError(module.getLoc())
+           << "--target and --recompute apply to model files and transformer "
+              "IR; this "
+           << level << " IR is already lowered for its target";
+  if (emit != EmitKind::Summary && emit < inputLevel)
+    return emitError(module.getLoc())
+           << "--emit asks for IR above the input's level; the input is "
+           << level << " IR";
+  return success();
+}
+
+/// Compiles the input for `systems` (the file's when unset) and simulates
+/// a step. The input may be a model file or IR at any of the three levels;
+/// lowering starts where the input stands. Prints the IR `--emit` asks for
+/// on the way.
+static FailureOr<cgpt::report::StepReport>
+compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
+                   OwningOpRef<ModuleOp> &module) {
+  cgpt::report::StepReport report;
+  report.sourcePath = inputPath;
+  module = loadModule(context, systems, report.origin);
+  if (!module)
+    return failure();
+  FailureOr<cgpt::transformer::TrainStepOp> step =
+      findSingle<cgpt::transformer::TrainStepOp>(*module);
+  FailureOr<cgpt::dataflow::ProgramOp> program =
+      findSingle<cgpt::dataflow::ProgramOp>(*module);
+  FailureOr<cgpt::wafer::DeviceOp> device =
+      findSingle<cgpt::wafer::DeviceOp>(*module);
+  if (failed(step) || failed(program) || failed(device))
+    return failure();
+  if (!!*step + !!*program + !!*device != 1)
+    return emitError(module->getLoc())
+           << "expected one transformer.train_step, dataflow.program or "
+              "wafer.device in the module";
+
+  if (*step) {
+    if (failed(cgpt::report::describeStep(*step, report)))
+      return failure();
+    if (emit == EmitKind::Transformer)
+      printModule(*module);
+    cgpt::LowerToDataflowOptions lowering;
+    lowering.target = std::string(target);
+    lowering.recompute = cgpt::dataflow::Recompute(recompute);
+    PassManager toDataflow(&context);
+    cgpt::buildLowerToDataflowPipeline(toDataflow, lowering);
+    if (failed(toDataflow.run(*module)))
+      return failure();
+    program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
+  } else if (failed(checkLoweredInput(*module, *program ? EmitKind::Dataflow
+                                                     : EmitKind::Wafer))) {
+    return failure();
+  }
+
+  if (*program) {
+    cgpt::report::describeProgram(*program, report);
+    if (emit == EmitKind::Dataflow)
+      printModule(*module);
+    PassManager toWafer(&context);
+    cgpt::buildDataflowToWaferPipeline(toWafer);
+    if (failed(toWafer.run(*module)))
+      return failure();
+    device = *module->getOps<cgpt::wafer::DeviceOp>().begin();
+  }
+  if (emit == EmitKind::Wafer)
+    printModule(*module);
+
+  FailureOr<cgpt::target::WaferTargetModel> targetModel =
+      cgpt::target::WaferTargetModel::load((*device).getTarget(), &context);
+  if (failed(targetModel))
+    return failure();
+  cgpt::report::describeDevice(*device, *targetModel, report);
+  FailureOr<cgpt::sim::SimulationResult> simulation =
+      cgpt::sim::simulateStep(*device, *targetModel);
+  if (failed(simulation))
+    return failure();
+  report.simulation = std::move(*simulation);
+  return report;
+}
+
+static bool drawPlacement(ModuleOp module) {
+  auto device = *module.getOps<cgpt::wafer::DeviceOp>().begin();
+  cgpt::wafer::StageOp drawn;
+  for (auto stage : device.getBody().front().getOps<cgpt::wafer::StageOp>())
+    if (placementStage.empty() ? stage.getLayer().has_value()
+                               : stage.getSymName() == placementStage) {
+      drawn = stage;
+      break;
+    }
+  if (!drawn) {
+    llvm::errs() << "cgpt-run: no stage '" << placementStage
+                 << "' to draw; --emit=wafer lists the stages\n";
+    return false;
+  }
+  if (llvm::Error error =
+          cgpt::report::writePlacementSvg(placementPath, device, drawn)) {
+    llvm::errs() << "cgpt-run: cannot write '" << placementPath
+                 << "': " << llvm::toString(std::move(error)) << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// Model Zoo style log lines for `steps` simulated optimizer steps, with a
+/// progress bar when standard error is a terminal.
+static void logTraining(const cgpt::report::StepReport &report) {
+  double seconds = report.simulation->stepSeconds;
+  bool terminal = llvm::sys::Process::StandardErrIsDisplayed();
+  for (int64_t step = 1; step <= steps; ++step) {
+    if (step % std::max<int64_t>(1, logSteps) == 0 || step == steps)
+      llvm::outs() << llvm::formatv(
+          "global_step = {0}, rate = {1:f4} steps/sec, samples/sec = {2:f2}, "
+          "simulated time = {3:f3} s\n",
+          step, 1 / seconds, report.model.globalBatch / seconds,
+          step * seconds);
+    if (terminal) {
+      int filled = static_cast<int>(40 * step / steps);
+      llvm::errs() << "\r[" << std::string(filled, '#')
+                   << std::string(40 - filled, ' ') << "] " << step << "/"
+                   << steps;
+    }
+  }
+  if (terminal)
+    llvm::errs() << "\n";
+}
+
+static bool writeReport(const cgpt::report::StepReport &report) {
+  if (!reportPath.empty())
+    if (llvm::Error error = cgpt::report::writeJsonFile(
+            reportPath, cgpt::report::buildReport(report))) {
+      llvm::errs() << "cgpt-run: cannot write report '" << reportPath
+                   << "': " << llvm::toString(std::move(error)) << "\n";
+      return false;
+    }
+  if (!tracePath.empty())
+    if (llvm::Error error =
+            cgpt::report::writeTrace(tracePath, *report.simulation)) {
+      llvm::errs() << "cgpt-run: cannot write trace '" << tracePath
+                   << "': " << llvm::toString(std::move(error)) << "\n";
+      return false;
+    }
+  return true;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "cgpt-run: compile a GPT training step and "
-                              "report on it\n");
+                              "simulate it on a wafer-scale cluster\n");
   DialectRegistry registry;
   cgpt::registerAllDialects(registry);
   MLIRContext context(registry);
@@ -131,92 +318,49 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
 
-  std::string origin;
-  OwningOpRef<ModuleOp> module = loadModule(context, origin);
-  if (!module)
-    return EXIT_FAILURE;
-  auto steps = module->getOps<cgpt::transformer::TrainStepOp>();
-  if (std::distance(steps.begin(), steps.end()) != 1) {
-    emitError(module->getLoc())
-        << "expected exactly one transformer.train_step in the module";
-    return EXIT_FAILURE;
-  }
-  cgpt::report::StepReport report;
-  report.sourcePath = inputPath;
-  report.origin = origin;
-  if (failed(cgpt::report::describeStep(*steps.begin(), report)))
-    return EXIT_FAILURE;
-  if (emit == EmitKind::Transformer) {
-    module->print(llvm::outs());
-    llvm::outs() << "\n";
-  }
-
-  // Lower to dataflow first, to report on the kernels, then place.
-  cgpt::LowerToDataflowOptions lowering;
-  lowering.target = std::string(target);
-  lowering.recompute = cgpt::dataflow::Recompute(recompute);
-  PassManager toDataflow(&context);
-  cgpt::buildLowerToDataflowPipeline(toDataflow, lowering);
-  if (failed(toDataflow.run(*module)))
-    return EXIT_FAILURE;
-  cgpt::report::describeProgram(
-      *module->getOps<cgpt::dataflow::ProgramOp>().begin(), report);
-  if (emit == EmitKind::Dataflow) {
-    module->print(llvm::outs());
-    llvm::outs() << "\n";
-  }
-
-  PassManager toWafer(&context);
-  cgpt::buildDataflowToWaferPipeline(toWafer);
-  if (failed(toWafer.run(*module)))
-    return EXIT_FAILURE;
-  auto device = *module->getOps<cgpt::wafer::DeviceOp>().begin();
-  FailureOr<cgpt::target::WaferTargetModel> targetModel =
-      cgpt::target::WaferTargetModel::load(device.getTarget(), &context);
-  if (failed(targetModel))
-    return EXIT_FAILURE;
-  cgpt::report::describeDevice(device, *targetModel, report);
-
-  if (!placementPath.empty()) {
-    cgpt::wafer::StageOp drawn;
-    for (auto stage : device.getBody().front().getOps<cgpt::wafer::StageOp>())
-      if (placementStage.empty() ? stage.getLayer().has_value()
-                                 : stage.getSymName() == placementStage) {
-        drawn = stage;
-        break;
+  // A sweep: one compile and simulation per number of systems.
+  if (numCsx.size() > 1) {
+    std::vector<cgpt::report::ScalingRow> rows;
+    std::string model;
+    for (int64_t systems : numCsx) {
+      OwningOpRef<ModuleOp> module;
+      FailureOr<cgpt::report::StepReport> report =
+          compileAndSimulate(context, systems, module);
+      if (failed(report))
+        return EXIT_FAILURE;
+      model = report->model.name;
+      rows.push_back({systems, report->wafer->microBatch,
+                      report->wafer->gradAccumSteps,
+                      report->simulation->stepSeconds,
+                      report->model.globalBatch /
+                          report->simulation->stepSeconds});
+    }
+    cgpt::report::printScalingTable(llvm::outs(), rows);
+    if (!plotPath.empty())
+      if (llvm::Error error =
+              cgpt::report::writeScalingPlot(plotPath, model, rows)) {
+        llvm::errs() << "cgpt-run: cannot write '" << plotPath
+                     << "': " << llvm::toString(std::move(error)) << "\n";
+        return EXIT_FAILURE;
       }
-    if (!drawn) {
-      llvm::errs() << "cgpt-run: no stage '" << placementStage
-                   << "' to draw; --emit=wafer lists the stages\n";
-      return EXIT_FAILURE;
-    }
-    if (llvm::Error error =
-            cgpt::report::writePlacementSvg(placementPath, device, drawn)) {
-      llvm::errs() << "cgpt-run: cannot write '" << placementPath
-                   << "': " << llvm::toString(std::move(error)) << "\n";
-      return EXIT_FAILURE;
-    }
+    return EXIT_SUCCESS;
   }
 
-  if (!reportPath.empty())
-    if (llvm::Error error = cgpt::report::writeJsonFile(
-            reportPath, cgpt::report::buildReport(report))) {
-      llvm::errs() << "cgpt-run: cannot write report '" << reportPath
-                   << "': " << llvm::toString(std::move(error)) << "\n";
-      return EXIT_FAILURE;
-    }
-
-  switch (emit) {
-  case EmitKind::Transformer:
-  case EmitKind::Dataflow:
-    break;
-  case EmitKind::Wafer:
-    module->print(llvm::outs());
-    llvm::outs() << "\n";
-    break;
-  case EmitKind::Summary:
-    cgpt::report::printSummary(llvm::outs(), report);
-    break;
-  }
+  std::optional<int64_t> systems;
+  if (!numCsx.empty())
+    systems = numCsx.front();
+  OwningOpRef<ModuleOp> module;
+  FailureOr<cgpt::report::StepReport> report =
+      compileAndSimulate(context, systems, module);
+  if (failed(report))
+    return EXIT_FAILURE;
+  if (!placementPath.empty() && !drawPlacement(*module))
+    return EXIT_FAILURE;
+  if (!writeReport(*report))
+    return EXIT_FAILURE;
+  if (emit == EmitKind::Summary)
+    cgpt::report::printSummary(llvm::outs(), *report);
+  if (steps > 0)
+    logTraining(*report);
   return EXIT_SUCCESS;
 }

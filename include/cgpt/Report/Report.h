@@ -16,6 +16,7 @@
 #include "cgpt/Dialect/Dataflow/Analysis/StepCosts.h"
 #include "cgpt/Dialect/Transformer/Analysis/ModelFacts.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
+#include "cgpt/Sim/Simulator.h"
 #include "cgpt/Target/WaferTargetModel.h"
 
 #include "llvm/Support/Error.h"
@@ -33,7 +34,9 @@ struct StepReport {
   std::string sourcePath;
   std::string origin;
 
-  // From the transformer step.
+  // From the transformer step; for wafer IR input only what the device
+  // keeps (name, parameters, layers, batch and sequence length).
+  bool fromStep = false;
   transformer::ModelFacts model;
   int64_t perSystemBatch = 0;
   std::string microBatchRequest;
@@ -63,6 +66,7 @@ struct StepReport {
     int64_t meshCores = 0;
     double clockHz = 0;
     double peakFlops = 0;
+    double algorithmicFlopsPerStep = 0;
     int64_t microBatch = 0;
     int64_t gradAccumSteps = 0;
     std::string plan;
@@ -73,6 +77,9 @@ struct StepReport {
     std::vector<Stage> stages;
   };
   std::optional<Wafer> wafer;
+
+  // From the simulation of a step.
+  std::optional<sim::SimulationResult> simulation;
 };
 
 /// Fills the transformer part of a report from `step`.
@@ -81,7 +88,8 @@ mlir::LogicalResult describeStep(transformer::TrainStepOp step,
 /// Fills the dataflow part of a report from `program`.
 void describeProgram(dataflow::ProgramOp program, StepReport &report);
 
-/// Fills the wafer part of a report from a placed and planned `device`.
+/// Fills the wafer part of a report from a placed and planned `device`, and
+/// the model facts the device keeps when no transformer step described them.
 void describeDevice(wafer::DeviceOp device,
                     const target::WaferTargetModel &target,
                     StepReport &report);
@@ -95,6 +103,27 @@ llvm::json::Value buildReport(const StepReport &report);
 /// Writes `value` to `path` through a temporary file renamed into place, so
 /// an existing report is never left half-written.
 llvm::Error writeJsonFile(llvm::StringRef path, const llvm::json::Value &value);
+
+/// Writes the simulation's timeline in the Chrome trace-event format
+/// (Perfetto and chrome://tracing open it): a track per kernel class, the
+/// weights in, the gradients out, the reduce and the optimizer.
+llvm::Error writeTrace(llvm::StringRef path,
+                       const sim::SimulationResult &simulation);
+
+/// One row of a `--num-csx` sweep.
+struct ScalingRow {
+  int64_t systems;
+  int64_t microBatch;
+  int64_t gradAccumSteps;
+  double stepSeconds;
+  double samplesPerSecond;
+};
+/// Prints the sweep as a table, speed-up relative to the first row.
+void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows);
+/// Draws the sweep as an SVG chart: samples/s against systems, with the
+/// linear ideal from the first row.
+llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
+                             llvm::ArrayRef<ScalingRow> rows);
 
 /// Draws `stage` of `device` as SVG: on the left every region of the mesh,
 /// labelled and colored by kernel, with the routes between them; on the

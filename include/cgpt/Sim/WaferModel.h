@@ -66,29 +66,18 @@ struct MemoryPeak {
 };
 MemoryPeak memoryPeak(wafer::DeviceOp device, int64_t microBatch);
 
-/// Time of one stage for one micro-batch pass, and what bounds it.
-struct StageCost {
-  double compute = 0;      // the slowest region's kernel
-  double fabric = 0;       // the slowest flow between regions
-  double weightsIn = 0;    // the stage's weights through the system's I/O
-  double gradientsOut = 0; // its gradients out, the other way
-  double seconds = 0;      // the largest of the four (they overlap)
-  std::string bound;       // "compute", "fabric", "weights in", ...
-};
-StageCost stageCost(wafer::StageOp stage,
-                    const target::WaferTargetModel &target,
-                    int64_t microBatch);
-
-/// One system's share of an optimizer step at `microBatch`.
-struct StepCost {
-  int64_t passes = 0;
-  double passSeconds = 0;
-  double stepSeconds = 0;
-  /// Global batch over the step time: every system runs in parallel.
-  double samplesPerSecond = 0;
-};
-StepCost stepCost(wafer::DeviceOp device,
-                  const target::WaferTargetModel &target, int64_t microBatch);
+/// Seconds placed `region` computes `microBatch` sequences.
+double regionSeconds(wafer::RegionOp region,
+                     const target::WaferTargetModel &target,
+                     int64_t microBatch);
+/// Waves of tiles `region` works through: a wave gives every core a tile.
+int64_t regionWaves(wafer::RegionOp region, int64_t microBatch);
+/// Seconds `flow` of `stage` moves its bytes for `microBatch` sequences,
+/// and the latency of its first byte alone.
+double flowSeconds(wafer::FlowOp flow, wafer::StageOp stage,
+                   const target::WaferTargetModel &target, int64_t microBatch);
+double flowLatencySeconds(wafer::FlowOp flow,
+                          const target::WaferTargetModel &target);
 
 } // namespace cgpt::sim
 

@@ -112,7 +112,7 @@ public:
         program.getGlobalBatch(), program.getNumCsx(), program.getSeqLen(),
         program.getMicroBatch(), /*micro_batch=*/0, /*grad_accum_steps=*/0,
         costs.keptBytesPerSequence, optimizer.getParameters(),
-        /*plan=*/StringAttr());
+        costs.flopsPerSequence, /*plan=*/StringAttr());
     builder.setInsertionPointToEnd(&device->getBody().emplaceBlock());
 
     int64_t order = 0;

@@ -2,7 +2,7 @@
 
 // Every verifier rule of the wafer dialect, one case each.
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     // expected-note @+1 {{the other region}}
     wafer.region @a "dataflow.matmul" at <x = 0, y = 0, w = 4, h = 4> {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
@@ -13,7 +13,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 
 // -----
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     // expected-error @+1 {{is placed at #wafer.rect<x = 14, y = 0, w = 4, h = 4> outside the 16 x 12 mesh of target 'mini'}}
     wafer.region @a "dataflow.matmul" at <x = 14, y = 0, w = 4, h = 4> {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
@@ -22,7 +22,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 
 // -----
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     wafer.region @a "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
     // expected-error @+1 {{refers to @missing, which is not a region of stage "s0"}}
@@ -32,7 +32,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 
 // -----
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     wafer.region @a "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
     wafer.region @b "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
@@ -43,7 +43,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 
 // -----
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     wafer.region @a "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
     wafer.region @b "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
@@ -54,7 +54,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 
 // -----
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     wafer.region @a "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
     wafer.region @b "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
@@ -65,7 +65,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 
 // -----
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     // expected-error @+1 {{efficiency must be in (0, 1], got 1.5}}
     wafer.region @a "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.5 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
@@ -74,7 +74,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 
 // -----
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     // expected-error @+1 {{is placed on an empty rectangle #wafer.rect<x = 0, y = 0, w = 0, h = 4>}}
     wafer.region @a "dataflow.matmul" at <x = 0, y = 0, w = 0, h = 4> {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
@@ -83,7 +83,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 
 // -----
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   // expected-error @+1 {{has order 1 but is stage #0 of the schedule}}
   wafer.stage @s1 order 1 "forward" {
     wafer.region @a "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
@@ -93,7 +93,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 // -----
 
 // expected-error @+1 {{micro_batch (3) x grad_accum_steps (2) must equal the per-system batch (8)}}
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 2 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 3 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 2 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 3 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     wafer.region @a "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
   }
@@ -102,7 +102,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 // -----
 
 // expected-error @+1 {{micro_batch (4) and grad_accum_steps (0) must both be 0 (not planned) or both positive}}
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 4 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 4 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     wafer.region @a "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
   }
@@ -110,7 +110,7 @@ wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, g
 
 // -----
 
-wafer.device @d target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
+wafer.device @d target "mini" mesh 16 x 12 attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64, sram_bytes = 49152 : i64} {
   wafer.stage @s0 order 0 "forward" {
     wafer.region @a "dataflow.matmul" {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1 : i64, stationary = 0 : i64, stream_buffers = 0 : i64, tile = array<i64: 1, 1, 1>, tiles = 1 : i64, working_set = 0 : i64}
     // expected-error @+1 {{refers to @b, which is not a region of stage "s0"}}

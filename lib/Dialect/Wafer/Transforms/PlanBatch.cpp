@@ -6,6 +6,7 @@
 
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
 #include "cgpt/Dialect/Wafer/Transforms/Placer.h"
+#include "cgpt/Sim/Simulator.h"
 #include "cgpt/Sim/WaferModel.h"
 #include "cgpt/Support/Format.h"
 

@@ -79,7 +79,9 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
     come from the dataflow program; `micro_batch` and `grad_accum_steps` are
     0 until `wafer-plan-batch` chooses them and says why in `plan`.
     `kept_bytes_per_sequence` is what every sequence keeps on the wafer for
-    its backward pass, spread over all cores.
+    its backward pass, spread over all cores; `flops_per_sequence` is the
+    step's algorithmic FLOPs for one sequence (recomputation excluded), the
+    numerator of utilization.
 
     ```mlir
     wafer.device @tiny target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, ...} {
@@ -98,6 +100,7 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
                        CGPT_I64Attr:$grad_accum_steps,
                        CGPT_I64Attr:$kept_bytes_per_sequence,
                        CGPT_I64Attr:$parameters,
+                       CGPT_I64Attr:$flops_per_sequence,
                        OptionalAttr<StrAttr>:$plan);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -108,6 +111,9 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
   let extraClassDeclaration = [{
     int64_t getNumCores() { return getWidth() * getHeight(); }
     int64_t getPerSystemBatch() { return getGlobalBatch() / getNumCsx(); }
+    double getAlgorithmicFlopsPerStep() {
+      return static_cast<double>(getFlopsPerSequence()) * getGlobalBatch();
+    }
   }];
 }
 
