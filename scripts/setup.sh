@@ -13,6 +13,7 @@ packages=(
   libzstd-dev            # LLVM 19's CMake package links libzstd
   libyaml-cpp-dev libfmt-dev libgtest-dev
   python3-numpy
+  librsvg2-bin           # rsvg-convert, for cgpt-run --plot file.png
 )
 
 missing=()

@@ -380,7 +380,7 @@ void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows) {
                         llvm::formatv("{0} x {1}", row.microBatch,
                                       row.gradAccumSteps)
                             .str(),
-                        llvm::formatv("{0:f4}", row.stepSeconds).str(),
+                        llvm::formatv("{0:e3}", row.stepSeconds).str(),
                         llvm::formatv("{0:f2}", row.samplesPerSecond).str(),
                         llvm::formatv("{0:f2}", row.samplesPerSecond /
                                                     rows.front().samplesPerSecond)
@@ -390,7 +390,7 @@ void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows) {
 llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
                              llvm::ArrayRef<ScalingRow> rows) {
   return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    const double width = 640, height = 420, left = 70, right = 20, top = 40,
+    const double width = 640, height = 420, left = 80, right = 50, top = 40,
                  bottom = 50;
     double maxSystems = 0, maxRate = 0;
     for (const ScalingRow &row : rows) {
@@ -419,6 +419,16 @@ llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
                         "x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\" "
                         "stroke=\"black\"/>\n",
                         left, height - bottom, width - right, top);
+    // Four grid lines with their samples/s.
+    for (int tick = 1; tick <= 4; ++tick) {
+      double rate = maxRate / 1.05 * tick / 4;
+      os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
+                          "y2=\"{1}\" stroke=\"#ddd\"/>\n<text x=\"{3}\" "
+                          "y=\"{4}\" font-size=\"10\" "
+                          "text-anchor=\"end\">{5:f1}</text>\n",
+                          left, y(rate), width - right, left - 6, y(rate) + 4,
+                          rate);
+    }
     os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
                         "y2=\"{3}\" stroke=\"#999\" "
                         "stroke-dasharray=\"4 4\"/>\n",
@@ -435,9 +445,9 @@ llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
       os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\" "
                           "text-anchor=\"middle\">{2}</text>\n",
                           x(row.systems), height - bottom + 16, row.systems);
-      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\">"
-                          "{2:f1}</text>\n",
-                          x(row.systems) + 6, y(row.samplesPerSecond) - 6,
+      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\" "
+                          "text-anchor=\"middle\">{2:f1}</text>\n",
+                          x(row.systems), y(row.samplesPerSecond) - 9,
                           row.samplesPerSecond);
     }
     os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"12\" "

@@ -238,14 +238,25 @@ FailureOr<SimulationResult> simulateStep(DeviceOp device,
     return device.emitOpError()
            << "is not planned; the runtime needs the placed, planned wafer "
               "IR of cgpt-lower-to-wafer";
-  bool placed = true;
-  device.walk([&](RegionOp region) {
-    placed &= static_cast<bool>(region.getPlacementAttr());
-  });
-  if (!placed)
-    return device.emitOpError()
-           << "has unplaced regions; the runtime needs the placed, planned "
-              "wafer IR of cgpt-lower-to-wafer";
+  // Every op must be one the timing model knows; regions must be placed.
+  for (Operation &op : device.getBody().front()) {
+    auto stage = dyn_cast<StageOp>(op);
+    if (!stage)
+      return op.emitOpError()
+             << "is not a wafer.stage; the runtime cannot model it";
+    for (Operation &inner : stage.getBody().front()) {
+      if (!isa<RegionOp, FlowOp, IngressOp, EgressOp>(inner))
+        return inner.emitOpError()
+               << "in stage @" << stage.getSymName()
+               << " is not a region, flow, ingress or egress; the runtime "
+                  "cannot model it";
+      if (auto region = dyn_cast<RegionOp>(inner); region &&
+                                                   !region.getPlacementAttr())
+        return region.emitOpError()
+               << "is not placed; the runtime needs the placed, planned "
+                  "wafer IR of cgpt-lower-to-wafer";
+    }
+  }
 
   return simulate(device, target, device.getMicroBatch(),
                   device.getGradAccumSteps(), /*record=*/true);

@@ -24,7 +24,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
@@ -61,8 +63,10 @@ cl::list<int64_t> numCsx(
              "1,2,4,8,16 runs a sweep"),
     cl::CommaSeparated, cl::cat(runCategory));
 cl::opt<std::string> plotPath(
-    "plot", cl::desc("With a --num-csx sweep: draw samples/s by systems"),
-    cl::value_desc("file.svg"), cl::cat(runCategory));
+    "plot",
+    cl::desc("With a --num-csx sweep: draw samples/s by systems (.svg, or "
+             ".png through rsvg-convert)"),
+    cl::value_desc("file.svg|file.png"), cl::cat(runCategory));
 cl::opt<int64_t> steps(
     "steps",
     cl::desc("Simulate this many optimizer steps, with Model Zoo log lines"),
@@ -231,11 +235,13 @@ compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
       cgpt::target::WaferTargetModel::load((*device).getTarget(), &context);
   if (failed(targetModel))
     return failure();
-  cgpt::report::describeDevice(*device, *targetModel, report);
+  // The simulator checks the device is placed and planned; describing it
+  // relies on that.
   FailureOr<cgpt::sim::SimulationResult> simulation =
       cgpt::sim::simulateStep(*device, *targetModel);
   if (failed(simulation))
     return failure();
+  cgpt::report::describeDevice(*device, *targetModel, report);
   report.simulation = std::move(*simulation);
   return report;
 }
@@ -304,12 +310,76 @@ static bool writeReport(const cgpt::report::StepReport &report) {
   return true;
 }
 
+/// Writes the sweep's chart: SVG directly, PNG by converting that SVG with
+/// rsvg-convert (librsvg2-bin, which scripts/setup.sh installs).
+static bool writePlot(llvm::StringRef model,
+                      llvm::ArrayRef<cgpt::report::ScalingRow> rows) {
+  bool png = llvm::StringRef(plotPath).ends_with_insensitive(".png");
+  std::string svgPath = png ? plotPath + ".svg" : std::string(plotPath);
+  if (llvm::Error error =
+          cgpt::report::writeScalingPlot(svgPath, model, rows)) {
+    llvm::errs() << "cgpt-run: cannot write '" << svgPath
+                 << "': " << llvm::toString(std::move(error)) << "\n";
+    return false;
+  }
+  if (!png)
+    return true;
+  llvm::ErrorOr<std::string> converter =
+      llvm::sys::findProgramByName("rsvg-convert");
+  if (!converter) {
+    llvm::errs() << "cgpt-run: --plot " << plotPath
+                 << " needs rsvg-convert (Debian package librsvg2-bin); the "
+                    "chart is in '"
+                 << svgPath << "'\n";
+    return false;
+  }
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(
+      *converter, {*converter, "-o", plotPath, svgPath}, std::nullopt, {}, 0,
+      0, &message);
+  llvm::sys::fs::remove(svgPath);
+  if (status != 0) {
+    llvm::errs() << "cgpt-run: rsvg-convert could not write '" << plotPath
+                 << "'" << (message.empty() ? "" : ": " + message) << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// Option combinations that cannot work, refused before any compiling.
+static bool checkOptions() {
+  auto refuse = [](const llvm::Twine &message) {
+    llvm::errs() << "cgpt-run: " << message << "\n";
+    return false;
+  };
+  if (!plotPath.empty()) {
+    if (numCsx.size() < 2)
+      return refuse("--plot draws a sweep; give --num-csx a list such as "
+                    "1,2,4,8,16");
+    llvm::StringRef path(plotPath);
+    if (!path.ends_with_insensitive(".svg") &&
+        !path.ends_with_insensitive(".png"))
+      return refuse("--plot '" + path + "' must end in .svg or .png");
+  }
+  if (numCsx.size() > 1 && (!reportPath.empty() || !tracePath.empty() ||
+                            !placementPath.empty() || steps > 0 ||
+                            emit != EmitKind::Summary))
+    return refuse("a --num-csx sweep prints its table only; run one number "
+                  "of systems for --report, --trace, --emit-placement, "
+                  "--steps or --emit");
+  if (steps < 0 || logSteps < 1)
+    return refuse("--steps must be 0 or more and --log-steps 1 or more");
+  return true;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "cgpt-run: compile a GPT training step and "
                               "simulate it on a wafer-scale cluster\n");
+  if (!checkOptions())
+    return EXIT_FAILURE;
   DialectRegistry registry;
   cgpt::registerAllDialects(registry);
   MLIRContext context(registry);
@@ -336,13 +406,8 @@ int main(int argc, char **argv) {
                           report->simulation->stepSeconds});
     }
     cgpt::report::printScalingTable(llvm::outs(), rows);
-    if (!plotPath.empty())
-      if (llvm::Error error =
-              cgpt::report::writeScalingPlot(plotPath, model, rows)) {
-        llvm::errs() << "cgpt-run: cannot write '" << plotPath
-                     << "': " << llvm::toString(std::move(error)) << "\n";
-        return EXIT_FAILURE;
-      }
+    if (!plotPath.empty() && !writePlot(model, rows))
+      return EXIT_FAILURE;
     return EXIT_SUCCESS;
   }
 
