@@ -761,16 +761,16 @@ void ModelReader::finish(const ImportOptions &options) {
       spec.globalBatch = spec.globalBatch / spec.numCsx * *options.numCsx;
     spec.numCsx = *options.numCsx;
   }
-  if (spec.globalBatch % spec.numCsx != 0) {
+  if (spec.globalBatch < spec.numCsx) {
     src.error(src.locate(batchNode, "batch_size"),
               "'" + batchWhat + "' (" + std::to_string(spec.globalBatch) +
-                  ") is not divisible by num_csx (" +
+                  ") is smaller than num_csx (" +
                   std::to_string(spec.numCsx) +
                   (options.numCsx ? ", from --num-csx" : "") +
-                  "): every system must get the same number of sequences");
+                  "): every system needs at least one sequence");
     return;
   }
-  int64_t perSystem = spec.globalBatch / spec.numCsx;
+  int64_t perSystem = llvm::divideCeil(spec.globalBatch, spec.numCsx);
   if (spec.microBatchMode == MicroBatchMode::fixed &&
       perSystem % spec.microBatchSize != 0) {
     src.error(src.locate(microBatchNode, "micro_batch_size"),

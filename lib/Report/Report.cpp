@@ -222,9 +222,14 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
   }
   os << "  parameters  " << formatGrouped(m.parameters) << "\n";
   os << llvm::formatv("  batch       {0} sequences x {1} tokens per step on "
-                      "{2} system(s): {3} per system, micro-batch {4}\n",
+                      "{2} system(s): {3} per system",
                       m.globalBatch, m.sequenceLength, m.numCsx,
-                      report.perSystemBatch, report.microBatchRequest);
+                      report.perSystemBatch);
+  // An uneven split: the busiest systems set the pace.
+  if (int64_t fewer = report.perSystemBatch * m.numCsx - m.globalBatch)
+    os << llvm::formatv(" on {0} and {1} on {2}", m.numCsx - fewer,
+                        report.perSystemBatch - 1, fewer);
+  os << ", micro-batch " << report.microBatchRequest << "\n";
   if (report.fromStep) {
     os << "  optimizer   " << report.optimizer << "\n";
     os << "  precision   " << report.precision << "\n";

@@ -16,8 +16,8 @@
 
 namespace cgpt {
 
-/// global_batch, num_csx and seq_len are positive and the systems divide
-/// the global batch.
+/// global_batch, num_csx and seq_len are positive and every system gets at
+/// least one sequence.
 inline mlir::LogicalResult verifyBatchFacts(mlir::Operation *op,
                                             int64_t globalBatch,
                                             int64_t numCsx, int64_t seqLen) {
@@ -26,10 +26,10 @@ inline mlir::LogicalResult verifyBatchFacts(mlir::Operation *op,
                                 "positive, got "
                              << globalBatch << ", " << numCsx << ", "
                              << seqLen;
-  if (globalBatch % numCsx != 0)
+  if (globalBatch < numCsx)
     return op->emitOpError() << "global_batch (" << globalBatch
-                             << ") is not divisible by num_csx (" << numCsx
-                             << ")";
+                             << ") is smaller than num_csx (" << numCsx
+                             << "): every system needs a sequence";
   return mlir::success();
 }
 

@@ -234,8 +234,8 @@ dataflow.grad_out "w", %g bytes 96 : !dataflow.stream<tensor<8x3xbf16>>
 
 // -----
 
-// expected-error @+1 {{global_batch (8) is not divisible by num_csx (3)}}
-dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #transformer.micro_batch<auto>, num_csx = 3 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
+// expected-error @+1 {{global_batch (2) is smaller than num_csx (3): every system needs a sequence}}
+dataflow.program @p attributes {global_batch = 2 : i64, micro_batch = #transformer.micro_batch<auto>, num_csx = 3 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
   dataflow.micro_batch_loop(%tokens: !dataflow.stream<tensor<?x4xi32>>, %labels: !dataflow.stream<tensor<?x4xi32>>) attributes {grad_accum_steps = 0 : i64, micro_batch = 0 : i64} {
   }
   dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}

@@ -91,10 +91,10 @@ LogicalResult TrainStepOp::verifyRegions() {
                          << getGlobalBatch();
   if (getNumCsx() <= 0)
     return emitOpError() << "num_csx must be positive, got " << getNumCsx();
-  if (getGlobalBatch() % getNumCsx() != 0)
+  if (getGlobalBatch() < getNumCsx())
     return emitOpError() << "global_batch (" << getGlobalBatch()
-                         << ") is not divisible by num_csx (" << getNumCsx()
-                         << ")";
+                         << ") is smaller than num_csx (" << getNumCsx()
+                         << "): every system needs a sequence";
   if (getSeqLen() <= 0)
     return emitOpError() << "seq_len must be positive, got " << getSeqLen();
   if (getMaxGradientNorm().convertToDouble() < 0)

@@ -64,7 +64,11 @@ def Dataflow_ProgramOp : Dataflow_Op<"program", [
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
-    int64_t getPerSystemBatch() { return getGlobalBatch() / getNumCsx(); }
+    /// The busiest system's share: the global batch is split as evenly as
+    /// it goes, so some systems may get one sequence fewer.
+    int64_t getPerSystemBatch() {
+      return llvm::divideCeil(getGlobalBatch(), getNumCsx());
+    }
     MicroBatchLoopOp getLoop();
     OptimizerStepOp getOptimizerStep();
   }];

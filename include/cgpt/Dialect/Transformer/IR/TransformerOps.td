@@ -80,7 +80,11 @@ def Transformer_TrainStepOp : Transformer_Op<"train_step", [
     ::mlir::BlockArgument getTokens() { return getBodyBlock().getArgument(0); }
     ::mlir::BlockArgument getLabels() { return getBodyBlock().getArgument(1); }
     /// Sequences each system processes per optimizer step.
-    int64_t getPerSystemBatch() { return getGlobalBatch() / getNumCsx(); }
+    /// The busiest system's share: the global batch is split as evenly as
+    /// it goes, so some systems may get one sequence fewer.
+    int64_t getPerSystemBatch() {
+      return llvm::divideCeil(getGlobalBatch(), getNumCsx());
+    }
   }];
 }
 

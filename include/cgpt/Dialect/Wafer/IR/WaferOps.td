@@ -110,7 +110,11 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getNumCores() { return getWidth() * getHeight(); }
-    int64_t getPerSystemBatch() { return getGlobalBatch() / getNumCsx(); }
+    /// The busiest system's share: the global batch is split as evenly as
+    /// it goes, so some systems may get one sequence fewer.
+    int64_t getPerSystemBatch() {
+      return llvm::divideCeil(getGlobalBatch(), getNumCsx());
+    }
     double getAlgorithmicFlopsPerStep() {
       return static_cast<double>(getFlopsPerSequence()) * getGlobalBatch();
     }
