@@ -28,3 +28,5 @@ llvm_config.add_tool_substitutions(["cgpt-opt", "cgpt-run"],
                                    [config.cgpt_tools_dir])
 # The tools speak English whatever the machine's locale.
 config.environment["LC_ALL"] = "C"
+# Sanitizer builds (docs/robustness.md) take their options from the caller.
+llvm_config.with_system_environment(["ASAN_OPTIONS", "UBSAN_OPTIONS"])

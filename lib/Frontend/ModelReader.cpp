@@ -14,10 +14,12 @@
 
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/Support/Format.h"
+#include "cgpt/Support/InputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -836,26 +838,51 @@ YAML::Node jsonToYaml(const llvm::json::Value &value) {
 
 } // namespace
 
+/// The first key that a mapping under `node` repeats. yaml-cpp keeps both
+/// entries and a lookup finds one, so the other would be silently ignored.
+static std::optional<YAML::Node> findRepeatedKey(const YAML::Node &node) {
+  if (node.IsSequence()) {
+    for (const YAML::Node &element : node)
+      if (std::optional<YAML::Node> repeated = findRepeatedKey(element))
+        return repeated;
+  } else if (node.IsMap()) {
+    llvm::StringSet<> keys;
+    for (const auto &entry : node) {
+      if (entry.first.IsScalar() && !keys.insert(entry.first.Scalar()).second)
+        return entry.first;
+      if (std::optional<YAML::Node> repeated = findRepeatedKey(entry.second))
+        return repeated;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Emits `message` at `loc`; the failure every reader error returns.
+static FailureOr<ModelSpec> fail(Location loc, const llvm::Twine &message) {
+  emitError(loc) << message;
+  return failure();
+}
+
 FailureOr<ModelSpec> readModelFile(StringRef path, MLIRContext *context,
                                    const ImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 1, 1);
-  auto fail = [](Location loc, const llvm::Twine &message) {
-    emitError(loc) << message;
-    return failure();
-  };
-  if (llvm::sys::fs::is_directory(path))
-    return fail(fileLoc, "'" + path + "' is a directory, not a model file");
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readInputFile(path);
   if (!buffer)
     return fail(fileLoc, "cannot read model file '" + path +
-                             "': " + buffer.getError().message());
-  std::string text = (*buffer)->getBuffer().str();
-  if (text.find('\0') != std::string::npos)
+                             "': " + llvm::toString(buffer.takeError()));
+  return readModelText(path, (*buffer)->getBuffer(), context, options);
+}
+
+FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
+                                   MLIRContext *context,
+                                   const ImportOptions &options) {
+  Location fileLoc = FileLineColLoc::get(context, path, 1, 1);
+  if (text.contains('\0'))
     return fail(fileLoc, "'" + path + "' is a binary file, not a model file");
 
   bool isJson = llvm::sys::path::extension(path) == ".json";
-  ConfigSource source(context, path.str(), text, isJson);
+  ConfigSource source(context, path.str(), text.str(), isJson);
   YAML::Node root;
   if (isJson) {
     llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
@@ -867,13 +894,15 @@ FailureOr<ModelSpec> readModelFile(StringRef path, MLIRContext *context,
       if (std::sscanf(message.c_str(), "[%u:%u", &line, &column) == 2 &&
           end != std::string::npos)
         message = message.substr(end + 3);
+      // llvm::json counts columns from 0 at the start of a line.
+      column = std::max(column, 1u);
       return fail(FileLineColLoc::get(context, path, line, column),
                   "malformed JSON: " + message);
     }
     root = jsonToYaml(*json);
   } else {
     try {
-      root = YAML::Load(text);
+      root = YAML::Load(text.str());
     } catch (const YAML::Exception &e) {
       return fail(FileLineColLoc::get(context, path, e.mark.line + 1,
                                       e.mark.column + 1),
@@ -886,6 +915,11 @@ FailureOr<ModelSpec> readModelFile(StringRef path, MLIRContext *context,
     return fail(source.locate(root),
                 "a model file must be a mapping of sections, got " +
                     describeNode(root));
+  if (std::optional<YAML::Node> repeated = findRepeatedKey(root))
+    return fail(source.locate(*repeated),
+                "key '" + repeated->Scalar() +
+                    "' is given twice in the same mapping; only one can "
+                    "count");
 
   ModelSpec spec;
   spec.path = path.str();

@@ -7,6 +7,7 @@
 #include "cgpt/Target/WaferTargetModel.h"
 
 #include "cgpt/Config/ConfigSource.h"
+#include "cgpt/Support/InputFile.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
@@ -128,15 +129,10 @@ FailureOr<WaferTargetModel> WaferTargetModel::load(StringRef nameOrPath,
         llvm::join(builtinNames(), ", ") << ") nor a readable file";
     return failure();
   }
-  if (llvm::sys::fs::is_directory(nameOrPath)) {
-    emitError(loc) << "target '" << nameOrPath
-                   << "' is a directory, not a target file";
-    return failure();
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
+  auto buffer = readInputFile(nameOrPath);
   if (!buffer) {
     emitError(loc) << "cannot read target file '" << nameOrPath
-                   << "': " << buffer.getError().message();
+                   << "': " << llvm::toString(buffer.takeError());
     return failure();
   }
   return parse((*buffer)->getBuffer(), nameOrPath, context);

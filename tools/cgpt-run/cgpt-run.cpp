@@ -16,6 +16,7 @@
 #include "cgpt/Pipelines/Pipelines.h"
 #include "cgpt/Report/Report.h"
 #include "cgpt/Support/Diagnostics.h"
+#include "cgpt/Support/InputFile.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -130,10 +131,13 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
     return nullptr;
   }
   llvm::SourceMgr sourceMgr;
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputPath, /*IsText=*/true);
+  // Standard input is read as it comes; a named file is checked first.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      inputPath == "-" ? llvm::errorOrToExpected(llvm::MemoryBuffer::getSTDIN())
+                       : cgpt::readInputFile(inputPath);
   if (!buffer) {
     llvm::errs() << "cgpt-run: cannot read '" << inputPath
-                 << "': " << buffer.getError().message() << "\n";
+                 << "': " << llvm::toString(buffer.takeError()) << "\n";
     return nullptr;
   }
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
@@ -145,6 +149,12 @@ static void printModule(ModuleOp module) {
   llvm::outs() << "\n";
 }
 
+/// Where errors about the input as a whole point: the start of the file
+/// (a module the parser wraps around top-level ops has no location).
+static Location inputLoc(ModuleOp module) {
+  return FileLineColLoc::get(module.getContext(), inputPath, 1, 1);
+}
+
 /// The one op of `OpTy` in `module`, or null after a diagnostic when there
 /// are several.
 template <typename OpTy>
@@ -153,7 +163,7 @@ static FailureOr<OpTy> findSingle(ModuleOp module) {
   if (ops.empty())
     return OpTy();
   if (std::next(ops.begin()) != ops.end())
-    return emitError(module.getLoc())
+    return emitError(inputLoc(module))
            << "expected at most one '" << OpTy::getOperationName()
            << "' in the module";
   return *ops.begin();
@@ -164,12 +174,12 @@ static FailureOr<OpTy> findSingle(ModuleOp module) {
 static LogicalResult checkLoweredInput(ModuleOp module, EmitKind inputLevel) {
   StringRef level = inputLevel == EmitKind::Dataflow ? "dataflow" : "wafer";
   if (target.getNumOccurrences() || recompute.getNumOccurrences())
-    return emitError(module.getLoc())
+    return emitError(inputLoc(module))
            << "--target and --recompute apply to model files and transformer "
               "IR; this "
            << level << " IR is already lowered for its target";
   if (emit != EmitKind::Summary && emit < inputLevel)
-    return emitError(module.getLoc())
+    return emitError(inputLoc(module))
            << "--emit asks for IR above the input's level; the input is "
            << level << " IR";
   return success();
@@ -196,7 +206,7 @@ compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
   if (failed(step) || failed(program) || failed(device))
     return failure();
   if (!!*step + !!*program + !!*device != 1)
-    return emitError(module->getLoc())
+    return emitError(inputLoc(*module))
            << "expected one transformer.train_step, dataflow.program or "
               "wafer.device in the module";
 

@@ -134,6 +134,13 @@ mlir::FailureOr<ModelSpec> readModelFile(llvm::StringRef path,
                                          mlir::MLIRContext *context,
                                          const ImportOptions &options = {});
 
+/// readModelFile on `text` already in memory; `path` names it in
+/// diagnostics and its extension (.json or not) picks the parser.
+mlir::FailureOr<ModelSpec> readModelText(llvm::StringRef path,
+                                         llvm::StringRef text,
+                                         mlir::MLIRContext *context,
+                                         const ImportOptions &options = {});
+
 /// Builds the `transformer.train_step` that `spec` describes, in a new module.
 mlir::OwningOpRef<mlir::ModuleOp> buildTrainStep(const ModelSpec &spec,
                                                  mlir::MLIRContext *context);

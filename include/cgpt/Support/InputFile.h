@@ -1,0 +1,32 @@
+//===- InputFile.h - read a user's input file, within limits ----*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_SUPPORT_INPUTFILE_H
+#define CGPT_SUPPORT_INPUTFILE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+
+namespace cgpt {
+
+/// The largest input file cgpt reads: far above any model, target or IR
+/// file (the placed 175B wafer IR is a few MB), far below what would
+/// exhaust memory.
+constexpr uint64_t kMaxInputFileBytes = 256ull << 20;
+
+/// Reads `path` as text. Fails with a message for people (without the
+/// path, which the caller names) when it is missing, unreadable, not a
+/// regular file (a directory, a device such as /dev/zero, a pipe) or larger
+/// than kMaxInputFileBytes.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readInputFile(llvm::StringRef path);
+
+} // namespace cgpt
+
+#endif // CGPT_SUPPORT_INPUTFILE_H

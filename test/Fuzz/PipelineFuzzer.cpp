@@ -1,0 +1,58 @@
+//===- PipelineFuzzer.cpp - fuzz parse, verify, lower and simulate ---------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// Parses arbitrary bytes as IR of the three dialects and, when they parse
+// and verify, lowers them from their level (transformer, dataflow or wafer)
+// to placed wafer IR on the mini target and simulates the step: the path
+// cgpt-run takes. Bad IR must end in a diagnostic, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/InitAllDialects.h"
+#include "cgpt/Pipelines/Pipelines.h"
+#include "cgpt/Sim/Simulator.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <cstddef>
+#include <cstdint>
+
+using namespace mlir;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  DialectRegistry registry;
+  cgpt::registerAllDialects(registry);
+  MLIRContext context(registry);
+  ScopedDiagnosticHandler quiet(&context,
+                                [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      llvm::StringRef(reinterpret_cast<const char *>(data), size), &context);
+  if (!module)
+    return 0;
+
+  PassManager pm(&context);
+  if (!module->getOps<cgpt::transformer::TrainStepOp>().empty()) {
+    cgpt::LowerToDataflowOptions options;
+    options.target = "mini";
+    cgpt::buildLowerToDataflowPipeline(pm, options);
+    cgpt::buildDataflowToWaferPipeline(pm);
+  } else if (!module->getOps<cgpt::dataflow::ProgramOp>().empty()) {
+    cgpt::buildDataflowToWaferPipeline(pm);
+  }
+  if (failed(pm.run(*module)))
+    return 0;
+  for (auto device : module->getOps<cgpt::wafer::DeviceOp>()) {
+    FailureOr<cgpt::target::WaferTargetModel> target =
+        cgpt::target::WaferTargetModel::load(device.getTarget(), &context);
+    if (succeeded(target))
+      (void)cgpt::sim::simulateStep(device, *target);
+  }
+  return 0;
+}
