@@ -28,5 +28,9 @@ llvm_config.add_tool_substitutions(["cgpt-opt", "cgpt-run"],
                                    [config.cgpt_tools_dir])
 # The tools speak English whatever the machine's locale.
 config.environment["LC_ALL"] = "C"
-# Sanitizer builds (docs/robustness.md) take their options from the caller.
-llvm_config.with_system_environment(["ASAN_OPTIONS", "UBSAN_OPTIONS"])
+# Sanitizer builds (docs/robustness.md): Debian's MLIR archives are not
+# instrumented, so LLVM's allocators must not poison memory they hand to
+# them (allow_user_poisoning=0). The caller's options win.
+config.environment["ASAN_OPTIONS"] = os.environ.get(
+    "ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0")
+llvm_config.with_system_environment(["UBSAN_OPTIONS"])

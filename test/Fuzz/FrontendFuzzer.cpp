@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Frontend/ModelSpec.h"
-#include "cgpt/InitAllDialects.h"
+#include "cgpt/Dialect/Transformer/IR/Transformer.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -24,9 +24,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
-  mlir::DialectRegistry registry;
-  cgpt::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
+  mlir::MLIRContext context;
+  context.loadDialect<cgpt::transformer::TransformerDialect>();
   mlir::ScopedDiagnosticHandler quiet(
       &context, [](mlir::Diagnostic &) { return mlir::success(); });
   llvm::StringRef path = data[0] & 1 ? "fuzz.json" : "fuzz.yaml";

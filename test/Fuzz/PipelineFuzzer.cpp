@@ -20,6 +20,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -32,8 +34,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext context(registry);
   ScopedDiagnosticHandler quiet(&context,
                                 [](Diagnostic &) { return success(); });
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      llvm::StringRef(reinterpret_cast<const char *>(data), size), &context);
+  // MLIR's lexer reads a null-terminated buffer, as files are read; a copy
+  // gives the fuzzer's bytes one.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size)),
+      llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 0;
 

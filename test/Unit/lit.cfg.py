@@ -12,3 +12,6 @@ config.test_source_root = config.test_exec_root
 config.test_format = lit.formats.GoogleTest(".", "Tests")
 # Unit tests read models/ and shared/modelzoo relative to the source tree.
 config.environment["CGPT_SOURCE_DIR"] = config.cgpt_src_root
+# As in ../lit.cfg.py, for sanitizer builds.
+config.environment["ASAN_OPTIONS"] = os.environ.get(
+    "ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0")
