@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -840,17 +841,25 @@ YAML::Node jsonToYaml(const llvm::json::Value &value) {
 
 /// The first key that a mapping under `node` repeats. yaml-cpp keeps both
 /// entries and a lookup finds one, so the other would be silently ignored.
-static std::optional<YAML::Node> findRepeatedKey(const YAML::Node &node) {
+/// An alias shares its anchor's node and position: `visited` (positions in
+/// the text) makes each node count once, so alias cycles and alias fan-out
+/// ("billion laughs") cost no more than the text.
+static std::optional<YAML::Node> findRepeatedKey(const YAML::Node &node,
+                                                 llvm::DenseSet<int> &visited) {
+  if (!visited.insert(node.Mark().pos).second)
+    return std::nullopt;
   if (node.IsSequence()) {
     for (const YAML::Node &element : node)
-      if (std::optional<YAML::Node> repeated = findRepeatedKey(element))
+      if (std::optional<YAML::Node> repeated =
+              findRepeatedKey(element, visited))
         return repeated;
   } else if (node.IsMap()) {
     llvm::StringSet<> keys;
     for (const auto &entry : node) {
       if (entry.first.IsScalar() && !keys.insert(entry.first.Scalar()).second)
         return entry.first;
-      if (std::optional<YAML::Node> repeated = findRepeatedKey(entry.second))
+      if (std::optional<YAML::Node> repeated =
+              findRepeatedKey(entry.second, visited))
         return repeated;
     }
   }
@@ -915,7 +924,8 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
     return fail(source.locate(root),
                 "a model file must be a mapping of sections, got " +
                     describeNode(root));
-  if (std::optional<YAML::Node> repeated = findRepeatedKey(root))
+  llvm::DenseSet<int> visited;
+  if (std::optional<YAML::Node> repeated = findRepeatedKey(root, visited))
     return fail(source.locate(*repeated),
                 "key '" + repeated->Scalar() +
                     "' is given twice in the same mapping; only one can "
