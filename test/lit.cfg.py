@@ -30,7 +30,9 @@ llvm_config.add_tool_substitutions(["cgpt-opt", "cgpt-run"],
 config.environment["LC_ALL"] = "C"
 # Sanitizer builds (docs/robustness.md): Debian's MLIR archives are not
 # instrumented, so LLVM's allocators must not poison memory they hand to
-# them (allow_user_poisoning=0). The caller's options win.
+# them (allow_user_poisoning=0). A sanitizer report aborts, so that even a
+# `not cgpt-run` line fails on it. The caller's options win.
 config.environment["ASAN_OPTIONS"] = os.environ.get(
-    "ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0")
-llvm_config.with_system_environment(["UBSAN_OPTIONS"])
+    "ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0:abort_on_error=1")
+config.environment["UBSAN_OPTIONS"] = os.environ.get(
+    "UBSAN_OPTIONS", "abort_on_error=1:print_stacktrace=1")

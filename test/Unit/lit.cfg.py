@@ -14,4 +14,6 @@ config.test_format = lit.formats.GoogleTest(".", "Tests")
 config.environment["CGPT_SOURCE_DIR"] = config.cgpt_src_root
 # As in ../lit.cfg.py, for sanitizer builds.
 config.environment["ASAN_OPTIONS"] = os.environ.get(
-    "ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0")
+    "ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0:abort_on_error=1")
+config.environment["UBSAN_OPTIONS"] = os.environ.get(
+    "UBSAN_OPTIONS", "abort_on_error=1:print_stacktrace=1")
