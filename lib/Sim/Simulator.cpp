@@ -167,7 +167,8 @@ simulate(DeviceOp device, const target::WaferTargetModel &target,
   if (eventsPerPass * result.passes > kMaxEvents)
     return device.emitOpError()
            << "would take " << formatGrouped(eventsPerPass * result.passes)
-           << " events to simulate (" << result.passes << " passes of "
+           << " events to simulate (" << formatGrouped(result.passes)
+           << " passes of "
            << formatGrouped(eventsPerPass)
            << "); the limit is " << formatGrouped(kMaxEvents)
            << ": use a larger micro-batch (--micro-batch-size) or more "
