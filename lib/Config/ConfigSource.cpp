@@ -1,4 +1,4 @@
-//===- ConfigSource.cpp - typed, located reads of a config tree ------------===//
+//===- ConfigSource.cpp - typed, located reads of a config tree -----------===//
 //
 // Part of cgpt.
 //

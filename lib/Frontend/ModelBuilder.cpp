@@ -1,4 +1,4 @@
-//===- ModelBuilder.cpp - ModelSpec to transformer IR ----------------------===//
+//===- ModelBuilder.cpp - ModelSpec to transformer IR ---------------------===//
 //
 // Part of cgpt.
 //

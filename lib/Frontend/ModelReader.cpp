@@ -1,4 +1,4 @@
-//===- ModelReader.cpp - Model Zoo and Hugging Face model files ------------===//
+//===- ModelReader.cpp - Model Zoo and Hugging Face model files -----------===//
 //
 // Part of cgpt.
 //

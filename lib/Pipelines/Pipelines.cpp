@@ -1,4 +1,4 @@
-//===- Pipelines.cpp - cgpt's pass pipelines -------------------------------===//
+//===- Pipelines.cpp - cgpt's pass pipelines ------------------------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- Placement.cpp - the placement picture -------------------------------===//
+//===- Placement.cpp - the placement picture ------------------------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- Report.cpp - summary and JSON report --------------------------------===//
+//===- Report.cpp - summary and JSON report -------------------------------===//
 //
 // Part of cgpt.
 //
@@ -116,8 +116,7 @@ void describeDevice(wafer::DeviceOp device,
   for (auto stage : device.getBody().front().getOps<wafer::StageOp>())
     m.layers = std::max(m.layers, stage.getLayer().value_or(-1) + 1);
   report.perSystemBatch = device.getPerSystemBatch();
-  report.microBatchRequest =
-      describeMicroBatch(device.getMicroBatchRequest());
+  report.microBatchRequest = describeMicroBatch(device.getMicroBatchRequest());
 }
 
 /// A FLOP or byte count for people: 4 significant digits.
@@ -131,8 +130,7 @@ static void printDataflowSummary(llvm::raw_ostream &os,
   os << "  compute     " << approx(c.algorithmicFlopsPerStep())
      << " algorithmic FLOP per step (" << approx(c.flopsPerSequence)
      << " per sequence), " << approx(c.recomputeFlopsPerStep())
-     << " more recomputed (recompute " << flow.recompute
-     << ")\n";
+     << " more recomputed (recompute " << flow.recompute << ")\n";
   os << "  streaming   " << approx(c.weightBytesIn) << " B of weights in, "
      << approx(c.gradientBytesOut)
      << " B of gradients out per micro-batch pass\n";
@@ -140,8 +138,7 @@ static void printDataflowSummary(llvm::raw_ostream &os,
      << " B kept per sequence per layer\n";
 }
 
-static void printWaferSummary(llvm::raw_ostream &os,
-                              const StepReport &report) {
+static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
   const ModelFacts &m = report.model;
   const StepReport::Wafer &w = *report.wafer;
   os << llvm::formatv("  micro-batch {0} x {1} accumulation step(s) per "
@@ -163,14 +160,14 @@ static void printWaferSummary(llvm::raw_ostream &os,
                       approx(r.stepSeconds), approx(1 / r.stepSeconds),
                       approx(m.globalBatch / r.stepSeconds),
                       approx(tokens / r.stepSeconds));
-  os << llvm::formatv("              {0} FLOP/s achieved, {1}% of the {2} "
-                      "FLOP/s peak of {3} system(s)\n",
-                      approx(flops / r.stepSeconds),
-                      formatExactDouble(std::round(1000 * flops /
-                                                   r.stepSeconds /
-                                                   (w.peakFlops * r.numCsx)) /
-                                        10),
-                      approx(w.peakFlops * r.numCsx), r.numCsx);
+  os << llvm::formatv(
+      "              {0} FLOP/s achieved, {1}% of the {2} "
+      "FLOP/s peak of {3} system(s)\n",
+      approx(flops / r.stepSeconds),
+      formatExactDouble(
+          std::round(1000 * flops / r.stepSeconds / (w.peakFlops * r.numCsx)) /
+          10),
+      approx(w.peakFlops * r.numCsx), r.numCsx);
   os << llvm::formatv("              {0} passes of {1} s, then {2} s reduce "
                       "and {3} s optimizer\n",
                       r.passes, approx(r.firstPassSeconds),
@@ -198,7 +195,6 @@ static void printWaferSummary(llvm::raw_ostream &os,
   });
   os << "\n";
 }
-
 
 void printSummary(llvm::raw_ostream &os, const StepReport &report) {
   const ModelFacts &m = report.model;
@@ -297,21 +293,23 @@ llvm::json::Value buildReport(const StepReport &report) {
     (*batch)["micro"] = w.microBatch;
     (*batch)["grad_accum_steps"] = w.gradAccumSteps;
     (*batch)["plan"] = w.plan;
-    json["memory"] = llvm::json::Object{
-        {"cores_used", w.coresUsed},
-        {"max_core_sram_bytes", w.sramPeak},
-        {"core_sram_limit_bytes", w.sramLimit},
-        {"peak_region", w.sramPeakWhere}};
+    json["memory"] = llvm::json::Object{{"cores_used", w.coresUsed},
+                                        {"max_core_sram_bytes", w.sramPeak},
+                                        {"core_sram_limit_bytes", w.sramLimit},
+                                        {"peak_region", w.sramPeakWhere}};
     llvm::json::Array stages;
     for (const StepReport::Stage &stage : w.stages) {
       llvm::json::Array regions;
       for (const StepReport::Region &r : stage.regions)
-        regions.push_back(llvm::json::Object{
-            {"name", r.name},   {"kernel", r.kernel}, {"x", r.x},
-            {"y", r.y},         {"w", r.w},           {"h", r.h},
-            {"sram_bytes", r.sramBytes}});
-      stages.push_back(
-          llvm::json::Object{{"name", stage.name}, {"regions", std::move(regions)}});
+        regions.push_back(llvm::json::Object{{"name", r.name},
+                                             {"kernel", r.kernel},
+                                             {"x", r.x},
+                                             {"y", r.y},
+                                             {"w", r.w},
+                                             {"h", r.h},
+                                             {"sram_bytes", r.sramBytes}});
+      stages.push_back(llvm::json::Object{{"name", stage.name},
+                                          {"regions", std::move(regions)}});
     }
     json["placement"] = llvm::json::Object{{"stages", std::move(stages)}};
   }
@@ -320,8 +318,8 @@ llvm::json::Value buildReport(const StepReport &report) {
     const ModelFacts &facts = report.model;
     double flops = report.wafer->algorithmicFlopsPerStep;
     double achieved = flops / r.stepSeconds;
-    llvm::json::Object *step =
-        json.try_emplace("step", llvm::json::Object()).first->second.getAsObject();
+    llvm::json::Object *step = json.try_emplace("step", llvm::json::Object())
+                                   .first->second.getAsObject();
     (*step)["algorithmic_flops"] = flops;
     (*step)["seconds"] = r.stepSeconds;
     (*step)["steps_per_second"] = 1 / r.stepSeconds;
@@ -337,10 +335,10 @@ llvm::json::Value buildReport(const StepReport &report) {
     (*step)["optimizer_seconds"] = r.optimizerSeconds;
     llvm::json::Array breakdown;
     for (const sim::StageTiming &stage : r.stages)
-      breakdown.push_back(llvm::json::Object{
-          {"name", stage.name},
-          {"seconds", stage.end - stage.start},
-          {"bound", stage.bound}});
+      breakdown.push_back(
+          llvm::json::Object{{"name", stage.name},
+                             {"seconds", stage.end - stage.start},
+                             {"bound", stage.bound}});
     json["breakdown"] = std::move(breakdown);
   }
   return json;
@@ -356,40 +354,38 @@ llvm::Error writeTrace(llvm::StringRef path,
     int64_t tid = it - tracks.begin();
     if (it == tracks.end())
       tracks.push_back(event.track);
-    events.push_back(llvm::json::Object{
-        {"name", event.name},
-        {"cat", event.track},
-        {"ph", "X"},
-        {"pid", 0},
-        {"tid", tid},
-        {"ts", event.start * 1e6},
-        {"dur", event.duration * 1e6}});
+    events.push_back(llvm::json::Object{{"name", event.name},
+                                        {"cat", event.track},
+                                        {"ph", "X"},
+                                        {"pid", 0},
+                                        {"tid", tid},
+                                        {"ts", event.start * 1e6},
+                                        {"dur", event.duration * 1e6}});
   }
   for (auto [tid, track] : llvm::enumerate(tracks))
-    events.push_back(llvm::json::Object{
-        {"name", "thread_name"},
-        {"ph", "M"},
-        {"pid", 0},
-        {"tid", static_cast<int64_t>(tid)},
-        {"args", llvm::json::Object{{"name", track}}}});
-  return writeJsonFile(path, llvm::json::Object{
-                                 {"traceEvents", std::move(events)},
-                                 {"displayTimeUnit", "ms"}});
+    events.push_back(
+        llvm::json::Object{{"name", "thread_name"},
+                           {"ph", "M"},
+                           {"pid", 0},
+                           {"tid", static_cast<int64_t>(tid)},
+                           {"args", llvm::json::Object{{"name", track}}}});
+  return writeJsonFile(path,
+                       llvm::json::Object{{"traceEvents", std::move(events)},
+                                          {"displayTimeUnit", "ms"}});
 }
 
 void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows) {
   os << llvm::formatv("{0,8} {1,12} {2,12} {3,14} {4,10}\n", "systems",
                       "micro-batch", "step (s)", "samples/s", "speed-up");
   for (const ScalingRow &row : rows)
-    os << llvm::formatv("{0,8} {1,12} {2,12} {3,14} {4,10}\n", row.systems,
-                        llvm::formatv("{0} x {1}", row.microBatch,
-                                      row.gradAccumSteps)
-                            .str(),
-                        llvm::formatv("{0:e3}", row.stepSeconds).str(),
-                        llvm::formatv("{0:f2}", row.samplesPerSecond).str(),
-                        llvm::formatv("{0:f2}", row.samplesPerSecond /
-                                                    rows.front().samplesPerSecond)
-                            .str());
+    os << llvm::formatv(
+        "{0,8} {1,12} {2,12} {3,14} {4,10}\n", row.systems,
+        llvm::formatv("{0} x {1}", row.microBatch, row.gradAccumSteps).str(),
+        llvm::formatv("{0:e3}", row.stepSeconds).str(),
+        llvm::formatv("{0:f2}", row.samplesPerSecond).str(),
+        llvm::formatv("{0:f2}",
+                      row.samplesPerSecond / rows.front().samplesPerSecond)
+            .str());
 }
 
 llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
@@ -468,7 +464,8 @@ llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
   });
 }
 
-llvm::Error writeJsonFile(llvm::StringRef path, const llvm::json::Value &value) {
+llvm::Error writeJsonFile(llvm::StringRef path,
+                          const llvm::json::Value &value) {
   return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
     os << llvm::formatv("{0:2}", value) << "\n";
     return llvm::Error::success();

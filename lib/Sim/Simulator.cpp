@@ -1,4 +1,4 @@
-//===- Simulator.cpp - event-driven simulation of a training step ----------===//
+//===- Simulator.cpp - event-driven simulation of a training step ---------===//
 //
 // Part of cgpt.
 //
@@ -26,8 +26,8 @@ struct StagePlan {
   struct Region {
     std::string track; // the kernel class: "matmul"
     std::string label; // "h.0.forward @matmul.1"
-    double busy;      // computing all its waves
-    double firstWave; // its first wave, after which consumers can start
+    double busy;       // computing all its waves
+    double firstWave;  // its first wave, after which consumers can start
     /// Incoming flows: producer index, whole transfer, first-byte latency.
     SmallVector<std::tuple<size_t, double, double>> inputs;
     bool readsWeights = false;
@@ -47,8 +47,11 @@ StagePlan planStage(StageOp stage, const target::WaferTargetModel &target,
     double busy = regionSeconds(region, target, microBatch);
     index[region.getSymNameAttr()] = plan.regions.size();
     plan.regions.push_back({region.getKernel().split('.').second.str(),
-                            plan.name + " @" + region.getSymName().str(), busy,
-                            busy / regionWaves(region, microBatch), {}, false});
+                            plan.name + " @" + region.getSymName().str(),
+                            busy,
+                            busy / regionWaves(region, microBatch),
+                            {},
+                            false});
   }
   for (Operation &op : stage.getBody().front()) {
     if (auto flow = dyn_cast<FlowOp>(op)) {
@@ -64,7 +67,8 @@ StagePlan planStage(StageOp stage, const target::WaferTargetModel &target,
                                 static_cast<double>(egress.getBytes())});
     }
   }
-  plan.events = static_cast<int64_t>(stage.getBody().front().getOperations().size());
+  plan.events =
+      static_cast<int64_t>(stage.getBody().front().getOperations().size());
   return plan;
 }
 
@@ -83,8 +87,8 @@ struct PassRecorder {
 /// Runs one stage from `start`; returns its end. The stage's weights may
 /// stream in from `prefetchFrom` (while the stage before computes).
 double runStage(const StagePlan &plan, double start, double prefetchFrom,
-                double tokenBytes, double inRate, double outRate,
-                Channels &io, PassRecorder &recorder) {
+                double tokenBytes, double inRate, double outRate, Channels &io,
+                PassRecorder &recorder) {
   double weightsStart = std::max(io.inFree, prefetchFrom);
   double weightsEnd = weightsStart + (plan.weightBytesIn + tokenBytes) / inRate;
   io.inFree = weightsEnd;
@@ -168,8 +172,7 @@ simulate(DeviceOp device, const target::WaferTargetModel &target,
     return device.emitOpError()
            << "would take " << formatGrouped(eventsPerPass * result.passes)
            << " events to simulate (" << formatGrouped(result.passes)
-           << " passes of "
-           << formatGrouped(eventsPerPass)
+           << " passes of " << formatGrouped(eventsPerPass)
            << "); the limit is " << formatGrouped(kMaxEvents)
            << ": use a larger micro-batch (--micro-batch-size) or more "
               "systems (--num-csx) for fewer passes";
@@ -198,10 +201,9 @@ simulate(DeviceOp device, const target::WaferTargetModel &target,
       result.firstPassSeconds = time - passStart;
   }
   if (record && result.passes > 1)
-    result.trace.push_back({"passes",
-                            "passes 2 to " + std::to_string(result.passes),
-                            result.firstPassSeconds,
-                            time - result.firstPassSeconds});
+    result.trace.push_back(
+        {"passes", "passes 2 to " + std::to_string(result.passes),
+         result.firstPassSeconds, time - result.firstPassSeconds});
   result.systemSeconds = std::max(time, io.outFree);
 
   // The last stage's gradients are the last to reach the reduce tree; the
@@ -233,8 +235,8 @@ simulate(DeviceOp device, const target::WaferTargetModel &target,
   return result;
 }
 
-FailureOr<SimulationResult> simulateStep(DeviceOp device,
-                                         const target::WaferTargetModel &target) {
+FailureOr<SimulationResult>
+simulateStep(DeviceOp device, const target::WaferTargetModel &target) {
   if (device.getMicroBatch() == 0)
     return device.emitOpError()
            << "is not planned; the runtime needs the placed, planned wafer "
@@ -251,8 +253,8 @@ FailureOr<SimulationResult> simulateStep(DeviceOp device,
                << "in stage @" << stage.getSymName()
                << " is not a region, flow, ingress or egress; the runtime "
                   "cannot model it";
-      if (auto region = dyn_cast<RegionOp>(inner); region &&
-                                                   !region.getPlacementAttr())
+      if (auto region = dyn_cast<RegionOp>(inner);
+          region && !region.getPlacementAttr())
         return region.emitOpError()
                << "is not placed; the runtime needs the placed, planned "
                   "wafer IR of cgpt-lower-to-wafer";

@@ -1,4 +1,4 @@
-//===- WaferModel.cpp - memory and time of placed stages -------------------===//
+//===- WaferModel.cpp - memory and time of placed stages ------------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- Diagnostics.cpp - one-line diagnostics ------------------------------===//
+//===- Diagnostics.cpp - one-line diagnostics -----------------------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- Format.cpp - number formatting ---------------------------------------===//
+//===- Format.cpp - number formatting -------------------------------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- InputFile.cpp - read a user's input file, within limits -------------===//
+//===- InputFile.cpp - read a user's input file, within limits ------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- StepRegion.cpp - the (tokens, labels) region of a step --------------===//
+//===- StepRegion.cpp - the (tokens, labels) region of a step -------------===//
 //
 // Part of cgpt.
 //

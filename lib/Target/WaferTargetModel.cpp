@@ -1,4 +1,4 @@
-//===- WaferTargetModel.cpp - target description files ---------------------===//
+//===- WaferTargetModel.cpp - target description files --------------------===//
 //
 // Part of cgpt.
 //

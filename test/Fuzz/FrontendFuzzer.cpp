@@ -1,4 +1,4 @@
-//===- FrontendFuzzer.cpp - fuzz the model-file frontend -------------------===//
+//===- FrontendFuzzer.cpp - fuzz the model-file frontend ------------------===//
 //
 // Part of cgpt.
 //
@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
+#include "cgpt/Frontend/ModelSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -1,4 +1,4 @@
-//===- PipelineFuzzer.cpp - fuzz parse, verify, lower and simulate ---------===//
+//===- PipelineFuzzer.cpp - fuzz parse, verify, lower and simulate --------===//
 //
 // Part of cgpt.
 //

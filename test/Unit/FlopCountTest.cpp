@@ -1,4 +1,4 @@
-//===- FlopCountTest.cpp - Appendix F algorithmic FLOPs --------------------===//
+//===- FlopCountTest.cpp - Appendix F algorithmic FLOPs -------------------===//
 //
 // Part of cgpt.
 //

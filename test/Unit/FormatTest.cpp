@@ -1,4 +1,4 @@
-//===- FormatTest.cpp - number formatting ----------------------------------===//
+//===- FormatTest.cpp - number formatting ---------------------------------===//
 //
 // Part of cgpt.
 //

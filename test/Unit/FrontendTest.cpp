@@ -1,4 +1,4 @@
-//===- FrontendTest.cpp - model file semantics -----------------------------===//
+//===- FrontendTest.cpp - model file semantics ----------------------------===//
 //
 // Part of cgpt.
 //

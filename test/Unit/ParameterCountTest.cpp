@@ -1,4 +1,4 @@
-//===- ParameterCountTest.cpp - Appendix E parameter counts ----------------===//
+//===- ParameterCountTest.cpp - Appendix E parameter counts ---------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- PlacerTest.cpp - the serpentine placer and the router ---------------===//
+//===- PlacerTest.cpp - the serpentine placer and the router --------------===//
 //
 // Part of cgpt.
 //

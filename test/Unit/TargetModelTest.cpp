@@ -1,4 +1,4 @@
-//===- TargetModelTest.cpp - target description files ----------------------===//
+//===- TargetModelTest.cpp - target description files ---------------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- TimingModelTest.cpp - pieces of the runtime's timing model ----------===//
+//===- TimingModelTest.cpp - pieces of the runtime's timing model ---------===//
 //
 // Part of cgpt.
 //
@@ -58,9 +58,9 @@ protected:
   /// A region of `cores` = w x h at (x, 0) executing `flops` in one tile.
   static std::string region(const std::string &name, int64_t x, int64_t w,
                             int64_t h, int64_t flops) {
-    return "wafer.region @" + name + " \"dataflow.map\" at <x = " +
-           std::to_string(x) + ", y = 0, w = " + std::to_string(w) +
-           ", h = " + std::to_string(h) +
+    return "wafer.region @" + name +
+           " \"dataflow.map\" at <x = " + std::to_string(x) +
+           ", y = 0, w = " + std::to_string(w) + ", h = " + std::to_string(h) +
            "> {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = " +
            std::to_string(flops) +
            " : i64, sram_bytes = 0 : i64, stationary = 0 : i64, "
@@ -112,9 +112,9 @@ TEST_F(TimingModel, ReduceOverNSystems) {
 /// one with much work and few weights waits on its cores.
 TEST_F(TimingModel, IoBoundVersusComputeBound) {
   const int64_t weightBytes = 64 << 20;
-  DeviceOp ioBound = parseDevice(
-      region("a", 0, 4, 4, 1) + "wafer.ingress \"w\" -> @a bytes " +
-      std::to_string(weightBytes) + " at [0, 0]\n");
+  DeviceOp ioBound =
+      parseDevice(region("a", 0, 4, 4, 1) + "wafer.ingress \"w\" -> @a bytes " +
+                  std::to_string(weightBytes) + " at [0, 0]\n");
   sim::SimulationResult io = *sim::simulateStep(ioBound, target);
   ASSERT_EQ(io.stages.size(), 1u);
   EXPECT_EQ(io.stages[0].bound, "weights in");
@@ -126,9 +126,9 @@ TEST_F(TimingModel, IoBoundVersusComputeBound) {
                    (weightBytes + tokenBytes) / inRate);
 
   const int64_t flops = int64_t(1) << 40;
-  DeviceOp computeBound = parseDevice(
-      region("a", 0, 4, 4, flops) +
-      "wafer.ingress \"w\" -> @a bytes 1024 at [0, 0]\n");
+  DeviceOp computeBound =
+      parseDevice(region("a", 0, 4, 4, flops) +
+                  "wafer.ingress \"w\" -> @a bytes 1024 at [0, 0]\n");
   sim::SimulationResult compute = *sim::simulateStep(computeBound, target);
   ASSERT_EQ(compute.stages.size(), 1u);
   EXPECT_EQ(compute.stages[0].bound, "compute");
@@ -143,9 +143,9 @@ TEST_F(TimingModel, StepIsPassesThenReduceThenOptimizer) {
   DeviceOp device = parseDevice(region("a", 0, 4, 4, 1 << 30));
   device->setAttr("global_batch", mlir::IntegerAttr::get(
                                       mlir::IntegerType::get(&context, 64), 4));
-  device->setAttr("grad_accum_steps",
-                  mlir::IntegerAttr::get(mlir::IntegerType::get(&context, 64),
-                                         4));
+  device->setAttr(
+      "grad_accum_steps",
+      mlir::IntegerAttr::get(mlir::IntegerType::get(&context, 64), 4));
   sim::SimulationResult result = *sim::simulateStep(device, target);
   EXPECT_EQ(result.passes, 4);
   EXPECT_NEAR(result.systemSeconds, 4 * result.firstPassSeconds,

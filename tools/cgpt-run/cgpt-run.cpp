@@ -1,13 +1,14 @@
-//===- cgpt-run.cpp - compile and simulate a GPT training step -------------===//
+//===- cgpt-run.cpp - compile and simulate a GPT training step ------------===//
 //
 // Part of cgpt.
 //
 //===----------------------------------------------------------------------===//
 //
 // cgpt-run takes a model file (Model Zoo params YAML, Hugging Face
-// config.json) or IR from cgpt-opt at any level, compiles one training step down to the
-// wafer, simulates it on the target and the cluster, and reports how fast
-// training goes and why. Usage and exit status: docs/tools/cgpt-run.md.
+// config.json) or IR from cgpt-opt at any level, compiles one training step
+// down to the wafer, simulates it on the target and the cluster, and
+// reports how fast training goes and why. Usage and exit status:
+// docs/tools/cgpt-run.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,9 +24,9 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -40,29 +41,28 @@ cl::OptionCategory runCategory("cgpt-run options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                cl::desc("<model file or .mlir>"),
                                cl::cat(runCategory));
-cl::opt<EmitKind> emit(
-    "emit", cl::desc("What to print on standard output"),
-    cl::values(clEnumValN(EmitKind::Summary, "summary",
-                          "the human summary (default)"),
-               clEnumValN(EmitKind::Transformer, "transformer",
-                          "the imported transformer IR"),
-               clEnumValN(EmitKind::Dataflow, "dataflow",
-                          "the tiled dataflow IR"),
-               clEnumValN(EmitKind::Wafer, "wafer",
-                          "the placed, routed and planned wafer IR")),
-    cl::init(EmitKind::Summary), cl::cat(runCategory));
+cl::opt<EmitKind>
+    emit("emit", cl::desc("What to print on standard output"),
+         cl::values(clEnumValN(EmitKind::Summary, "summary",
+                               "the human summary (default)"),
+                    clEnumValN(EmitKind::Transformer, "transformer",
+                               "the imported transformer IR"),
+                    clEnumValN(EmitKind::Dataflow, "dataflow",
+                               "the tiled dataflow IR"),
+                    clEnumValN(EmitKind::Wafer, "wafer",
+                               "the placed, routed and planned wafer IR")),
+         cl::init(EmitKind::Summary), cl::cat(runCategory));
 cl::opt<std::string> reportPath("report",
                                 cl::desc("Write the JSON report to this file"),
                                 cl::value_desc("file"), cl::cat(runCategory));
 cl::opt<std::string> tracePath(
-    "trace",
-    cl::desc("Write the simulated timeline (Chrome trace-event JSON)"),
+    "trace", cl::desc("Write the simulated timeline (Chrome trace-event JSON)"),
     cl::value_desc("file"), cl::cat(runCategory));
-cl::list<int64_t> numCsx(
-    "num-csx",
-    cl::desc("Number of systems (overrides the file); a list such as "
-             "1,2,4,8,16 runs a sweep"),
-    cl::CommaSeparated, cl::cat(runCategory));
+cl::list<int64_t>
+    numCsx("num-csx",
+           cl::desc("Number of systems (overrides the file); a list such as "
+                    "1,2,4,8,16 runs a sweep"),
+           cl::CommaSeparated, cl::cat(runCategory));
 cl::opt<std::string> plotPath(
     "plot",
     cl::desc("With a --num-csx sweep: draw samples/s by systems (.svg, or "
@@ -80,10 +80,10 @@ cl::opt<std::string> microBatchSize(
     cl::desc("Micro-batch per system (overrides the file): an integer, "
              "auto, explore, explore:MIN-MAX or none"),
     cl::value_desc("size"), cl::cat(runCategory));
-cl::opt<std::string> placementPath(
-    "emit-placement",
-    cl::desc("Draw a stage's placement and SRAM heat map as SVG"),
-    cl::value_desc("file.svg"), cl::cat(runCategory));
+cl::opt<std::string>
+    placementPath("emit-placement",
+                  cl::desc("Draw a stage's placement and SRAM heat map as SVG"),
+                  cl::value_desc("file.svg"), cl::cat(runCategory));
 cl::opt<std::string> placementStage(
     "placement-stage",
     cl::desc("The stage --emit-placement draws (default: the first decoder "
@@ -157,8 +157,7 @@ static Location inputLoc(ModuleOp module) {
 
 /// The one op of `OpTy` in `module`, or null after a diagnostic when there
 /// are several.
-template <typename OpTy>
-static FailureOr<OpTy> findSingle(ModuleOp module) {
+template <typename OpTy> static FailureOr<OpTy> findSingle(ModuleOp module) {
   auto ops = module.getOps<OpTy>();
   if (ops.empty())
     return OpTy();
@@ -224,7 +223,7 @@ compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
       return failure();
     program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
   } else if (failed(checkLoweredInput(*module, *program ? EmitKind::Dataflow
-                                                     : EmitKind::Wafer))) {
+                                                        : EmitKind::Wafer))) {
     return failure();
   }
 
@@ -344,9 +343,9 @@ static bool writePlot(llvm::StringRef model,
     return false;
   }
   std::string message;
-  int status = llvm::sys::ExecuteAndWait(
-      *converter, {*converter, "-o", plotPath, svgPath}, std::nullopt, {}, 0,
-      0, &message);
+  int status = llvm::sys::ExecuteAndWait(*converter,
+                                         {*converter, "-o", plotPath, svgPath},
+                                         std::nullopt, {}, 0, 0, &message);
   llvm::sys::fs::remove(svgPath);
   if (status != 0) {
     llvm::errs() << "cgpt-run: rsvg-convert could not write '" << plotPath
@@ -371,9 +370,9 @@ static bool checkOptions() {
         !path.ends_with_insensitive(".png"))
       return refuse("--plot '" + path + "' must end in .svg or .png");
   }
-  if (numCsx.size() > 1 && (!reportPath.empty() || !tracePath.empty() ||
-                            !placementPath.empty() || steps > 0 ||
-                            emit != EmitKind::Summary))
+  if (numCsx.size() > 1 &&
+      (!reportPath.empty() || !tracePath.empty() || !placementPath.empty() ||
+       steps > 0 || emit != EmitKind::Summary))
     return refuse("a --num-csx sweep prints its table only; run one number "
                   "of systems for --report, --trace, --emit-placement, "
                   "--steps or --emit");
@@ -409,11 +408,10 @@ int main(int argc, char **argv) {
       if (failed(report))
         return EXIT_FAILURE;
       model = report->model.name;
-      rows.push_back({systems, report->wafer->microBatch,
-                      report->wafer->gradAccumSteps,
-                      report->simulation->stepSeconds,
-                      report->model.globalBatch /
-                          report->simulation->stepSeconds});
+      rows.push_back(
+          {systems, report->wafer->microBatch, report->wafer->gradAccumSteps,
+           report->simulation->stepSeconds,
+           report->model.globalBatch / report->simulation->stepSeconds});
     }
     cgpt::report::printScalingTable(llvm::outs(), rows);
     if (!plotPath.empty() && !writePlot(model, rows))

@@ -1,4 +1,4 @@
-//===- Format.h - number formatting shared by IR, reports and tools -*- C++ -*-===//
+//===- Format.h - number formatting for IR, reports, tools ------*- C++ -*-===//
 //
 // Part of cgpt.
 //

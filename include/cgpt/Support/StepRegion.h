@@ -1,4 +1,4 @@
-//===- StepRegion.h - the (tokens, labels) region of a step ----*- C++ -*-===//
+//===- StepRegion.h - the (tokens, labels) region of a step -----*- C++ -*-===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- WaferTargetModel.h - the machine a program is compiled for -*- C++ -*-===//
+//===- WaferTargetModel.h - the machine compiled for ------------*- C++ -*-===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- DataflowToWafer.cpp - tiled kernels to regions of the mesh ----------===//
+//===- DataflowToWafer.cpp - tiled kernels to regions of the mesh ---------===//
 //
 // Part of cgpt.
 //

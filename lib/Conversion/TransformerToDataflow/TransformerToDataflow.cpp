@@ -1,4 +1,4 @@
-//===- TransformerToDataflow.cpp - training step to kernels ----------------===//
+//===- TransformerToDataflow.cpp - training step to kernels ---------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- TransformerToDataflow.h - transformer to dataflow -------*- C++ -*-===//
+//===- TransformerToDataflow.h - transformer to dataflow --------*- C++ -*-===//
 //
 // Part of cgpt.
 //

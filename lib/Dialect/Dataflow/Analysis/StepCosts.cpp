@@ -1,4 +1,4 @@
-//===- StepCosts.cpp - FLOPs, streamed bytes and kept activations ----------===//
+//===- StepCosts.cpp - FLOPs, streamed bytes and kept activations ---------===//
 //
 // Part of cgpt.
 //

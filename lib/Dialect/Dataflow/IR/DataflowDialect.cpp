@@ -1,4 +1,4 @@
-//===- DataflowDialect.cpp - dataflow dialect, types and attributes --------===//
+//===- DataflowDialect.cpp - dataflow dialect, types and attributes -------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- DataflowOps.cpp - dataflow verifiers, FLOPs and tiling spaces -------===//
+//===- DataflowOps.cpp - dataflow verifiers, FLOPs and tiling spaces ------===//
 //
 // Part of cgpt.
 //

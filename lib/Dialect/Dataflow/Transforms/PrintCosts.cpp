@@ -1,4 +1,4 @@
-//===- PrintCosts.cpp - dataflow-print-costs -------------------------------===//
+//===- PrintCosts.cpp - dataflow-print-costs ------------------------------===//
 //
 // Part of cgpt.
 //

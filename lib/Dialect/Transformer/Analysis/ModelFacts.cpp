@@ -1,4 +1,4 @@
-//===- ModelFacts.cpp - parameter count and shape facts --------------------===//
+//===- ModelFacts.cpp - parameter count and shape facts -------------------===//
 //
 // Part of cgpt.
 //

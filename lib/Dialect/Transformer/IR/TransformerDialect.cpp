@@ -1,4 +1,4 @@
-//===- TransformerDialect.cpp - transformer dialect and attributes ---------===//
+//===- TransformerDialect.cpp - transformer dialect and attributes --------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- TransformerOps.cpp - transformer op verifiers and formats -----------===//
+//===- TransformerOps.cpp - transformer op verifiers and formats ----------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- PrintModelFacts.cpp - transformer-print-model-facts -----------------===//
+//===- PrintModelFacts.cpp - transformer-print-model-facts ----------------===//
 //
 // Part of cgpt.
 //

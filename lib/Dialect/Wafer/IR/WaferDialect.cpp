@@ -1,4 +1,4 @@
-//===- WaferDialect.cpp - wafer dialect, attributes and verifiers ----------===//
+//===- WaferDialect.cpp - wafer dialect, attributes and verifiers ---------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- Placer.cpp - the serpentine constructive placer ---------------------===//
+//===- Placer.cpp - the serpentine constructive placer --------------------===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,4 @@
-//===- PlanBatch.cpp - wafer-plan-batch and wafer-check-memory -------------===//
+//===- PlanBatch.cpp - wafer-plan-batch and wafer-check-memory ------------===//
 //
 // Part of cgpt.
 //

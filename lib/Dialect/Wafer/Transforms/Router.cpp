@@ -1,4 +1,4 @@
-//===- Router.cpp - dimension-ordered routing and color assignment ---------===//
+//===- Router.cpp - dimension-ordered routing and color assignment --------===//
 //
 // Part of cgpt.
 //
