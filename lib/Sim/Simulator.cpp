@@ -39,8 +39,12 @@ struct StagePlan {
   int64_t events = 0;
 };
 
-StagePlan planStage(StageOp stage, const target::WaferTargetModel &target,
-                    int64_t microBatch) {
+/// The costs of `stage` at `microBatch`. Fails, naming the flow, when a
+/// flow does not run forward in the order the regions are listed: the
+/// simulator runs a stage's regions in that (dataflow) order.
+FailureOr<StagePlan> planStage(StageOp stage,
+                               const target::WaferTargetModel &target,
+                               int64_t microBatch) {
   StagePlan plan{stage.getSymName().str(), stage.getLayer(), {}, 0, {}, 0};
   llvm::DenseMap<StringAttr, size_t> index;
   for (auto region : stage.getBody().front().getOps<RegionOp>()) {
@@ -55,9 +59,16 @@ StagePlan planStage(StageOp stage, const target::WaferTargetModel &target,
   }
   for (Operation &op : stage.getBody().front()) {
     if (auto flow = dyn_cast<FlowOp>(op)) {
-      plan.regions[index[flow.getDestAttr().getAttr()]].inputs.push_back(
-          {index[flow.getSourceAttr().getAttr()],
-           flowSeconds(flow, stage, target, microBatch),
+      size_t source = index[flow.getSourceAttr().getAttr()];
+      size_t dest = index[flow.getDestAttr().getAttr()];
+      if (source >= dest)
+        return flow.emitOpError()
+               << "runs from " << flow.getSourceAttr() << " back to "
+               << flow.getDestAttr()
+               << ", which is listed before it; a stage's flows must follow "
+                  "the order of its regions";
+      plan.regions[dest].inputs.push_back(
+          {source, flowSeconds(flow, stage, target, microBatch),
            flowLatencySeconds(flow, target)});
     } else if (auto ingress = dyn_cast<IngressOp>(op)) {
       plan.weightBytesIn += static_cast<double>(ingress.getBytes());
@@ -165,7 +176,10 @@ simulate(DeviceOp device, const target::WaferTargetModel &target,
   result.passes = passes;
   int64_t eventsPerPass = 0;
   for (auto stage : device.getBody().front().getOps<StageOp>()) {
-    stages.push_back(planStage(stage, target, microBatch));
+    FailureOr<StagePlan> plan = planStage(stage, target, microBatch);
+    if (failed(plan))
+      return failure();
+    stages.push_back(std::move(*plan));
     eventsPerPass += stages.back().events;
   }
   if (eventsPerPass * result.passes > kMaxEvents)
@@ -265,15 +279,18 @@ simulateStep(DeviceOp device, const target::WaferTargetModel &target) {
                   device.getGradAccumSteps(), /*record=*/true);
 }
 
-StepCost stepCost(DeviceOp device, const target::WaferTargetModel &target,
-                  int64_t microBatch) {
+FailureOr<StepCost> stepCost(DeviceOp device,
+                             const target::WaferTargetModel &target,
+                             int64_t microBatch) {
   StepCost cost;
   cost.passes = device.getPerSystemBatch() / microBatch;
   // One pass has no more events than the device has ops: within the limit.
-  SimulationResult onePass =
-      *simulate(device, target, microBatch, /*passes=*/1, /*record=*/false);
-  cost.passSeconds = onePass.firstPassSeconds;
-  cost.stepSeconds = onePass.stepSeconds +
+  FailureOr<SimulationResult> onePass =
+      simulate(device, target, microBatch, /*passes=*/1, /*record=*/false);
+  if (failed(onePass))
+    return failure();
+  cost.passSeconds = onePass->firstPassSeconds;
+  cost.stepSeconds = onePass->stepSeconds +
                      static_cast<double>(cost.passes - 1) * cost.passSeconds;
   cost.samplesPerSecond =
       static_cast<double>(device.getGlobalBatch()) / cost.stepSeconds;

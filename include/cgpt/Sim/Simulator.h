@@ -69,7 +69,8 @@ simulateStep(wafer::DeviceOp device, const target::WaferTargetModel &target);
 
 /// What a step of `device` would take at `microBatch`, for the batch
 /// planner: one pass simulated (no trace), repeated for the accumulation
-/// steps, then the reduce and the optimizer. Needs a placed device.
+/// steps, then the reduce and the optimizer. Needs a placed device; fails
+/// with a diagnostic on IR the simulator cannot run.
 struct StepCost {
   int64_t passes = 0;
   double passSeconds = 0;
@@ -77,8 +78,9 @@ struct StepCost {
   /// Global batch over the step time: every system runs in parallel.
   double samplesPerSecond = 0;
 };
-StepCost stepCost(wafer::DeviceOp device,
-                  const target::WaferTargetModel &target, int64_t microBatch);
+mlir::FailureOr<StepCost> stepCost(wafer::DeviceOp device,
+                                   const target::WaferTargetModel &target,
+                                   int64_t microBatch);
 
 /// Seconds to reduce `bytes` of gradients over `systems` systems through
 /// a binary tree of the target's reduce nodes: one latency per level, the

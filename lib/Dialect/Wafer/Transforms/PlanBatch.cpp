@@ -84,8 +84,10 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
   auto evaluate = [&](int64_t micro) -> FailureOr<Candidate> {
     if (failed(placeDevice(device, placer, micro)))
       return failure();
-    Candidate c{micro, sim::memoryPeak(device, micro),
-                sim::stepCost(device, *target, micro), false, ""};
+    FailureOr<sim::StepCost> cost = sim::stepCost(device, *target, micro);
+    if (failed(cost))
+      return failure();
+    Candidate c{micro, sim::memoryPeak(device, micro), *cost, false, ""};
     c.fits = c.peak.memory.total() <= sram;
     c.peakWhere = sim::describeRegion(c.peak.region);
     return c;
