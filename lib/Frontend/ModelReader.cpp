@@ -13,6 +13,7 @@
 #include "cgpt/Config/ConfigSource.h"
 
 #include "cgpt/Frontend/ModelSpec.h"
+#include "cgpt/Support/BatchChecks.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
 
@@ -42,7 +43,6 @@ constexpr int64_t kMaxHidden = int64_t(1) << 20;
 constexpr int64_t kMaxLayers = 10000;
 constexpr int64_t kMaxFfn = int64_t(1) << 22;
 constexpr int64_t kMaxPositions = int64_t(1) << 20;
-constexpr int64_t kMaxBatch = int64_t(1) << 24;
 /// CS-3 clusters scale to 2048 systems (shared/reference, WSE-3 section).
 constexpr int64_t kMaxSystems = 2048;
 constexpr int64_t kMaxSteps = int64_t(1) << 40;

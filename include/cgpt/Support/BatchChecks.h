@@ -16,8 +16,15 @@
 
 namespace cgpt {
 
-/// global_batch, num_csx and seq_len are positive and every system gets at
-/// least one sequence.
+/// The largest global batch, in sequences, that any level accepts.
+constexpr int64_t kMaxBatch = int64_t(1) << 24;
+/// The largest per-sequence size (bytes or tiles) a wafer region or device
+/// may state. With batches within kMaxBatch, every product and sum the
+/// memory and timing models form stays within int64_t.
+constexpr int64_t kMaxPerSequence = int64_t(1) << 36;
+
+/// global_batch, num_csx and seq_len are positive, the batch within
+/// kMaxBatch, and every system gets at least one sequence.
 inline mlir::LogicalResult verifyBatchFacts(mlir::Operation *op,
                                             int64_t globalBatch,
                                             int64_t numCsx, int64_t seqLen) {
@@ -26,6 +33,9 @@ inline mlir::LogicalResult verifyBatchFacts(mlir::Operation *op,
                                 "positive, got "
                              << globalBatch << ", " << numCsx << ", "
                              << seqLen;
+  if (globalBatch > kMaxBatch)
+    return op->emitOpError() << "global_batch (" << globalBatch
+                             << ") exceeds the limit of " << kMaxBatch;
   if (globalBatch < numCsx)
     return op->emitOpError() << "global_batch (" << globalBatch
                              << ") is smaller than num_csx (" << numCsx

@@ -2,7 +2,7 @@
 
 // Every verifier rule of the transformer dialect, one case each.
 
-// expected-error @+1 {{global_batch must be positive, got 0}}
+// expected-error @+1 {{global_batch must be 1 to 16777216, got 0}}
 transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 0 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
@@ -17,7 +17,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // Every verifier rule of the transformer dialect, one case each.
 
-// expected-error @+1 {{global_batch must be positive, got -8}}
+// expected-error @+1 {{global_batch must be 1 to 16777216, got -8}}
 transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = -8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
+#include "cgpt/Support/BatchChecks.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/Shapes.h"
 #include "cgpt/Support/StepRegion.h"
@@ -86,9 +87,9 @@ void TrainStepOp::getAsmBlockArgumentNames(Region &region,
 }
 
 LogicalResult TrainStepOp::verifyRegions() {
-  if (getGlobalBatch() <= 0)
-    return emitOpError() << "global_batch must be positive, got "
-                         << getGlobalBatch();
+  if (getGlobalBatch() <= 0 || getGlobalBatch() > cgpt::kMaxBatch)
+    return emitOpError() << "global_batch must be 1 to " << cgpt::kMaxBatch
+                         << ", got " << getGlobalBatch();
   if (getNumCsx() <= 0)
     return emitOpError() << "num_csx must be positive, got " << getNumCsx();
   if (getGlobalBatch() < getNumCsx())

@@ -40,9 +40,14 @@ LogicalResult DeviceOp::verifyRegions() {
                          << getSramBytes();
   if (failed(cgpt::verifyBatchFacts(*this, getGlobalBatch(), getNumCsx(),
                                     getSeqLen())) ||
-      failed(cgpt::verifyBatchPlan(*this, getMicroBatch(),
-                                   getGradAccumSteps())))
+      failed(
+          cgpt::verifyBatchPlan(*this, getMicroBatch(), getGradAccumSteps())))
     return failure();
+  if (getKeptBytesPerSequence() < 0 ||
+      getKeptBytesPerSequence() > cgpt::kMaxPerSequence)
+    return emitOpError() << "kept_bytes_per_sequence ("
+                         << getKeptBytesPerSequence() << ") must be 0 to "
+                         << cgpt::kMaxPerSequence;
   int64_t micro = getMicroBatch(), steps = getGradAccumSteps();
   if (micro && micro * steps != getPerSystemBatch())
     return emitOpError() << "micro_batch (" << micro << ") x grad_accum_steps ("
@@ -51,9 +56,9 @@ LogicalResult DeviceOp::verifyRegions() {
   int64_t expected = 0;
   for (auto stage : getBody().front().getOps<StageOp>())
     if (stage.getOrder() != expected++)
-      return stage.emitOpError() << "has order " << stage.getOrder()
-                                 << " but is stage #" << expected - 1
-                                 << " of the schedule";
+      return stage.emitOpError()
+             << "has order " << stage.getOrder() << " but is stage #"
+             << expected - 1 << " of the schedule";
   return success();
 }
 
@@ -69,9 +74,9 @@ LogicalResult StageOp::verifyRegions() {
     auto requireRegion = [&](FlatSymbolRefAttr ref) -> LogicalResult {
       if (isa_and_nonnull<RegionOp>(symbols.lookup(ref.getAttr())))
         return success();
-      return op.emitOpError() << "refers to " << ref
-                              << ", which is not a region of stage "
-                              << getSymNameAttr();
+      return op.emitOpError()
+             << "refers to " << ref << ", which is not a region of stage "
+             << getSymNameAttr();
     };
     if (auto flow = dyn_cast<FlowOp>(op)) {
       if (failed(requireRegion(flow.getSourceAttr())) ||
@@ -118,10 +123,18 @@ LogicalResult RegionOp::verify() {
       getStationary() < 0 || getAccumulator() < 0)
     return emitOpError() << "flops, working_set, stationary and accumulator "
                             "must be non-negative and tiles positive";
+  for (auto [name, value] : {std::pair<StringRef, int64_t>{"tiles", getTiles()},
+                             {"working_set", getWorkingSet()},
+                             {"stream_buffers", getStreamBuffers()},
+                             {"stationary", getStationary()},
+                             {"accumulator", getAccumulator()},
+                             {"weight_bytes", getWeightBytes().value_or(0)}})
+    if (value > cgpt::kMaxPerSequence)
+      return emitOpError() << name << " (" << value << ") exceeds the limit of "
+                           << cgpt::kMaxPerSequence;
   double efficiency = getEfficiency().convertToDouble();
   if (!(efficiency > 0 && efficiency <= 1))
-    return emitOpError() << "efficiency must be in (0, 1], got "
-                         << efficiency;
+    return emitOpError() << "efficiency must be in (0, 1], got " << efficiency;
   if (RectAttr rect = getPlacementAttr())
     if (rect.getW() < 1 || rect.getH() < 1)
       return emitOpError() << "is placed on an empty rectangle " << rect;
