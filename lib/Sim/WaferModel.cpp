@@ -18,13 +18,19 @@ namespace cgpt::sim {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Bytes `region` holds in all at `microBatch`: the stationary data (the
-/// activations, or the weight when smaller) and the accumulators.
-static int64_t heldBytes(RegionOp region, int64_t microBatch) {
+/// Stationary bytes `region` holds in all at `microBatch`: the
+/// activations, or the weight when that is smaller.
+static int64_t stationaryBytes(RegionOp region, int64_t microBatch) {
   int64_t stationary = microBatch * region.getStationary();
   if (std::optional<int64_t> weight = region.getWeightBytes())
     stationary = std::min(stationary, *weight);
-  return stationary + region.getAccumulator();
+  return stationary;
+}
+
+/// Bytes `region` holds in all at `microBatch`: the stationary data and
+/// the accumulators.
+static int64_t heldBytes(RegionOp region, int64_t microBatch) {
+  return stationaryBytes(region, microBatch) + region.getAccumulator();
 }
 
 /// Bytes of kept activations on every core of the device at `microBatch`.
@@ -39,10 +45,7 @@ CoreMemory regionMemory(RegionOp region, int64_t microBatch) {
   CoreMemory memory;
   memory.tile = region.getWorkingSet();
   memory.streamBuffers = region.getStreamBuffers();
-  int64_t stationary = microBatch * region.getStationary();
-  if (std::optional<int64_t> weight = region.getWeightBytes())
-    stationary = std::min(stationary, *weight);
-  memory.stationary = ceilDiv(stationary, cores);
+  memory.stationary = ceilDiv(stationaryBytes(region, microBatch), cores);
   memory.accumulator = ceilDiv(region.getAccumulator(), cores);
   memory.kept = keptPerCore(device, microBatch);
   return memory;
