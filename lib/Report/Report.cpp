@@ -119,6 +119,23 @@ void describeDevice(wafer::DeviceOp device,
   report.microBatchRequest = describeMicroBatch(device.getMicroBatchRequest());
 }
 
+StepRates computeStepRates(const StepReport &report) {
+  const sim::SimulationResult &r = *report.simulation;
+  const ModelFacts &m = report.model;
+  StepRates rates;
+  rates.seconds = r.stepSeconds;
+  rates.stepsPerSecond = 1 / r.stepSeconds;
+  rates.samplesPerSecond = m.globalBatch / r.stepSeconds;
+  rates.tokensPerSecond =
+      static_cast<double>(m.globalBatch) * m.sequenceLength / r.stepSeconds;
+  rates.achievedFlopsPerSecond =
+      report.wafer->algorithmicFlopsPerStep / r.stepSeconds;
+  rates.peakFlopsPerSecond =
+      report.wafer->peakFlops * static_cast<double>(r.numCsx);
+  rates.utilization = rates.achievedFlopsPerSecond / rates.peakFlopsPerSecond;
+  return rates;
+}
+
 /// A FLOP or byte count for people: 4 significant digits.
 static std::string approx(double value) {
   return llvm::formatv("{0:e3}", value).str();
@@ -139,7 +156,6 @@ static void printDataflowSummary(llvm::raw_ostream &os,
 }
 
 static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
-  const ModelFacts &m = report.model;
   const StepReport::Wafer &w = *report.wafer;
   os << llvm::formatv("  micro-batch {0} x {1} accumulation step(s) per "
                       "system\n",
@@ -153,21 +169,18 @@ static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
   if (!report.simulation)
     return;
   const sim::SimulationResult &r = *report.simulation;
-  double flops = w.algorithmicFlopsPerStep;
-  double tokens = static_cast<double>(m.globalBatch) * m.sequenceLength;
+  StepRates rates = computeStepRates(report);
   os << llvm::formatv("  step        {0} s: {1} steps/s, {2} samples/s, {3} "
                       "tokens/s\n",
-                      approx(r.stepSeconds), approx(1 / r.stepSeconds),
-                      approx(m.globalBatch / r.stepSeconds),
-                      approx(tokens / r.stepSeconds));
+                      approx(rates.seconds), approx(rates.stepsPerSecond),
+                      approx(rates.samplesPerSecond),
+                      approx(rates.tokensPerSecond));
   os << llvm::formatv(
       "              {0} FLOP/s achieved, {1}% of the {2} "
       "FLOP/s peak of {3} system(s)\n",
-      approx(flops / r.stepSeconds),
-      formatExactDouble(
-          std::round(1000 * flops / r.stepSeconds / (w.peakFlops * r.numCsx)) /
-          10),
-      approx(w.peakFlops * r.numCsx), r.numCsx);
+      approx(rates.achievedFlopsPerSecond),
+      formatExactDouble(std::round(1000 * rates.utilization) / 10),
+      approx(rates.peakFlopsPerSecond), r.numCsx);
   os << llvm::formatv("              {0} passes of {1} s, then {2} s reduce "
                       "and {3} s optimizer\n",
                       r.passes, approx(r.firstPassSeconds),
@@ -315,20 +328,16 @@ llvm::json::Value buildReport(const StepReport &report) {
   }
   if (report.simulation && report.wafer) {
     const sim::SimulationResult &r = *report.simulation;
-    const ModelFacts &facts = report.model;
-    double flops = report.wafer->algorithmicFlopsPerStep;
-    double achieved = flops / r.stepSeconds;
+    StepRates rates = computeStepRates(report);
     llvm::json::Object *step = json.try_emplace("step", llvm::json::Object())
                                    .first->second.getAsObject();
-    (*step)["algorithmic_flops"] = flops;
-    (*step)["seconds"] = r.stepSeconds;
-    (*step)["steps_per_second"] = 1 / r.stepSeconds;
-    (*step)["samples_per_second"] = facts.globalBatch / r.stepSeconds;
-    (*step)["tokens_per_second"] = static_cast<double>(facts.globalBatch) *
-                                   facts.sequenceLength / r.stepSeconds;
-    (*step)["achieved_flops_per_second"] = achieved;
-    (*step)["utilization"] =
-        achieved / (report.wafer->peakFlops * static_cast<double>(r.numCsx));
+    (*step)["algorithmic_flops"] = report.wafer->algorithmicFlopsPerStep;
+    (*step)["seconds"] = rates.seconds;
+    (*step)["steps_per_second"] = rates.stepsPerSecond;
+    (*step)["samples_per_second"] = rates.samplesPerSecond;
+    (*step)["tokens_per_second"] = rates.tokensPerSecond;
+    (*step)["achieved_flops_per_second"] = rates.achievedFlopsPerSecond;
+    (*step)["utilization"] = rates.utilization;
     (*step)["passes"] = r.passes;
     (*step)["pass_seconds"] = r.firstPassSeconds;
     (*step)["reduce_seconds"] = r.reduceSeconds;

@@ -255,6 +255,16 @@ compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
   return report;
 }
 
+/// Says why writing `what` (e.g. "report ", or "" for a picture) to `path`
+/// failed; true when `error` is success.
+static bool written(llvm::Error error, StringRef what, StringRef path) {
+  if (!error)
+    return true;
+  llvm::errs() << "cgpt-run: cannot write " << what << "'" << path
+               << "': " << llvm::toString(std::move(error)) << "\n";
+  return false;
+}
+
 static bool drawPlacement(ModuleOp module) {
   auto device = *module.getOps<cgpt::wafer::DeviceOp>().begin();
   cgpt::wafer::StageOp drawn;
@@ -269,27 +279,22 @@ static bool drawPlacement(ModuleOp module) {
                  << "' to draw; --emit=wafer lists the stages\n";
     return false;
   }
-  if (llvm::Error error =
-          cgpt::report::writePlacementSvg(placementPath, device, drawn)) {
-    llvm::errs() << "cgpt-run: cannot write '" << placementPath
-                 << "': " << llvm::toString(std::move(error)) << "\n";
-    return false;
-  }
-  return true;
+  return written(cgpt::report::writePlacementSvg(placementPath, device, drawn),
+                 "", placementPath);
 }
 
 /// Model Zoo style log lines for `steps` simulated optimizer steps, with a
 /// progress bar when standard error is a terminal.
 static void logTraining(const cgpt::report::StepReport &report) {
-  double seconds = report.simulation->stepSeconds;
+  cgpt::report::StepRates rates = cgpt::report::computeStepRates(report);
   bool terminal = llvm::sys::Process::StandardErrIsDisplayed();
   for (int64_t step = 1; step <= steps; ++step) {
-    if (step % std::max<int64_t>(1, logSteps) == 0 || step == steps)
+    if (step % logSteps == 0 || step == steps)
       llvm::outs() << llvm::formatv(
           "global_step = {0}, rate = {1:f4} steps/sec, samples/sec = {2:f2}, "
           "simulated time = {3:f3} s\n",
-          step, 1 / seconds, report.model.globalBatch / seconds,
-          step * seconds);
+          step, rates.stepsPerSecond, rates.samplesPerSecond,
+          step * rates.seconds);
     if (terminal) {
       int filled = static_cast<int>(40 * step / steps);
       llvm::errs() << "\r[" << std::string(filled, '#')
@@ -302,21 +307,14 @@ static void logTraining(const cgpt::report::StepReport &report) {
 }
 
 static bool writeReport(const cgpt::report::StepReport &report) {
-  if (!reportPath.empty())
-    if (llvm::Error error = cgpt::report::writeJsonFile(
-            reportPath, cgpt::report::buildReport(report))) {
-      llvm::errs() << "cgpt-run: cannot write report '" << reportPath
-                   << "': " << llvm::toString(std::move(error)) << "\n";
-      return false;
-    }
-  if (!tracePath.empty())
-    if (llvm::Error error =
-            cgpt::report::writeTrace(tracePath, *report.simulation)) {
-      llvm::errs() << "cgpt-run: cannot write trace '" << tracePath
-                   << "': " << llvm::toString(std::move(error)) << "\n";
-      return false;
-    }
-  return true;
+  if (!reportPath.empty() &&
+      !written(cgpt::report::writeJsonFile(reportPath,
+                                           cgpt::report::buildReport(report)),
+               "report ", reportPath))
+    return false;
+  return tracePath.empty() ||
+         written(cgpt::report::writeTrace(tracePath, *report.simulation),
+                 "trace ", tracePath);
 }
 
 /// Writes the sweep's chart: SVG directly, PNG by converting that SVG with
@@ -325,12 +323,9 @@ static bool writePlot(llvm::StringRef model,
                       llvm::ArrayRef<cgpt::report::ScalingRow> rows) {
   bool png = llvm::StringRef(plotPath).ends_with_insensitive(".png");
   std::string svgPath = png ? plotPath + ".svg" : std::string(plotPath);
-  if (llvm::Error error =
-          cgpt::report::writeScalingPlot(svgPath, model, rows)) {
-    llvm::errs() << "cgpt-run: cannot write '" << svgPath
-                 << "': " << llvm::toString(std::move(error)) << "\n";
+  if (!written(cgpt::report::writeScalingPlot(svgPath, model, rows), "",
+               svgPath))
     return false;
-  }
   if (!png)
     return true;
   llvm::ErrorOr<std::string> converter =
@@ -408,10 +403,10 @@ int main(int argc, char **argv) {
       if (failed(report))
         return EXIT_FAILURE;
       model = report->model.name;
-      rows.push_back(
-          {systems, report->wafer->microBatch, report->wafer->gradAccumSteps,
-           report->simulation->stepSeconds,
-           report->model.globalBatch / report->simulation->stepSeconds});
+      cgpt::report::StepRates rates = cgpt::report::computeStepRates(*report);
+      rows.push_back({systems, report->wafer->microBatch,
+                      report->wafer->gradAccumSteps, rates.seconds,
+                      rates.samplesPerSecond});
     }
     cgpt::report::printScalingTable(llvm::outs(), rows);
     if (!plotPath.empty() && !writePlot(model, rows))

@@ -82,6 +82,22 @@ struct StepReport {
   std::optional<sim::SimulationResult> simulation;
 };
 
+/// The rates of a simulated step, derived once for the summary, the JSON
+/// report, the sweep table and the log lines.
+struct StepRates {
+  double seconds = 0;
+  double stepsPerSecond = 0;
+  double samplesPerSecond = 0;
+  double tokensPerSecond = 0;
+  double achievedFlopsPerSecond = 0;
+  /// The peak of all the systems.
+  double peakFlopsPerSecond = 0;
+  /// Achieved over peak.
+  double utilization = 0;
+};
+/// The rates of `report`'s step; it must hold a simulation and a wafer.
+StepRates computeStepRates(const StepReport &report);
+
 /// Fills the transformer part of a report from `step`.
 mlir::LogicalResult describeStep(transformer::TrainStepOp step,
                                  StepReport &report);
