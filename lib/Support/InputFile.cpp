@@ -36,4 +36,11 @@ readInputFile(llvm::StringRef path) {
   return std::move(*buffer);
 }
 
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readToolInput(llvm::StringRef path) {
+  if (path == "-")
+    return llvm::errorOrToExpected(llvm::MemoryBuffer::getSTDIN());
+  return readInputFile(path);
+}
+
 } // namespace cgpt

@@ -14,6 +14,7 @@
 #include "cgpt/InitAllDialects.h"
 #include "cgpt/InitAllPasses.h"
 #include "cgpt/Support/Diagnostics.h"
+#include "cgpt/Support/InputFile.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
@@ -29,11 +30,13 @@ using namespace mlir;
 static std::unique_ptr<llvm::MemoryBuffer>
 loadInput(llvm::StringRef path, DialectRegistry &registry) {
   if (!cgpt::frontend::isModelFile(path)) {
-    std::string message;
-    std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &message);
-    if (!buffer)
-      llvm::errs() << "cgpt-opt: " << message << "\n";
-    return buffer;
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        cgpt::readToolInput(path);
+    if (buffer)
+      return std::move(*buffer);
+    llvm::errs() << "cgpt-opt: cannot read '" << path
+                 << "': " << llvm::toString(buffer.takeError()) << "\n";
+    return nullptr;
   }
   MLIRContext context(registry);
   cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());

@@ -131,10 +131,8 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
     return nullptr;
   }
   llvm::SourceMgr sourceMgr;
-  // Standard input is read as it comes; a named file is checked first.
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      inputPath == "-" ? llvm::errorOrToExpected(llvm::MemoryBuffer::getSTDIN())
-                       : cgpt::readInputFile(inputPath);
+      cgpt::readToolInput(inputPath);
   if (!buffer) {
     llvm::errs() << "cgpt-run: cannot read '" << inputPath
                  << "': " << llvm::toString(buffer.takeError()) << "\n";

@@ -27,6 +27,11 @@ constexpr uint64_t kMaxInputFileBytes = 256ull << 20;
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path);
 
+/// A tool's input: standard input for "-", read as it comes, otherwise
+/// readInputFile(path).
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readToolInput(llvm::StringRef path);
+
 } // namespace cgpt
 
 #endif // CGPT_SUPPORT_INPUTFILE_H
