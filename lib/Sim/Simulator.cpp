@@ -209,7 +209,6 @@ simulate(DeviceOp device, const target::WaferTargetModel &target,
       time = runStage(stage, stageStart, prefetchFrom, i == 0 ? tokenBytes : 0,
                       inRate, outRate, io, recorder);
       prefetchFrom = stageStart;
-      result.events += stage.events;
     }
     if (pass == 0)
       result.firstPassSeconds = time - passStart;

@@ -54,7 +54,6 @@ struct SimulationResult {
   double stepSeconds = 0;
   std::vector<StageTiming> stages;
   std::vector<TraceEvent> trace;
-  int64_t events = 0;
 };
 
 /// The most events one simulation may take; a larger one is refused with a
