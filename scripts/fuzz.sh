@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds cgpt's libFuzzer targets with clang-19 in build-fuzz/ (installing
 # clang-19 and libclang-rt-19-dev when missing), seeds them from models/,
-# test/ and ../shared/modelzoo/, and runs each for a bounded time.
+# test/ (the Model Zoo files included), and runs each for a bounded time.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 300)
 #
@@ -27,7 +27,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0:detect_leaks=0}
 # Seeds: every model file we have, and IR at each level.
 work="$build/fuzz"
 mkdir -p "$work/frontend/seeds" "$work/pipeline/seeds"
-find "$root/models" "$root/test" "$root/../shared/modelzoo" \
+find "$root/models" "$root/test" \
   -name '*.yaml' -o -name '*.json' 2>/dev/null | while read -r file; do
   # The first byte picks the parser: odd for JSON, even for YAML.
   case "$file" in

@@ -10,7 +10,7 @@ config.suffixes = []
 config.test_exec_root = os.path.join(config.cgpt_obj_root, "test", "Unit")
 config.test_source_root = config.test_exec_root
 config.test_format = lit.formats.GoogleTest(".", "Tests")
-# Unit tests read models/ and shared/modelzoo relative to the source tree.
+# Unit tests read models/ relative to the source tree.
 config.environment["CGPT_SOURCE_DIR"] = config.cgpt_src_root
 # As in ../lit.cfg.py, for sanitizer builds.
 config.environment["ASAN_OPTIONS"] = os.environ.get(
