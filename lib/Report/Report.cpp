@@ -397,78 +397,125 @@ void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows) {
             .str());
 }
 
-llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
-                             llvm::ArrayRef<ScalingRow> rows) {
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    const double width = 640, height = 420, left = 80, right = 50, top = 40,
-                 bottom = 50;
-    double maxSystems = 0, maxRate = 0;
-    for (const ScalingRow &row : rows) {
-      maxSystems = std::max(maxSystems, static_cast<double>(row.systems));
-      maxRate = std::max(maxRate, row.samplesPerSecond);
-    }
-    double ideal = rows.front().samplesPerSecond / rows.front().systems;
-    maxRate = std::max(maxRate, ideal * maxSystems) * 1.05;
-    auto x = [&](double systems) {
-      return left + (width - left - right) * systems / maxSystems;
-    };
-    auto y = [&](double rate) {
-      return height - bottom - (height - top - bottom) * rate / maxRate;
-    };
+namespace {
+/// The frame of a line chart from zero: title, axes, four labelled grid
+/// lines and the axis names. Data maps to pixels with x() and y().
+struct ChartFrame {
+  static constexpr double width = 640, height = 420, left = 80, right = 50,
+                          top = 40, bottom = 50;
+  double xMax, yMax;
+
+  double x(double value) const {
+    return left + (width - left - right) * value / xMax;
+  }
+  double y(double value) const {
+    return height - bottom - (height - top - bottom) * value / yMax;
+  }
+  /// Opens the SVG; grid labels use `tickFormat` (formatv style).
+  void open(llvm::raw_ostream &os, const llvm::Twine &title,
+            const char *tickFormat) const {
     os << llvm::formatv("<svg xmlns=\"http://www.w3.org/2000/svg\" "
                         "width=\"{0}\" height=\"{1}\" "
                         "font-family=\"sans-serif\">\n",
                         width, height);
     os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
     os << llvm::formatv("<text x=\"{0}\" y=\"24\" font-size=\"15\" "
-                        "font-weight=\"bold\">{1}: samples/s by number of "
-                        "systems</text>\n",
-                        left, model);
+                        "font-weight=\"bold\">{1}</text>\n",
+                        left, title.str());
     os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
                         "y2=\"{1}\" stroke=\"black\"/>\n<line "
                         "x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\" "
                         "stroke=\"black\"/>\n",
                         left, height - bottom, width - right, top);
-    // Four grid lines with their samples/s.
     for (int tick = 1; tick <= 4; ++tick) {
-      double rate = maxRate / 1.05 * tick / 4;
+      double value = yMax / 1.05 * tick / 4;
       os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
                           "y2=\"{1}\" stroke=\"#ddd\"/>\n<text x=\"{3}\" "
                           "y=\"{4}\" font-size=\"10\" "
-                          "text-anchor=\"end\">{5:f1}</text>\n",
-                          left, y(rate), width - right, left - 6, y(rate) + 4,
-                          rate);
+                          "text-anchor=\"end\">",
+                          left, y(value), width - right, left - 6,
+                          y(value) + 4);
+      os << llvm::formatv(tickFormat, value) << "</text>\n";
     }
+  }
+  /// Names the axes and closes the SVG.
+  void close(llvm::raw_ostream &os, llvm::StringRef xName,
+             llvm::StringRef yName) const {
+    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"12\" "
+                        "text-anchor=\"middle\">{2}</text>\n",
+                        (left + width - right) / 2, height - 12, xName);
+    os << llvm::formatv("<text x=\"14\" y=\"{0}\" font-size=\"12\" "
+                        "transform=\"rotate(-90 14 {0})\" "
+                        "text-anchor=\"middle\">{1}</text>\n",
+                        (top + height - bottom) / 2, yName);
+    os << "</svg>\n";
+  }
+};
+} // namespace
+
+llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
+                             llvm::ArrayRef<ScalingRow> rows) {
+  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+    double maxSystems = 0, maxRate = 0;
+    for (const ScalingRow &row : rows) {
+      maxSystems = std::max(maxSystems, static_cast<double>(row.systems));
+      maxRate = std::max(maxRate, row.samplesPerSecond);
+    }
+    double ideal = rows.front().samplesPerSecond / rows.front().systems;
+    ChartFrame frame{maxSystems, std::max(maxRate, ideal * maxSystems) * 1.05};
+    frame.open(os, model + ": samples/s by number of systems", "{0:f1}");
     os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
                         "y2=\"{3}\" stroke=\"#999\" "
                         "stroke-dasharray=\"4 4\"/>\n",
-                        x(0), y(0), x(maxSystems), y(ideal * maxSystems));
+                        frame.x(0), frame.y(0), frame.x(maxSystems),
+                        frame.y(ideal * maxSystems));
     os << "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" "
           "points=\"";
     for (const ScalingRow &row : rows)
-      os << llvm::formatv("{0},{1} ", x(row.systems), y(row.samplesPerSecond));
+      os << llvm::formatv("{0},{1} ", frame.x(row.systems),
+                          frame.y(row.samplesPerSecond));
     os << "\"/>\n";
     for (const ScalingRow &row : rows) {
+      double x = frame.x(row.systems), y = frame.y(row.samplesPerSecond);
       os << llvm::formatv("<circle cx=\"{0}\" cy=\"{1}\" r=\"4\" "
                           "fill=\"#4e79a7\"/>\n",
-                          x(row.systems), y(row.samplesPerSecond));
+                          x, y);
       os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\" "
                           "text-anchor=\"middle\">{2}</text>\n",
-                          x(row.systems), height - bottom + 16, row.systems);
+                          x, ChartFrame::height - ChartFrame::bottom + 16,
+                          row.systems);
       os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\" "
                           "text-anchor=\"middle\">{2:f1}</text>\n",
-                          x(row.systems), y(row.samplesPerSecond) - 9,
-                          row.samplesPerSecond);
+                          x, y - 9, row.samplesPerSecond);
     }
-    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"12\" "
-                        "text-anchor=\"middle\">systems (dashed: linear "
-                        "from the first point)</text>\n",
-                        (left + width - right) / 2, height - 12);
-    os << llvm::formatv("<text x=\"14\" y=\"{0}\" font-size=\"12\" "
-                        "transform=\"rotate(-90 14 {0})\" "
-                        "text-anchor=\"middle\">samples/s</text>\n",
-                        (top + height - bottom) / 2);
-    os << "</svg>\n";
+    frame.close(os, "systems (dashed: linear from the first point)",
+                "samples/s");
+    return llvm::Error::success();
+  });
+}
+
+llvm::Error writeLossCurve(llvm::StringRef path, llvm::StringRef model,
+                           llvm::ArrayRef<double> losses) {
+  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+    double maxLoss = 0;
+    for (double loss : losses)
+      maxLoss = std::max(maxLoss, loss);
+    ChartFrame frame{static_cast<double>(losses.size()), maxLoss * 1.05};
+    frame.open(os, model + ": training loss by step", "{0:f2}");
+    os << "<polyline fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.5\" "
+          "points=\"";
+    for (auto [index, loss] : llvm::enumerate(losses))
+      os << llvm::formatv("{0:f1},{1:f1} ", frame.x(index + 1.0),
+                          frame.y(loss));
+    os << "\"/>\n";
+    for (int tick = 0; tick <= 4; ++tick) {
+      int64_t step = static_cast<int64_t>(losses.size()) * tick / 4;
+      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\" "
+                          "text-anchor=\"middle\">{2}</text>\n",
+                          frame.x(static_cast<double>(step)),
+                          ChartFrame::height - ChartFrame::bottom + 16, step);
+    }
+    frame.close(os, "optimizer step", "loss");
     return llvm::Error::success();
   });
 }

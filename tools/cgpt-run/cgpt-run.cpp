@@ -12,11 +12,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgpt/Exec/Executor.h"
+#include "cgpt/Exec/Safetensors.h"
+#include "cgpt/Exec/TrainingData.h"
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
 #include "cgpt/Pipelines/Pipelines.h"
 #include "cgpt/Report/Report.h"
 #include "cgpt/Support/Diagnostics.h"
+#include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -30,6 +34,8 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -101,6 +107,48 @@ cl::opt<cgpt::dataflow::Recompute> recompute(
                           "keep each layer's input, recompute the rest "
                           "(default)")),
     cl::init(cgpt::dataflow::Recompute::layer), cl::cat(runCategory));
+
+cl::OptionCategory functionalCategory(
+    "functional mode: execute the placed program with real numbers");
+cl::opt<bool> functional(
+    "functional",
+    cl::desc("Execute --steps training steps for real (target mini unless "
+             "--target says otherwise)"),
+    cl::cat(functionalCategory));
+cl::opt<uint64_t> seed("seed",
+                       cl::desc("Seed of the weight initialization and of "
+                                "synthetic batches (default 0)"),
+                       cl::init(0), cl::cat(functionalCategory));
+cl::opt<std::string>
+    dataPath("data",
+             cl::desc("Train on this text, tokenized by bytes (default: "
+                      "seeded synthetic tokens)"),
+             cl::value_desc("file"), cl::cat(functionalCategory));
+cl::opt<std::string> initWeightsPath(
+    "init-weights",
+    cl::desc("Start from these weights (safetensors) instead of the seeded "
+             "initialization"),
+    cl::value_desc("file.safetensors"), cl::cat(functionalCategory));
+cl::opt<std::string>
+    saveWeightsPath("save-weights",
+                    cl::desc("Write the trained weights (safetensors)"),
+                    cl::value_desc("file.safetensors"),
+                    cl::cat(functionalCategory));
+cl::opt<std::string> dumpStepPath(
+    "dump-step",
+    cl::desc("Write the last step in full (safetensors): its batch, the "
+             "weights and AdamW moments before it, the summed gradients, "
+             "the loss and the weights after it"),
+    cl::value_desc("file.safetensors"), cl::cat(functionalCategory));
+cl::opt<std::string> lossCurvePath(
+    "loss-curve", cl::desc("Draw the loss by step (.svg, or .png through "
+                           "rsvg-convert)"),
+    cl::value_desc("file.svg|file.png"), cl::cat(functionalCategory));
+cl::opt<bool> bf16Storage(
+    "bf16",
+    cl::desc("Store streams in bfloat16 and accumulate in f32, as the wafer "
+             "does in mixed precision (default: f32 throughout)"),
+    cl::cat(functionalCategory));
 } // namespace
 
 /// The input as a verified module: a model file is imported (and `origin`
@@ -315,21 +363,21 @@ static bool writeReport(const cgpt::report::StepReport &report) {
                  "trace ", tracePath);
 }
 
-/// Writes the sweep's chart: SVG directly, PNG by converting that SVG with
-/// rsvg-convert (librsvg2-bin, which scripts/setup.sh installs).
-static bool writePlot(llvm::StringRef model,
-                      llvm::ArrayRef<cgpt::report::ScalingRow> rows) {
-  bool png = llvm::StringRef(plotPath).ends_with_insensitive(".png");
-  std::string svgPath = png ? plotPath + ".svg" : std::string(plotPath);
-  if (!written(cgpt::report::writeScalingPlot(svgPath, model, rows), "",
-               svgPath))
+/// Writes a chart to `path`: SVG as `draw` writes it, or PNG by converting
+/// that SVG with rsvg-convert (librsvg2-bin, which scripts/setup.sh
+/// installs).
+static bool writeChart(llvm::StringRef path,
+                       llvm::function_ref<llvm::Error(llvm::StringRef)> draw) {
+  bool png = path.ends_with_insensitive(".png");
+  std::string svgPath = png ? (path + ".svg").str() : path.str();
+  if (!written(draw(svgPath), "", svgPath))
     return false;
   if (!png)
     return true;
   llvm::ErrorOr<std::string> converter =
       llvm::sys::findProgramByName("rsvg-convert");
   if (!converter) {
-    llvm::errs() << "cgpt-run: --plot " << plotPath
+    llvm::errs() << "cgpt-run: " << path
                  << " needs rsvg-convert (Debian package librsvg2-bin); the "
                     "chart is in '"
                  << svgPath << "'\n";
@@ -337,15 +385,236 @@ static bool writePlot(llvm::StringRef model,
   }
   std::string message;
   int status = llvm::sys::ExecuteAndWait(*converter,
-                                         {*converter, "-o", plotPath, svgPath},
+                                         {*converter, "-o", path, svgPath},
                                          std::nullopt, {}, 0, 0, &message);
   llvm::sys::fs::remove(svgPath);
   if (status != 0) {
-    llvm::errs() << "cgpt-run: rsvg-convert could not write '" << plotPath
-                 << "'" << (message.empty() ? "" : ": " + message) << "\n";
+    llvm::errs() << "cgpt-run: rsvg-convert could not write '" << path << "'"
+                 << (message.empty() ? "" : ": " + message) << "\n";
     return false;
   }
   return true;
+}
+
+/// The most parameters functional mode executes: it keeps weights, AdamW
+/// moments and gradients in host memory and runs on one host core.
+static constexpr int64_t kMaxFunctionalParameters = int64_t(1) << 26;
+
+/// The weights a functional run starts from: `--init-weights`, or seeded.
+static FailureOr<std::vector<cgpt::exec::Tensor>>
+startingWeights(llvm::ArrayRef<cgpt::exec::ParameterSpec> specs) {
+  if (initWeightsPath.empty())
+    return cgpt::exec::initializeParameters(specs, seed);
+  llvm::Expected<llvm::StringMap<cgpt::exec::Tensor>> file =
+      cgpt::exec::readSafetensors(initWeightsPath);
+  if (!file) {
+    llvm::errs() << "cgpt-run: " << llvm::toString(file.takeError()) << "\n";
+    return failure();
+  }
+  std::vector<cgpt::exec::Tensor> values;
+  for (const cgpt::exec::ParameterSpec &spec : specs) {
+    auto it = file->find(spec.name);
+    if (it == file->end() || it->second.shape != spec.shape) {
+      llvm::errs() << "cgpt-run: '" << initWeightsPath << "' "
+                   << (it == file->end() ? "has no tensor '" + spec.name + "'"
+                                         : "has tensor '" + spec.name +
+                                               "' of shape " +
+                                               cgpt::formatShape(
+                                                   it->second.shape))
+                   << "; the model needs " << cgpt::formatShape(spec.shape)
+                   << "\n";
+      return failure();
+    }
+    values.push_back(std::move(it->second));
+  }
+  return values;
+}
+
+/// One named tensor per parameter, `prefix` before each name.
+static void addParameterEntries(std::vector<cgpt::exec::SafetensorsEntry> &out,
+                                llvm::StringRef prefix,
+                                llvm::ArrayRef<cgpt::exec::ParameterSpec> specs,
+                                llvm::ArrayRef<cgpt::exec::Tensor> values) {
+  for (auto [spec, value] : llvm::zip(specs, values))
+    out.push_back({(prefix + spec.name).str(), value.shape, value.data.data()});
+}
+
+/// The state before a step, kept to dump the step in full.
+struct StepSnapshot {
+  std::vector<cgpt::exec::Tensor> weights, firstMoments, secondMoments;
+  cgpt::exec::Batch batch;
+  int64_t step = 0;
+};
+
+static bool dumpStep(const cgpt::exec::Trainer &trainer,
+                     const StepSnapshot &before,
+                     const cgpt::exec::Trainer::StepResult &result) {
+  std::vector<cgpt::exec::SafetensorsEntry> entries;
+  llvm::ArrayRef<cgpt::exec::ParameterSpec> specs = trainer.getSpecs();
+  addParameterEntries(entries, "param.", specs, before.weights);
+  addParameterEntries(entries, "adam_m.", specs, before.firstMoments);
+  addParameterEntries(entries, "adam_v.", specs, before.secondMoments);
+  addParameterEntries(entries, "grad.", specs, trainer.getGradients());
+  addParameterEntries(entries, "updated.", specs, trainer.getValues());
+  entries.push_back({"tokens", before.batch.tokens.shape, nullptr,
+                     before.batch.tokens.data.data()});
+  entries.push_back({"labels", before.batch.labels.shape, nullptr,
+                     before.batch.labels.data.data()});
+  float loss = static_cast<float>(result.loss);
+  entries.push_back({"loss", {}, &loss});
+  std::map<std::string, std::string> metadata = {
+      {"step", std::to_string(before.step)},
+      {"learning_rate", llvm::formatv("{0:e9}", result.learningRate).str()},
+      {"gradient_norm", llvm::formatv("{0:e9}", result.gradientNorm).str()},
+      {"storage", bf16Storage ? "bf16" : "f32"}};
+  return written(cgpt::exec::writeSafetensors(dumpStepPath, entries, metadata),
+                 "step dump ", dumpStepPath);
+}
+
+/// --functional: compiles the step for the target (mini by default),
+/// executes `--steps` optimizer steps of it with real numbers and logs the
+/// loss. Prints what it ran, Model Zoo style log lines and the host time.
+static bool runFunctional(MLIRContext &context,
+                          std::optional<int64_t> systems) {
+  cgpt::report::StepReport report;
+  report.sourcePath = inputPath;
+  OwningOpRef<ModuleOp> module = loadModule(context, systems, report.origin);
+  if (!module)
+    return false;
+  FailureOr<cgpt::transformer::TrainStepOp> step =
+      findSingle<cgpt::transformer::TrainStepOp>(*module);
+  if (failed(step))
+    return false;
+  if (!*step) {
+    emitError(inputLoc(*module))
+        << "--functional needs a model file or transformer IR: lowered IR "
+           "no longer says how the weights start";
+    return false;
+  }
+  std::vector<cgpt::exec::ParameterSpec> specs =
+      cgpt::exec::collectParameters(*step);
+  int64_t parameters = 0;
+  for (const cgpt::exec::ParameterSpec &spec : specs) {
+    int64_t count = 1;
+    for (int64_t extent : spec.shape)
+      count *= extent;
+    parameters += count;
+  }
+  if (parameters > kMaxFunctionalParameters) {
+    emitError(inputLoc(*module))
+        << "--functional executes models of up to "
+        << cgpt::formatGrouped(kMaxFunctionalParameters)
+        << " parameters on the host; this one has "
+        << cgpt::formatGrouped(parameters);
+    return false;
+  }
+  if (failed(cgpt::report::describeStep(*step, report)))
+    return false;
+
+  // The program executes as placed: lower a copy to the wafer for its
+  // tiles and batch plan, and simulate it for the log lines' rate.
+  cgpt::LowerToDataflowOptions lowering;
+  lowering.target = target.getNumOccurrences() ? std::string(target) : "mini";
+  lowering.recompute = cgpt::dataflow::Recompute(recompute);
+  PassManager toDataflow(&context);
+  cgpt::buildLowerToDataflowPipeline(toDataflow, lowering);
+  if (failed(toDataflow.run(*module)))
+    return false;
+  OwningOpRef<ModuleOp> placed = module->clone();
+  PassManager toWafer(&context);
+  cgpt::buildDataflowToWaferPipeline(toWafer);
+  if (failed(toWafer.run(*placed)))
+    return false;
+  auto program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
+  auto device = *placed->getOps<cgpt::wafer::DeviceOp>().begin();
+  FailureOr<cgpt::target::WaferTargetModel> targetModel =
+      cgpt::target::WaferTargetModel::load(device.getTarget(), &context);
+  if (failed(targetModel))
+    return false;
+  FailureOr<cgpt::sim::SimulationResult> simulation =
+      cgpt::sim::simulateStep(device, *targetModel);
+  if (failed(simulation))
+    return false;
+  cgpt::report::describeDevice(device, *targetModel, report);
+  report.simulation = std::move(*simulation);
+  cgpt::report::StepRates rates = cgpt::report::computeStepRates(report);
+
+  FailureOr<std::vector<cgpt::exec::Tensor>> weights = startingWeights(specs);
+  if (failed(weights))
+    return false;
+  cgpt::exec::ExecOptions options;
+  options.bf16Storage = bf16Storage;
+  FailureOr<cgpt::exec::Trainer> trainer = cgpt::exec::Trainer::create(
+      program, device, std::move(specs), std::move(*weights), options);
+  if (failed(trainer))
+    return false;
+  std::optional<cgpt::exec::TrainingData> data;
+  if (dataPath.empty()) {
+    data = cgpt::exec::TrainingData::synthetic(seed, trainer->getSeqLen(),
+                                               trainer->getVocab());
+  } else {
+    llvm::Expected<cgpt::exec::TrainingData> text =
+        cgpt::exec::TrainingData::fromText(dataPath, trainer->getSeqLen(),
+                                           trainer->getVocab());
+    if (!text) {
+      llvm::errs() << "cgpt-run: " << llvm::toString(text.takeError())
+                   << "\n";
+      return false;
+    }
+    data = std::move(*text);
+  }
+
+  int64_t total = std::max<int64_t>(steps, 1);
+  llvm::outs() << llvm::formatv(
+      "cgpt functional: {0} on {1}, {2} sequences x {3} tokens per step "
+      "({4} x {5} per system on {6} system(s)), {7}, weights {8}\n"
+      "  data: {9}\n",
+      report.model.name, device.getTarget(), trainer->getGlobalBatch(),
+      trainer->getSeqLen(), device.getMicroBatch(),
+      device.getGradAccumSteps(), device.getNumCsx(),
+      bf16Storage ? "bf16 storage, f32 accumulation" : "f32",
+      initWeightsPath.empty() ? "seeded " + std::to_string(seed)
+                              : "from " + initWeightsPath,
+      data->describe());
+  StepSnapshot before;
+  std::vector<double> losses;
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t index = 0; index < total; ++index) {
+    cgpt::exec::Batch batch = data->batch(index, trainer->getGlobalBatch());
+    if (!dumpStepPath.empty() && index == total - 1)
+      before = {trainer->getValues().vec(), trainer->getFirstMoments().vec(),
+                trainer->getSecondMoments().vec(), batch, index};
+    FailureOr<cgpt::exec::Trainer::StepResult> result = trainer->step(batch);
+    if (failed(result))
+      return false;
+    losses.push_back(result->loss);
+    if ((index + 1) % logSteps == 0 || index + 1 == total)
+      llvm::outs() << llvm::formatv(
+          "global_step = {0}, loss = {1:f5}, rate = {2:f4} steps/sec\n",
+          index + 1, result->loss, rates.stepsPerSecond);
+    if (!dumpStepPath.empty() && index == total - 1 &&
+        !dumpStep(*trainer, before, *result))
+      return false;
+  }
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  llvm::outs().flush();
+  llvm::errs() << llvm::formatv("executed {0} step(s) in {1:f2} s on this "
+                                "host ({2:f4} s per step)\n",
+                                total, seconds, seconds / total);
+  if (!saveWeightsPath.empty()) {
+    std::vector<cgpt::exec::SafetensorsEntry> entries;
+    addParameterEntries(entries, "", trainer->getSpecs(),
+                        trainer->getValues());
+    if (!written(cgpt::exec::writeSafetensors(saveWeightsPath, entries, {}),
+                 "weights ", saveWeightsPath))
+      return false;
+  }
+  return lossCurvePath.empty() ||
+         writeChart(lossCurvePath, [&](llvm::StringRef svg) {
+           return cgpt::report::writeLossCurve(svg, report.model.name, losses);
+         });
 }
 
 /// Option combinations that cannot work, refused before any compiling.
@@ -371,12 +640,31 @@ static bool checkOptions() {
                   "--steps or --emit");
   if (steps < 0 || logSteps < 1)
     return refuse("--steps must be 0 or more and --log-steps 1 or more");
+  bool functionalOnly = seed.getNumOccurrences() || !dataPath.empty() ||
+                        !initWeightsPath.empty() || !saveWeightsPath.empty() ||
+                        !dumpStepPath.empty() || !lossCurvePath.empty() ||
+                        bf16Storage;
+  if (functionalOnly && !functional)
+    return refuse("--seed, --data, --init-weights, --save-weights, "
+                  "--dump-step, --loss-curve and --bf16 apply to --functional "
+                  "runs");
+  if (functional) {
+    if (numCsx.size() > 1 || !reportPath.empty() || !tracePath.empty() ||
+        !placementPath.empty() || emit != EmitKind::Summary)
+      return refuse("--functional runs one number of systems and prints its "
+                    "log; --num-csx sweeps, --report, --trace, "
+                    "--emit-placement and --emit belong to simulation runs");
+    llvm::StringRef path(lossCurvePath);
+    if (!path.empty() && !path.ends_with_insensitive(".svg") &&
+        !path.ends_with_insensitive(".png"))
+      return refuse("--loss-curve '" + path + "' must end in .svg or .png");
+  }
   return true;
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(runCategory);
+  cl::HideUnrelatedOptions({&runCategory, &functionalCategory});
   cl::ParseCommandLineOptions(argc, argv,
                               "cgpt-run: compile a GPT training step and "
                               "simulate it on a wafer-scale cluster\n");
@@ -407,7 +695,10 @@ int main(int argc, char **argv) {
                       rates.samplesPerSecond});
     }
     cgpt::report::printScalingTable(llvm::outs(), rows);
-    if (!plotPath.empty() && !writePlot(model, rows))
+    if (!plotPath.empty() &&
+        !writeChart(plotPath, [&](llvm::StringRef svg) {
+          return cgpt::report::writeScalingPlot(svg, model, rows);
+        }))
       return EXIT_FAILURE;
     return EXIT_SUCCESS;
   }
@@ -415,6 +706,8 @@ int main(int argc, char **argv) {
   std::optional<int64_t> systems;
   if (!numCsx.empty())
     systems = numCsx.front();
+  if (functional)
+    return runFunctional(context, systems) ? EXIT_SUCCESS : EXIT_FAILURE;
   OwningOpRef<ModuleOp> module;
   FailureOr<cgpt::report::StepReport> report =
       compileAndSimulate(context, systems, module);

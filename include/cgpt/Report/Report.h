@@ -141,6 +141,10 @@ void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows);
 llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
                              llvm::ArrayRef<ScalingRow> rows);
 
+/// Draws a functional run's loss by step as an SVG line chart.
+llvm::Error writeLossCurve(llvm::StringRef path, llvm::StringRef model,
+                           llvm::ArrayRef<double> losses);
+
 /// Draws `stage` of `device` as SVG: on the left every region of the mesh,
 /// labelled and colored by kernel, with the routes between them; on the
 /// right each core's SRAM use against its size, a heat map. Written like

@@ -1,0 +1,117 @@
+//===- Kernels.h - the dataflow kernels, executed tile by tile --*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The arithmetic of every dataflow kernel, executed the way a region of
+// cores executes it: one tile of the kernel's tiling space at a time, with
+// partial tiles at the edges and reductions accumulated tile by tile in
+// f32. A wrong tile size or a wrong edge changes the result, which is what
+// the PyTorch reference check relies on. The semantics are the ops'
+// descriptions in docs/Dialects/Dataflow.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_EXEC_KERNELS_H
+#define CGPT_EXEC_KERNELS_H
+
+#include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace cgpt::exec {
+
+/// A dense row-major f32 tensor.
+struct Tensor {
+  llvm::SmallVector<int64_t, 4> shape;
+  std::vector<float> data;
+
+  Tensor() = default;
+  explicit Tensor(llvm::ArrayRef<int64_t> shape);
+
+  int64_t numel() const { return static_cast<int64_t>(data.size()); }
+  /// The extent of dimension `i`, counted from the end when negative.
+  int64_t dim(int i) const {
+    return shape[i < 0 ? static_cast<int>(shape.size()) + i : i];
+  }
+};
+
+/// Token ids or labels: [batch, seq] int32.
+struct IdTensor {
+  llvm::SmallVector<int64_t, 2> shape;
+  std::vector<int32_t> data;
+};
+
+/// Rounds to the nearest bfloat16, ties to even, as the wafer stores it.
+float roundToBF16(float value);
+void roundToBF16(llvm::MutableArrayRef<float> values);
+
+/// `scale * op(lhs) @ op(rhs) (+ bias)` over the last two dimensions;
+/// `tile` is the kernel's [M, N, K] tile.
+struct MatmulOptions {
+  bool transposeLhs = false, transposeRhs = false, reduceBatch = false;
+  float scale = 1.0f;
+};
+Tensor matmul(const Tensor &lhs, const Tensor &rhs, const Tensor *bias,
+              const MatmulOptions &options, llvm::ArrayRef<int64_t> tile);
+
+Tensor map(dataflow::MapKind kind, llvm::ArrayRef<const Tensor *> inputs,
+           llvm::ArrayRef<int64_t> tile);
+
+Tensor gather(const Tensor &table, const IdTensor &ids, float scale,
+              llvm::ArrayRef<int64_t> tile);
+Tensor scatterAdd(const IdTensor &ids, const Tensor &grad, int64_t vocab,
+                  float scale, llvm::ArrayRef<int64_t> tile);
+Tensor addPositions(const Tensor &input, const Tensor &table,
+                    llvm::ArrayRef<int64_t> tile);
+Tensor positionGrad(const Tensor &grad, int64_t positions,
+                    llvm::ArrayRef<int64_t> tile);
+Tensor sumBatch(const Tensor &input, llvm::ArrayRef<int64_t> tile);
+
+Tensor rotaryAngles(int64_t seq, int64_t dim, double base);
+Tensor rotary(const Tensor &input, const Tensor &angles, bool inverse,
+              llvm::ArrayRef<int64_t> tile);
+
+/// [b, s, 3 h d] to three [b, h, s, d], and back.
+void splitHeads(const Tensor &qkv, int64_t heads, int64_t headSize,
+                Tensor &query, Tensor &key, Tensor &value);
+Tensor joinHeads(const Tensor &query, const Tensor &key, const Tensor &value);
+/// [b, h, s, d] to [b, s, h d], and back.
+Tensor mergeHeads(const Tensor &input);
+Tensor unmergeHeads(const Tensor &input, int64_t heads);
+
+struct LayerNormResult {
+  Tensor result, mean, rstd;
+};
+LayerNormResult layerNorm(const Tensor &input, const Tensor &gamma,
+                          const Tensor &beta, double epsilon,
+                          llvm::ArrayRef<int64_t> tile);
+struct LayerNormGrad {
+  Tensor input, gamma, beta;
+};
+LayerNormGrad layerNormGrad(const Tensor &grad, const Tensor &input,
+                            const Tensor &mean, const Tensor &rstd,
+                            const Tensor &gamma, llvm::ArrayRef<int64_t> tile);
+
+Tensor softmax(const Tensor &scores, float scale, bool causal,
+               llvm::ArrayRef<int64_t> tile);
+Tensor softmaxGrad(const Tensor &probs, const Tensor &grad, float scale,
+                   llvm::ArrayRef<int64_t> tile);
+
+struct CrossEntropyResult {
+  Tensor loss, lse;
+};
+CrossEntropyResult crossEntropy(const Tensor &logits, const IdTensor &labels,
+                                double scale, llvm::ArrayRef<int64_t> tile);
+Tensor crossEntropyGrad(const Tensor &logits, const Tensor &lse,
+                        const IdTensor &labels, float scale,
+                        llvm::ArrayRef<int64_t> tile);
+
+} // namespace cgpt::exec
+
+#endif // CGPT_EXEC_KERNELS_H

@@ -1,0 +1,673 @@
+//===- Kernels.cpp - the dataflow kernels, executed tile by tile ----------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every kernel walks its tiling space the way dataflow-tile cut it: per
+// sequence, one tile at a time, the last tile of a dimension partial when
+// the tile does not divide it. A reduction that crosses tiles sums each
+// tile's partial result first and then adds the partials, in tile order,
+// as the cores holding the tiles would.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Exec/Kernels.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+using namespace cgpt;
+using namespace cgpt::exec;
+using llvm::ArrayRef;
+
+Tensor::Tensor(ArrayRef<int64_t> shape) : shape(shape.begin(), shape.end()) {
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  data.assign(count, 0.0f);
+}
+
+float exec::roundToBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7f800000u) == 0x7f800000u) // Inf and NaN stay as they are.
+    return value;
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  bits &= 0xffff0000u;
+  std::memcpy(&value, &bits, sizeof bits);
+  return value;
+}
+
+void exec::roundToBF16(llvm::MutableArrayRef<float> values) {
+  for (float &value : values)
+    value = roundToBF16(value);
+}
+
+/// Calls `body(begin, end)` for each tile of `extent` cut into `tile`.
+template <typename Body>
+static void forEachTile(int64_t extent, int64_t tile, Body body) {
+  for (int64_t begin = 0; begin < extent; begin += tile)
+    body(begin, std::min(begin + tile, extent));
+}
+
+/// Calls `body(rowBegin, rowEnd, colBegin, colEnd)` for every tile of a
+/// row space: `rows` rows of `cols` columns, cut per sequence of
+/// `rowsPerSequence` rows into `tile` = [rows, columns] tiles.
+template <typename Body>
+static void forEachRowTile(int64_t rows, int64_t rowsPerSequence,
+                           int64_t cols, ArrayRef<int64_t> tile, Body body) {
+  for (int64_t first = 0; first < rows; first += rowsPerSequence)
+    forEachTile(rowsPerSequence, tile[0], [&](int64_t r0, int64_t r1) {
+      forEachTile(cols, tile[1], [&](int64_t c0, int64_t c1) {
+        body(first + r0, first + r1, c0, c1);
+      });
+    });
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix multiply
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One operand of a product as a logical matrix per batch index:
+/// element (b, r, c) at `data[b * batchStride + r * rowStride + c *
+/// colStride]`.
+struct MatrixView {
+  const float *data;
+  int64_t batchStride, rowStride, colStride;
+
+  float at(int64_t b, int64_t r, int64_t c) const {
+    return data[b * batchStride + r * rowStride + c * colStride];
+  }
+};
+
+/// One [tm, tn] output tile: f32 products of a [tm, tk] and a [tk, tn]
+/// packed tile, added to `part`. The innermost loop is contiguous so that
+/// the compiler vectorizes it.
+void multiplyTile(const float *__restrict a, const float *__restrict b,
+                  float *__restrict part, int64_t rows, int64_t inner,
+                  int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float *__restrict out = part + i * cols;
+    for (int64_t k = 0; k < inner; ++k) {
+      float scale = a[i * inner + k];
+      const float *__restrict row = b + k * cols;
+      for (int64_t j = 0; j < cols; ++j)
+        out[j] += scale * row[j];
+    }
+  }
+}
+
+/// `out[m, n] = scale * sum_k a(m, k) b(k, n) + bias[n]` for an M x N x K
+/// product, tile by tile. `a` and `b` give logical elements; tiles are
+/// packed before they are multiplied, as a core receives them.
+template <typename ElementA, typename ElementB>
+void multiplyTiled(int64_t m, int64_t n, int64_t k, ElementA a, ElementB b,
+                   const float *bias, float scale, float *out,
+                   ArrayRef<int64_t> tile) {
+  std::vector<float> packedA(tile[0] * tile[2]), packedB(tile[2] * tile[1]),
+      acc(tile[0] * tile[1]), part(tile[0] * tile[1]);
+  forEachTile(m, tile[0], [&](int64_t m0, int64_t m1) {
+    forEachTile(n, tile[1], [&](int64_t n0, int64_t n1) {
+      int64_t rows = m1 - m0, cols = n1 - n0;
+      std::fill(acc.begin(), acc.begin() + rows * cols, 0.0f);
+      forEachTile(k, tile[2], [&](int64_t k0, int64_t k1) {
+        int64_t inner = k1 - k0;
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t kk = 0; kk < inner; ++kk)
+            packedA[i * inner + kk] = a(m0 + i, k0 + kk);
+        for (int64_t kk = 0; kk < inner; ++kk)
+          for (int64_t j = 0; j < cols; ++j)
+            packedB[kk * cols + j] = b(k0 + kk, n0 + j);
+        std::fill(part.begin(), part.begin() + rows * cols, 0.0f);
+        multiplyTile(packedA.data(), packedB.data(), part.data(), rows, inner,
+                     cols);
+        for (int64_t e = 0; e < rows * cols; ++e)
+          acc[e] += part[e];
+      });
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          out[(m0 + i) * n + n0 + j] =
+              scale * acc[i * cols + j] + (bias ? bias[n0 + j] : 0.0f);
+    });
+  });
+}
+} // namespace
+
+Tensor exec::matmul(const Tensor &lhs, const Tensor &rhs, const Tensor *bias,
+                    const MatmulOptions &options, ArrayRef<int64_t> tile) {
+  int64_t lhsRows = lhs.dim(-2), lhsCols = lhs.dim(-1);
+  int64_t rhsRows = rhs.dim(-2), rhsCols = rhs.dim(-1);
+  int64_t m = options.transposeLhs ? lhsCols : lhsRows;
+  int64_t k = options.transposeLhs ? lhsRows : lhsCols;
+  int64_t n = options.transposeRhs ? rhsRows : rhsCols;
+  int64_t batch = lhs.numel() / (lhsRows * lhsCols);
+  bool broadcast = rhs.shape.size() == 2;
+  MatrixView a{lhs.data.data(), lhsRows * lhsCols,
+               options.transposeLhs ? 1 : lhsCols,
+               options.transposeLhs ? lhsCols : 1};
+  MatrixView b{rhs.data.data(), broadcast ? 0 : rhsRows * rhsCols,
+               options.transposeRhs ? 1 : rhsCols,
+               options.transposeRhs ? rhsCols : 1};
+  const float *biasData = bias ? bias->data.data() : nullptr;
+
+  if (options.reduceBatch) {
+    // The batch folds into K: one [M, N] product over batch * K.
+    Tensor result({m, n});
+    multiplyTiled(
+        m, n, batch * k,
+        [&](int64_t r, int64_t c) { return a.at(c / k, r, c % k); },
+        [&](int64_t r, int64_t c) { return b.at(r / k, r % k, c); }, biasData,
+        options.scale, result.data.data(), tile);
+    return result;
+  }
+
+  llvm::SmallVector<int64_t, 4> shape(lhs.shape.begin(), lhs.shape.end() - 2);
+  shape.append({m, n});
+  Tensor result(shape);
+  if (broadcast) {
+    // A weight shared by the batch: the batch folds into M.
+    multiplyTiled(
+        batch * m, n, k,
+        [&](int64_t r, int64_t c) { return a.at(r / m, r % m, c); },
+        [&](int64_t r, int64_t c) { return b.at(0, r, c); }, biasData,
+        options.scale, result.data.data(), tile);
+    return result;
+  }
+  for (int64_t index = 0; index < batch; ++index)
+    multiplyTiled(
+        m, n, k, [&](int64_t r, int64_t c) { return a.at(index, r, c); },
+        [&](int64_t r, int64_t c) { return b.at(index, r, c); }, biasData,
+        options.scale, result.data.data() + index * m * n, tile);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise maps
+//===----------------------------------------------------------------------===//
+
+static double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / M_SQRT2)); }
+static double geluDerivative(double x) {
+  double cdf = 0.5 * (1.0 + std::erf(x / M_SQRT2));
+  double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+  return cdf + x * pdf;
+}
+static constexpr double kTanhGeluScale = 0.7978845608028654; // sqrt(2 / pi)
+static double geluTanh(double x) {
+  return 0.5 * x *
+         (1.0 + std::tanh(kTanhGeluScale * (x + 0.044715 * x * x * x)));
+}
+static double geluTanhDerivative(double x) {
+  double inner = kTanhGeluScale * (x + 0.044715 * x * x * x);
+  double t = std::tanh(inner);
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * kTanhGeluScale *
+                               (1.0 + 3.0 * 0.044715 * x * x);
+}
+static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+static float applyMap(dataflow::MapKind kind, float x, float y) {
+  using dataflow::MapKind;
+  switch (kind) {
+  case MapKind::add:
+    return x + y;
+  case MapKind::gelu:
+    return static_cast<float>(gelu(x));
+  case MapKind::gelu_tanh:
+    return static_cast<float>(geluTanh(x));
+  case MapKind::relu:
+    return x > 0.0f ? x : 0.0f;
+  case MapKind::silu:
+    return static_cast<float>(x * sigmoid(x));
+  case MapKind::gelu_grad:
+    return static_cast<float>(y * geluDerivative(x));
+  case MapKind::gelu_tanh_grad:
+    return static_cast<float>(y * geluTanhDerivative(x));
+  case MapKind::relu_grad:
+    return x > 0.0f ? y : 0.0f;
+  case MapKind::silu_grad: {
+    double s = sigmoid(x);
+    return static_cast<float>(y * s * (1.0 + x * (1.0 - s)));
+  }
+  }
+  return 0.0f;
+}
+
+Tensor exec::map(dataflow::MapKind kind, ArrayRef<const Tensor *> inputs,
+                 ArrayRef<int64_t> tile) {
+  const Tensor &x = *inputs[0];
+  const float *y = inputs.size() > 1 ? inputs[1]->data.data() : nullptr;
+  Tensor result(x.shape);
+  int64_t cols = x.dim(-1), rows = x.numel() / cols;
+  forEachRowTile(rows, rows / x.dim(0), cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c) {
+                       int64_t e = r * cols + c;
+                       result.data[e] =
+                           applyMap(kind, x.data[e], y ? y[e] : 0.0f);
+                     }
+                 });
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings, positions and batch sums
+//===----------------------------------------------------------------------===//
+
+Tensor exec::gather(const Tensor &table, const IdTensor &ids, float scale,
+                    ArrayRef<int64_t> tile) {
+  int64_t width = table.dim(1), seq = ids.shape[1];
+  Tensor result({ids.shape[0], seq, width});
+  forEachRowTile(ids.shape[0] * seq, seq, width, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r) {
+                     const float *row = &table.data[ids.data[r] * width];
+                     for (int64_t c = c0; c < c1; ++c)
+                       result.data[r * width + c] = scale * row[c];
+                   }
+                 });
+  return result;
+}
+
+Tensor exec::scatterAdd(const IdTensor &ids, const Tensor &grad, int64_t vocab,
+                        float scale, ArrayRef<int64_t> tile) {
+  int64_t width = grad.dim(-1), seq = ids.shape[1];
+  Tensor result({vocab, width});
+  forEachRowTile(ids.shape[0] * seq, seq, width, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r) {
+                     float *row = &result.data[ids.data[r] * width];
+                     for (int64_t c = c0; c < c1; ++c)
+                       row[c] += scale * grad.data[r * width + c];
+                   }
+                 });
+  return result;
+}
+
+Tensor exec::addPositions(const Tensor &input, const Tensor &table,
+                          ArrayRef<int64_t> tile) {
+  int64_t seq = input.dim(1), width = input.dim(2);
+  Tensor result(input.shape);
+  forEachRowTile(input.dim(0) * seq, seq, width, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c)
+                       result.data[r * width + c] =
+                           input.data[r * width + c] +
+                           table.data[(r % seq) * width + c];
+                 });
+  return result;
+}
+
+Tensor exec::positionGrad(const Tensor &grad, int64_t positions,
+                          ArrayRef<int64_t> tile) {
+  int64_t seq = grad.dim(1), width = grad.dim(2);
+  Tensor result({positions, width});
+  forEachRowTile(grad.dim(0) * seq, seq, width, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c)
+                       result.data[(r % seq) * width + c] +=
+                           grad.data[r * width + c];
+                 });
+  return result;
+}
+
+Tensor exec::sumBatch(const Tensor &input, ArrayRef<int64_t> tile) {
+  int64_t cols = input.dim(-1), rows = input.numel() / cols;
+  Tensor result(ArrayRef<int64_t>{cols});
+  std::vector<float> part(cols);
+  forEachRowTile(rows, rows / input.dim(0), cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   std::fill(part.begin() + c0, part.begin() + c1, 0.0f);
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c)
+                       part[c] += input.data[r * cols + c];
+                   for (int64_t c = c0; c < c1; ++c)
+                     result.data[c] += part[c];
+                 });
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary position embedding
+//===----------------------------------------------------------------------===//
+
+Tensor exec::rotaryAngles(int64_t seq, int64_t dim, double base) {
+  int64_t pairs = dim / 2;
+  Tensor result({seq, pairs, 2});
+  for (int64_t s = 0; s < seq; ++s)
+    for (int64_t i = 0; i < pairs; ++i) {
+      double angle = s * std::pow(base, -2.0 * i / dim);
+      result.data[(s * pairs + i) * 2] = static_cast<float>(std::cos(angle));
+      result.data[(s * pairs + i) * 2 + 1] =
+          static_cast<float>(std::sin(angle));
+    }
+  return result;
+}
+
+Tensor exec::rotary(const Tensor &input, const Tensor &angles, bool inverse,
+                    ArrayRef<int64_t> tile) {
+  int64_t seq = input.dim(-2), width = input.dim(-1), pairs = angles.dim(1);
+  int64_t rows = input.numel() / width;
+  Tensor result = input;
+  float sign = inverse ? -1.0f : 1.0f;
+  forEachRowTile(rows, rows / input.dim(0), width, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r) {
+                     const float *angle = &angles.data[(r % seq) * pairs * 2];
+                     // A tile holds whole pairs: its columns start even.
+                     for (int64_t c = c0 & ~int64_t(1);
+                          c + 1 < c1 + 1 && c / 2 < pairs; c += 2) {
+                       float cos = angle[c], sin = sign * angle[c + 1];
+                       float x0 = input.data[r * width + c];
+                       float x1 = input.data[r * width + c + 1];
+                       result.data[r * width + c] = x0 * cos - x1 * sin;
+                       result.data[r * width + c + 1] = x0 * sin + x1 * cos;
+                     }
+                   }
+                 });
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Heads
+//===----------------------------------------------------------------------===//
+
+void exec::splitHeads(const Tensor &qkv, int64_t heads, int64_t headSize,
+                      Tensor &query, Tensor &key, Tensor &value) {
+  int64_t batch = qkv.dim(0), seq = qkv.dim(1), width = heads * headSize;
+  Tensor *parts[] = {&query, &key, &value};
+  for (int p = 0; p < 3; ++p) {
+    *parts[p] = Tensor({batch, heads, seq, headSize});
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t s = 0; s < seq; ++s)
+          std::memcpy(&parts[p]->data[((b * heads + h) * seq + s) * headSize],
+                      &qkv.data[(b * seq + s) * 3 * width + p * width +
+                                h * headSize],
+                      headSize * sizeof(float));
+  }
+}
+
+Tensor exec::joinHeads(const Tensor &query, const Tensor &key,
+                       const Tensor &value) {
+  int64_t batch = query.dim(0), heads = query.dim(1), seq = query.dim(2),
+          headSize = query.dim(3), width = heads * headSize;
+  Tensor result({batch, seq, 3 * width});
+  const Tensor *parts[] = {&query, &key, &value};
+  for (int p = 0; p < 3; ++p)
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t s = 0; s < seq; ++s)
+          std::memcpy(&result.data[(b * seq + s) * 3 * width + p * width +
+                                   h * headSize],
+                      &parts[p]->data[((b * heads + h) * seq + s) * headSize],
+                      headSize * sizeof(float));
+  return result;
+}
+
+Tensor exec::mergeHeads(const Tensor &input) {
+  int64_t batch = input.dim(0), heads = input.dim(1), seq = input.dim(2),
+          headSize = input.dim(3);
+  Tensor result({batch, seq, heads * headSize});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t s = 0; s < seq; ++s)
+        std::memcpy(&result.data[((b * seq + s) * heads + h) * headSize],
+                    &input.data[((b * heads + h) * seq + s) * headSize],
+                    headSize * sizeof(float));
+  return result;
+}
+
+Tensor exec::unmergeHeads(const Tensor &input, int64_t heads) {
+  int64_t batch = input.dim(0), seq = input.dim(1),
+          headSize = input.dim(2) / heads;
+  Tensor result({batch, heads, seq, headSize});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t s = 0; s < seq; ++s)
+        std::memcpy(&result.data[((b * heads + h) * seq + s) * headSize],
+                    &input.data[((b * seq + s) * heads + h) * headSize],
+                    headSize * sizeof(float));
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm
+//===----------------------------------------------------------------------===//
+
+/// Sums `value(r, c)` over each row's columns, tile by tile: each column
+/// tile's partial sum is added to the row's total.
+template <typename Value>
+static void sumRows(int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                    float *totals, Value value) {
+  for (int64_t r = r0; r < r1; ++r) {
+    float part = 0.0f;
+    for (int64_t c = c0; c < c1; ++c)
+      part += value(r, c);
+    totals[r] += part;
+  }
+}
+
+LayerNormResult exec::layerNorm(const Tensor &input, const Tensor &gamma,
+                                const Tensor &beta, double epsilon,
+                                ArrayRef<int64_t> tile) {
+  int64_t cols = input.dim(-1), rows = input.numel() / cols;
+  int64_t rowsPerSequence = rows / input.dim(0);
+  llvm::SmallVector<int64_t, 4> rowShape(input.shape.begin(),
+                                         input.shape.end() - 1);
+  LayerNormResult out{Tensor(input.shape), Tensor(rowShape), Tensor(rowShape)};
+  const float *x = input.data.data();
+  float *mean = out.mean.data.data(), *rstd = out.rstd.data.data();
+  float inverseCols = 1.0f / static_cast<float>(cols);
+  // Three sweeps over the tiles: the mean, the variance about it, then
+  // the normalized rows.
+  forEachRowTile(rows, rowsPerSequence, cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   sumRows(r0, r1, c0, c1, mean, [&](int64_t r, int64_t c) {
+                     return x[r * cols + c];
+                   });
+                 });
+  for (int64_t r = 0; r < rows; ++r)
+    mean[r] *= inverseCols;
+  forEachRowTile(rows, rowsPerSequence, cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   sumRows(r0, r1, c0, c1, rstd, [&](int64_t r, int64_t c) {
+                     float d = x[r * cols + c] - mean[r];
+                     return d * d;
+                   });
+                 });
+  for (int64_t r = 0; r < rows; ++r)
+    rstd[r] = 1.0f / std::sqrt(rstd[r] * inverseCols +
+                               static_cast<float>(epsilon));
+  forEachRowTile(
+      rows, rowsPerSequence, cols, tile,
+      [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t c = c0; c < c1; ++c)
+            out.result.data[r * cols + c] =
+                (x[r * cols + c] - mean[r]) * rstd[r] * gamma.data[c] +
+                beta.data[c];
+      });
+  return out;
+}
+
+LayerNormGrad exec::layerNormGrad(const Tensor &grad, const Tensor &input,
+                                  const Tensor &mean, const Tensor &rstd,
+                                  const Tensor &gamma,
+                                  ArrayRef<int64_t> tile) {
+  int64_t cols = input.dim(-1), rows = input.numel() / cols;
+  int64_t rowsPerSequence = rows / input.dim(0);
+  LayerNormGrad out{Tensor(input.shape), Tensor(ArrayRef<int64_t>{cols}), Tensor(ArrayRef<int64_t>{cols})};
+  const float *x = input.data.data(), *dy = grad.data.data();
+  auto xhat = [&](int64_t r, int64_t c) {
+    return (x[r * cols + c] - mean.data[r]) * rstd.data[r];
+  };
+  // Row sums of g = dy * gamma and of g * xhat, then dx; dgamma and dbeta
+  // sum over rows, one partial per row tile.
+  std::vector<float> sumG(rows), sumGX(rows), partGamma(cols),
+      partBeta(cols);
+  forEachRowTile(rows, rowsPerSequence, cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   sumRows(r0, r1, c0, c1, sumG.data(),
+                           [&](int64_t r, int64_t c) {
+                             return dy[r * cols + c] * gamma.data[c];
+                           });
+                   sumRows(r0, r1, c0, c1, sumGX.data(),
+                           [&](int64_t r, int64_t c) {
+                             return dy[r * cols + c] * gamma.data[c] *
+                                    xhat(r, c);
+                           });
+                 });
+  float inverseCols = 1.0f / static_cast<float>(cols);
+  forEachRowTile(
+      rows, rowsPerSequence, cols, tile,
+      [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+        std::fill(partGamma.begin() + c0, partGamma.begin() + c1, 0.0f);
+        std::fill(partBeta.begin() + c0, partBeta.begin() + c1, 0.0f);
+        for (int64_t r = r0; r < r1; ++r) {
+          float meanG = sumG[r] * inverseCols, meanGX = sumGX[r] * inverseCols;
+          for (int64_t c = c0; c < c1; ++c) {
+            float g = dy[r * cols + c] * gamma.data[c], xh = xhat(r, c);
+            out.input.data[r * cols + c] =
+                rstd.data[r] * (g - meanG - xh * meanGX);
+            partGamma[c] += dy[r * cols + c] * xh;
+            partBeta[c] += dy[r * cols + c];
+          }
+        }
+        for (int64_t c = c0; c < c1; ++c) {
+          out.gamma.data[c] += partGamma[c];
+          out.beta.data[c] += partBeta[c];
+        }
+      });
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+Tensor exec::softmax(const Tensor &scores, float scale, bool causal,
+                     ArrayRef<int64_t> tile) {
+  int64_t cols = scores.dim(-1), seq = scores.dim(-2);
+  int64_t rows = scores.numel() / cols;
+  Tensor result(scores.shape);
+  const float *x = scores.data.data();
+  auto visible = [&](int64_t r, int64_t c) {
+    return !causal || c <= r % seq;
+  };
+  std::vector<float> rowMax(rows, -INFINITY), rowSum(rows);
+  forEachRowTile(rows, rows / scores.dim(0), cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c)
+                       if (visible(r, c))
+                         rowMax[r] = std::max(rowMax[r], scale * x[r * cols + c]);
+                 });
+  forEachRowTile(rows, rows / scores.dim(0), cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   sumRows(r0, r1, c0, c1, rowSum.data(),
+                           [&](int64_t r, int64_t c) {
+                             float e = visible(r, c)
+                                           ? std::exp(scale * x[r * cols + c] -
+                                                      rowMax[r])
+                                           : 0.0f;
+                             result.data[r * cols + c] = e;
+                             return e;
+                           });
+                 });
+  forEachRowTile(rows, rows / scores.dim(0), cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c)
+                       result.data[r * cols + c] /= rowSum[r];
+                 });
+  return result;
+}
+
+Tensor exec::softmaxGrad(const Tensor &probs, const Tensor &grad, float scale,
+                         ArrayRef<int64_t> tile) {
+  int64_t cols = probs.dim(-1), rows = probs.numel() / cols;
+  Tensor result(probs.shape);
+  const float *p = probs.data.data(), *dp = grad.data.data();
+  std::vector<float> dot(rows);
+  forEachRowTile(rows, rows / probs.dim(0), cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   sumRows(r0, r1, c0, c1, dot.data(),
+                           [&](int64_t r, int64_t c) {
+                             return p[r * cols + c] * dp[r * cols + c];
+                           });
+                 });
+  forEachRowTile(rows, rows / probs.dim(0), cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c) {
+                       int64_t e = r * cols + c;
+                       result.data[e] = scale * p[e] * (dp[e] - dot[r]);
+                     }
+                 });
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Cross-entropy
+//===----------------------------------------------------------------------===//
+
+CrossEntropyResult exec::crossEntropy(const Tensor &logits,
+                                      const IdTensor &labels, double scale,
+                                      ArrayRef<int64_t> tile) {
+  int64_t vocab = logits.dim(-1), seq = labels.shape[1];
+  int64_t rows = logits.numel() / vocab;
+  CrossEntropyResult out{Tensor(ArrayRef<int64_t>{}),
+                         Tensor({labels.shape[0], seq})};
+  const float *x = logits.data.data();
+  std::vector<float> rowMax(rows, -INFINITY), rowSum(rows);
+  forEachRowTile(rows, seq, vocab, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c)
+                       rowMax[r] = std::max(rowMax[r], x[r * vocab + c]);
+                 });
+  forEachRowTile(rows, seq, vocab, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   sumRows(r0, r1, c0, c1, rowSum.data(),
+                           [&](int64_t r, int64_t c) {
+                             return std::exp(x[r * vocab + c] - rowMax[r]);
+                           });
+                 });
+  // Each row tile's loss is a partial the host adds up.
+  float loss = 0.0f;
+  forEachTile(rows, tile[0], [&](int64_t r0, int64_t r1) {
+    float part = 0.0f;
+    for (int64_t r = r0; r < r1; ++r) {
+      float lse = rowMax[r] + std::log(rowSum[r]);
+      out.lse.data[r] = lse;
+      part += lse - x[r * vocab + labels.data[r]];
+    }
+    loss += part;
+  });
+  out.loss.data[0] = static_cast<float>(scale * loss);
+  return out;
+}
+
+Tensor exec::crossEntropyGrad(const Tensor &logits, const Tensor &lse,
+                              const IdTensor &labels, float scale,
+                              ArrayRef<int64_t> tile) {
+  int64_t vocab = logits.dim(-1), rows = logits.numel() / vocab;
+  Tensor result(logits.shape);
+  forEachRowTile(rows, labels.shape[1], vocab, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c) {
+                       float p = std::exp(logits.data[r * vocab + c] -
+                                          lse.data[r]);
+                       result.data[r * vocab + c] =
+                           scale * (p - (c == labels.data[r] ? 1.0f : 0.0f));
+                     }
+                 });
+  return result;
+}

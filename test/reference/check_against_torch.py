@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Checks cgpt's functional mode against the same model in plain PyTorch.
+
+    python3 test/reference/check_against_torch.py MODEL.yaml [--steps K]
+
+Runs `cgpt-run MODEL.yaml --functional --steps K --dump-step FILE`, which
+trains K steps and writes the last one in full: its batch, the weights and
+AdamW moments before it, the summed gradients, the loss and the weights
+after it. This script reads the model file itself (the Model Zoo PyTorch
+params schema of models/*.yaml), builds the GPT-2 style model in plain
+PyTorch in float64, loads those weights and that batch, and compares:
+
+- the loss (relative error <= 1e-5),
+- every gradient (max-norm relative error <= 1e-4),
+- every weight after the optimizer step (max-norm relative error <= 1e-4):
+  torch's gradient clipping and torch.optim.AdamW applied to cgpt's
+  gradients, with the learning rate computed here from the file's schedule.
+
+Prints the worst errors either way; exits 0 when everything matches, 1 when
+something does not, 2 when the check cannot run (python3-torch missing, a
+model this reference does not build).
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+    import yaml
+except ImportError as error:
+    print(f"check_against_torch: cannot run: {error.name} is missing "
+          "(Debian packages python3-torch, python3-numpy, python3-yaml; "
+          "scripts/setup.sh installs them)", file=sys.stderr)
+    sys.exit(2)
+
+LOSS_TOLERANCE = 1e-5
+TENSOR_TOLERANCE = 1e-4
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def read_safetensors(path):
+    """The tensors and metadata of a safetensors file, with numpy only."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    length = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8:8 + length])
+    metadata = header.pop("__metadata__", {})
+    data = blob[8 + length:]
+    dtypes = {"F32": np.float32, "I32": np.int32}
+    tensors = {}
+    for name, entry in header.items():
+        begin, end = entry["data_offsets"]
+        tensors[name] = np.frombuffer(
+            data[begin:end], dtype=dtypes[entry["dtype"]]).reshape(
+                entry["shape"])
+    return tensors, metadata
+
+
+class Model:
+    """What the reference needs from a model file."""
+
+    def __init__(self, path):
+        with open(path) as f:
+            params = yaml.safe_load(f)
+        model = params["model"]
+        self.optimizer = params.get("optimizer", {})
+        self.d = model["hidden_size"]
+        self.heads = model["num_heads"]
+        self.layers = model["num_hidden_layers"]
+        self.head_size = self.d // self.heads
+        self.eps = float(model.get("layer_norm_epsilon", 1e-5))
+        self.activation = model.get("nonlinearity", "gelu")
+        position = model.get("position_embedding_type", "learned")
+        if position != "learned" or model.get("name", "gpt2") not in (
+                "gpt2", "gpt3"):
+            raise SystemExit(
+                f"check_against_torch: the reference builds sequential "
+                f"GPT-2/3 blocks with learned positions; '{path}' asks for "
+                f"{model.get('name', 'gpt2')} with {position} positions")
+        self.embeddings_scale = float(model.get("embeddings_scale", 1.0))
+        self.logits_scale = float(model.get("output_logits_scale", 1.0))
+        self.attention_scale = (1.0 / self.head_size
+                                if model.get("scale_qk_dot_by_d", False)
+                                else 1.0 / math.sqrt(self.head_size))
+        self.loss_scaling = model.get("loss_scaling", "num_tokens")
+        self.loss_weight = float(model.get("loss_weight", 1.0))
+        adjust = self.optimizer.get("adjust_learning_rate", {})
+        self.decoder_lr_scale = float(adjust.get("decoder_kernel", 1.0))
+
+    def activate(self, x):
+        if self.activation == "gelu":
+            return torch.nn.functional.gelu(x)
+        if self.activation == "relu":
+            return torch.relu(x)
+        if self.activation in ("gelu_new", "gelu_tanh"):
+            return torch.nn.functional.gelu(x, approximate="tanh")
+        if self.activation in ("silu", "swish"):
+            return torch.nn.functional.silu(x)
+        raise SystemExit(f"check_against_torch: no reference for "
+                         f"nonlinearity '{self.activation}'")
+
+    def loss(self, p, tokens, labels):
+        """The step's loss, written from the model's definition."""
+        batch, seq = tokens.shape
+
+        def norm(x, prefix):
+            return torch.nn.functional.layer_norm(
+                x, (self.d,), p[prefix + ".weight"], p[prefix + ".bias"],
+                self.eps)
+
+        def affine(x, prefix):
+            y = x @ p[prefix + ".weight"]
+            bias = p.get(prefix + ".bias")
+            return y if bias is None else y + bias
+
+        x = p["wte"][tokens] * self.embeddings_scale + p["wpe"][:seq]
+        mask = torch.ones(seq, seq, dtype=torch.bool).tril()
+        for layer in range(self.layers):
+            h = f"h.{layer}."
+            qkv = affine(norm(x, h + "ln_1"), h + "attn.qkv")
+            q, k, v = (t.reshape(batch, seq, self.heads,
+                                 self.head_size).transpose(1, 2)
+                       for t in qkv.split(self.d, dim=-1))
+            scores = (q @ k.transpose(-1, -2)) * self.attention_scale
+            probs = scores.masked_fill(~mask, float("-inf")).softmax(-1)
+            y = (probs @ v).transpose(1, 2).reshape(batch, seq, self.d)
+            x = x + affine(y, h + "attn.proj")
+            f = self.activate(affine(norm(x, h + "ln_2"), h + "mlp.fc"))
+            x = x + affine(f, h + "mlp.proj")
+        x = norm(x, "ln_f")
+        head = p.get("lm_head.weight", p["wte"])
+        logits = (x @ head.T) * self.logits_scale
+        if "lm_head.bias" in p:
+            logits = logits + p["lm_head.bias"]
+        total = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+            reduction="sum")
+        count = batch * seq if self.loss_scaling == "num_tokens" else batch
+        return total * self.loss_weight / count
+
+    def learning_rate(self, step):
+        """The file's schedule at 0-based optimizer step `step`."""
+        schedule = self.optimizer.get("learning_rate", 0.0)
+        if not isinstance(schedule, list):
+            return float(schedule)
+        rate = 0.0
+        for phase in schedule:
+            kind = phase["scheduler"].lower()
+            start = float(phase.get("initial_learning_rate",
+                                    phase.get("learning_rate", 0.0)))
+            end = float(phase.get("end_learning_rate", start))
+            steps = int(phase.get("total_iters", phase.get(
+                "steps", phase.get("decay_steps", 0))))
+            if steps == 0 or step < steps:
+                t = 0.0 if steps == 0 else step / steps
+                if kind == "constant":
+                    return start
+                if kind == "linear":
+                    return start + (end - start) * t
+                return end + (start - end) * 0.5 * (1 + math.cos(math.pi * t))
+            step -= steps
+            rate = start if kind == "constant" else end
+        return rate
+
+    def param_groups(self, params, lr):
+        """AdamW groups: matrices decay, the decoder's learn at muP's rate."""
+        decay = float(self.optimizer.get("weight_decay", 0.0))
+        groups = []
+        for name, tensor in params.items():
+            matrix = tensor.dim() == 2
+            scale = (self.decoder_lr_scale
+                     if matrix and name.startswith("h.") else 1.0)
+            groups.append({"params": [tensor], "lr": lr * scale,
+                           "weight_decay": decay if matrix else 0.0,
+                           "name": name})
+        return groups
+
+
+def relative_error(ours, reference):
+    """max |ours - reference| / max |reference| (absolute when that is 0)."""
+    reference = reference.detach().double().numpy()
+    scale = np.max(np.abs(reference)) if reference.size else 0.0
+    error = np.max(np.abs(ours.astype(np.float64) - reference)) \
+        if reference.size else 0.0
+    return error / scale if scale > 0 else error
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", help="a small model file (models/*.yaml)")
+    parser.add_argument("--steps", type=int, default=3,
+                        help="steps to train; the last one is checked "
+                             "(default 3, so AdamW's moments are not zero)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cgpt-run",
+                        default=os.path.join(REPO, "build", "bin",
+                                             "cgpt-run"))
+    parser.add_argument("--cgpt-args", default="",
+                        help="more cgpt-run options, e.g. '--target wse2'")
+    args = parser.parse_args()
+
+    model = Model(args.model)
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = os.path.join(tmp, "step.safetensors")
+        command = [args.cgpt_run, args.model, "--functional",
+                   f"--steps={args.steps}", f"--seed={args.seed}",
+                   f"--dump-step={dump}"] + args.cgpt_args.split()
+        run = subprocess.run(command, capture_output=True, text=True)
+        if run.returncode != 0:
+            print(run.stdout + run.stderr, file=sys.stderr)
+            print(f"check_against_torch: {' '.join(command)} failed",
+                  file=sys.stderr)
+            return 2
+        print(run.stdout.splitlines()[0])
+        tensors, metadata = read_safetensors(dump)
+
+    torch.set_default_dtype(torch.float64)
+    names = [n[len("param."):] for n in sorted(tensors)
+             if n.startswith("param.")]
+    params = {n: torch.tensor(tensors["param." + n], dtype=torch.float64,
+                              requires_grad=True) for n in names}
+    tokens = torch.tensor(tensors["tokens"], dtype=torch.long)
+    labels = torch.tensor(tensors["labels"], dtype=torch.long)
+    loss = model.loss(params, tokens, labels)
+    loss.backward()
+
+    rows = []  # (kind, name, error, tolerance)
+    rows.append(("loss", "loss",
+                 abs(float(tensors["loss"]) - loss.item()) / abs(loss.item()),
+                 LOSS_TOLERANCE))
+    for n in names:
+        rows.append(("gradient", n,
+                     relative_error(tensors["grad." + n], params[n].grad),
+                     TENSOR_TOLERANCE))
+
+    # The weight servers' step: torch's clipping, then torch's AdamW from
+    # the moments cgpt had before the step, applied to cgpt's gradients
+    # (just checked). Reference gradients would do for most weights, but
+    # AdamW divides by the root of the second moment: where the true
+    # gradient is 0 (the key bias: softmax ignores a shift shared by a
+    # row), it would turn rounding noise of either side into updates.
+    for n in names:
+        params[n].grad = torch.tensor(tensors["grad." + n],
+                                      dtype=torch.float64)
+    step = int(metadata["step"])
+    betas = model.optimizer.get("betas", [0.9, 0.999])
+    eps = float(model.optimizer.get("eps", 1e-6))
+    max_norm = float(model.optimizer.get("max_gradient_norm", 0.0))
+    if max_norm > 0:
+        torch.nn.utils.clip_grad_norm_(list(params.values()), max_norm)
+    optimizer = torch.optim.AdamW(
+        model.param_groups(params, model.learning_rate(step)),
+        betas=(float(betas[0]), float(betas[1])), eps=eps)
+    for n, tensor in params.items():
+        optimizer.state[tensor] = {
+            "step": torch.tensor(float(step)),
+            "exp_avg": torch.tensor(tensors["adam_m." + n],
+                                    dtype=torch.float64),
+            "exp_avg_sq": torch.tensor(tensors["adam_v." + n],
+                                       dtype=torch.float64)}
+    optimizer.step()
+    for n in names:
+        rows.append(("updated weight", n,
+                     relative_error(tensors["updated." + n], params[n]),
+                     TENSOR_TOLERANCE))
+
+    failed = [row for row in rows if not row[2] <= row[3]]
+    print(f"step {step + 1} of {args.steps}: loss {loss.item():.6f} "
+          f"(cgpt {float(tensors['loss']):.6f}), learning rate "
+          f"{model.learning_rate(step):.3e}; {len(rows)} comparisons, "
+          f"{len(failed)} over tolerance")
+    print(f"{'kind':<15} {'tensor':<28} {'rel. error':>11} {'tolerance':>10}")
+    worst = sorted(rows, key=lambda row: -row[2] / row[3])
+    for kind, name, error, tolerance in (failed or worst[:8]):
+        mark = "" if error <= tolerance else "  FAIL"
+        print(f"{kind:<15} {name:<28} {error:11.3e} {tolerance:10.0e}{mark}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
