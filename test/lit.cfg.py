@@ -38,3 +38,25 @@ config.environment["ASAN_OPTIONS"] = os.environ.get(
     "ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0:abort_on_error=1")
 config.environment["UBSAN_OPTIONS"] = os.environ.get(
     "UBSAN_OPTIONS", "abort_on_error=1:print_stacktrace=1")
+
+# The PyTorch reference checks (test/reference) need Debian's python3-torch,
+# python3-numpy and python3-yaml. CMake may have found another Python (a
+# pyenv one, say), so Debian's is tried too.
+import subprocess
+
+torch_python = None
+for candidate in (config.python_executable, "/usr/bin/python3"):
+    try:
+        subprocess.run([candidate, "-c", "import torch, numpy, yaml"],
+                       check=True, capture_output=True, timeout=120)
+        torch_python = candidate
+        break
+    except (OSError, subprocess.SubprocessError):
+        pass
+if torch_python:
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", torch_python))
+else:
+    lit_config.note("python3-torch is missing: the PyTorch reference checks "
+                    "in test/reference are skipped (scripts/setup.sh "
+                    "installs it)")
