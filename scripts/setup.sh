@@ -12,7 +12,7 @@ packages=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libzstd-dev            # LLVM 19's CMake package links libzstd
   libyaml-cpp-dev libfmt-dev libgtest-dev
-  python3-numpy
+  python3-numpy python3-yaml python3-torch  # the PyTorch reference check (test/reference)
   librsvg2-bin           # rsvg-convert, for cgpt-run --plot file.png
 )
 

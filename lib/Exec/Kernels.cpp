@@ -371,7 +371,7 @@ Tensor exec::positionGrad(const Tensor &grad, int64_t positions,
 
 Tensor exec::sumBatch(const Tensor &input, ArrayRef<int64_t> tile) {
   int64_t cols = input.dim(-1), rows = input.numel() / cols;
-  Tensor result(ArrayRef<int64_t>{cols});
+  Tensor result({cols});
   std::vector<float> part(cols);
   forEachRowTile(rows, rows / input.dim(0), cols, tile,
                  [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
@@ -555,7 +555,7 @@ LayerNormGrad exec::layerNormGrad(const Tensor &grad, const Tensor &input,
                                   ArrayRef<int64_t> tile) {
   int64_t cols = input.dim(-1), rows = input.numel() / cols;
   int64_t rowsPerSequence = rows / input.dim(0);
-  LayerNormGrad out{Tensor(input.shape), Tensor(ArrayRef<int64_t>{cols}), Tensor(ArrayRef<int64_t>{cols})};
+  LayerNormGrad out{Tensor(input.shape), Tensor({cols}), Tensor({cols})};
   const float *x = input.data.data(), *dy = grad.data.data();
   auto xhat = [&](int64_t r, int64_t c) {
     return (x[r * cols + c] - mean.data[r]) * rstd.data[r];

@@ -22,6 +22,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace cgpt::exec {
@@ -32,7 +33,10 @@ struct Tensor {
   std::vector<float> data;
 
   Tensor() = default;
+  /// A zero tensor of `shape`.
   explicit Tensor(llvm::ArrayRef<int64_t> shape);
+  explicit Tensor(std::initializer_list<int64_t> shape)
+      : Tensor(llvm::ArrayRef<int64_t>(shape)) {}
 
   int64_t numel() const { return static_cast<int64_t>(data.size()); }
   /// The extent of dimension `i`, counted from the end when negative.
