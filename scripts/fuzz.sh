@@ -19,14 +19,16 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang-19 CXX=clang++-19 cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release -DCGPT_FUZZ=ON
 fi
-ninja -C "$build" cgpt-run cgpt-fuzz-frontend cgpt-fuzz-pipeline
+ninja -C "$build" cgpt-run cgpt-fuzz-frontend cgpt-fuzz-pipeline \
+  cgpt-fuzz-safetensors
 # Debian's MLIR archives are not instrumented: LLVM's allocators must not
 # poison what they hand them (docs/robustness.md).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0:detect_leaks=0}
 
 # Seeds: every model file we have, and IR at each level.
 work="$build/fuzz"
-mkdir -p "$work/frontend/seeds" "$work/pipeline/seeds"
+mkdir -p "$work/frontend/seeds" "$work/pipeline/seeds" \
+  "$work/safetensors/seeds"
 find "$root/models" "$root/test" \
   -name '*.yaml' -o -name '*.json' 2>/dev/null | while read -r file; do
   # The first byte picks the parser: odd for JSON, even for YAML.
@@ -43,8 +45,15 @@ for level in transformer dataflow wafer; do
     --emit=$level > "$work/pipeline/seeds/tiny-$level.mlir"
 done
 
+# Weights the functional mode wrote, and the malformed files of
+# test/BadInput/safetensors.test.
+"$build/bin/cgpt-run" "$root/models/tiny.yaml" --functional \
+  --save-weights "$work/safetensors/seeds/tiny.safetensors" > /dev/null 2>&1
+python3 "$root/test/BadInput/Inputs/make-bad-safetensors.py" \
+  "$work/safetensors/seeds"
+
 found=0
-for target in frontend pipeline; do
+for target in frontend pipeline safetensors; do
   echo "fuzz: cgpt-fuzz-$target for $seconds s (log: $work/$target/fuzz.log)"
   mkdir -p "$work/$target/corpus"
   (cd "$work/$target" &&

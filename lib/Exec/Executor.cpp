@@ -23,9 +23,9 @@ double exec::learningRate(ArrayAttr schedule, int64_t step) {
     double start = phase.getStart().convertToDouble(),
            end = phase.getEnd().convertToDouble();
     if (steps == 0 || step < steps) {
-      double progress = steps == 0 ? 0.0
-                                   : static_cast<double>(step) /
-                                         static_cast<double>(steps);
+      double progress =
+          steps == 0 ? 0.0
+                     : static_cast<double>(step) / static_cast<double>(steps);
       switch (phase.getKind()) {
       case transformer::ScheduleKind::constant:
         return start;
@@ -73,8 +73,8 @@ FailureOr<Trainer> Trainer::create(dataflow::ProgramOp program,
     wafer::StageOp placed = findStage(device, order);
     if (!placed)
       return stage.emitError() << "stage '" << stage.getName()
-                               << "' has no placed stage at position "
-                               << order << " of the wafer schedule";
+                               << "' has no placed stage at position " << order
+                               << " of the wafer schedule";
     auto regions = placed.getBody().front().getOps<wafer::RegionOp>();
     auto region = regions.begin();
     for (Operation &op : stage.getBody().front()) {
@@ -95,8 +95,8 @@ FailureOr<Trainer> Trainer::create(dataflow::ProgramOp program,
 
   program.walk([&](Operation *op) {
     if (auto gather = dyn_cast<dataflow::GatherOp>(op))
-      trainer.vocab = cast<dataflow::StreamType>(gather.getTable().getType())
-                          .getShape()[0];
+      trainer.vocab =
+          cast<dataflow::StreamType>(gather.getTable().getType()).getShape()[0];
   });
   for (auto [index, spec] : llvm::enumerate(specs))
     trainer.indexOf[spec.name] = index;
@@ -155,9 +155,8 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
               .Case([&](dataflow::WeightInOp in) -> LogicalResult {
                 auto it = indexOf.find(in.getName());
                 if (it == indexOf.end())
-                  return in.emitError()
-                         << "weight '" << in.getName()
-                         << "' is not a parameter of the model";
+                  return in.emitError() << "weight '" << in.getName()
+                                        << "' is not a parameter of the model";
                 frame.set(in.getResult(),
                           TensorRef(&streamed[it->second], [](auto *) {}));
                 return success();
@@ -165,9 +164,8 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
               .Case([&](dataflow::GradOutOp out) -> LogicalResult {
                 auto it = indexOf.find(out.getName());
                 if (it == indexOf.end())
-                  return out.emitError()
-                         << "gradient '" << out.getName()
-                         << "' is not a parameter of the model";
+                  return out.emitError() << "gradient '" << out.getName()
+                                         << "' is not a parameter of the model";
                 Tensor &sum = gradients[it->second];
                 const Tensor &grad = frame[out.getGrad()];
                 for (int64_t i = 0; i < sum.numel(); ++i)
@@ -200,9 +198,9 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                 mo.scale = static_cast<float>(scaleOf(mm.getScale()));
                 const Tensor *bias =
                     mm.getBias() ? &frame[mm.getBias()] : nullptr;
-                frame.set(mm.getResult(), matmul(frame[mm.getLhs()],
-                                                 frame[mm.getRhs()], bias, mo,
-                                                 tile));
+                frame.set(mm.getResult(),
+                          matmul(frame[mm.getLhs()], frame[mm.getRhs()], bias,
+                                 mo, tile));
                 return success();
               })
               .Case([&](dataflow::MapOp mapOp) -> LogicalResult {
@@ -230,16 +228,16 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                 return success();
               })
               .Case([&](dataflow::AddPositionsOp a) -> LogicalResult {
-                frame.set(a.getResult(), addPositions(frame[a.getInput()],
-                                                      frame[a.getTable()],
-                                                      tile));
+                frame.set(a.getResult(),
+                          addPositions(frame[a.getInput()], frame[a.getTable()],
+                                       tile));
                 return success();
               })
               .Case([&](dataflow::PositionGradOp p) -> LogicalResult {
                 auto type = cast<dataflow::StreamType>(p.getResult().getType());
-                frame.set(p.getResult(), positionGrad(frame[p.getGrad()],
-                                                      type.getShape()[0],
-                                                      tile));
+                frame.set(
+                    p.getResult(),
+                    positionGrad(frame[p.getGrad()], type.getShape()[0], tile));
                 return success();
               })
               .Case([&](dataflow::SumBatchOp s) -> LogicalResult {
@@ -285,10 +283,10 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                 return success();
               })
               .Case([&](dataflow::LayerNormOp ln) -> LogicalResult {
-                LayerNormResult r = layerNorm(
-                    frame[ln.getInput()], frame[ln.getGamma()],
-                    frame[ln.getBeta()], ln.getEpsilon().convertToDouble(),
-                    tile);
+                LayerNormResult r =
+                    layerNorm(frame[ln.getInput()], frame[ln.getGamma()],
+                              frame[ln.getBeta()],
+                              ln.getEpsilon().convertToDouble(), tile);
                 frame.set(ln.getResult(), std::move(r.result));
                 frame.set(ln.getMean(), std::move(r.mean));
                 frame.set(ln.getRstd(), std::move(r.rstd));
@@ -304,11 +302,11 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                 return success();
               })
               .Case([&](dataflow::SoftmaxOp s) -> LogicalResult {
-                frame.set(s.getResult(),
-                          softmax(frame[s.getScores()],
-                                  static_cast<float>(
-                                      s.getScale().convertToDouble()),
-                                  s.getCausal(), tile));
+                frame.set(
+                    s.getResult(),
+                    softmax(frame[s.getScores()],
+                            static_cast<float>(s.getScale().convertToDouble()),
+                            s.getCausal(), tile));
                 return success();
               })
               .Case([&](dataflow::SoftmaxGradOp s) -> LogicalResult {
@@ -328,13 +326,13 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                 return success();
               })
               .Case([&](dataflow::CrossEntropyGradOp g) -> LogicalResult {
-                frame.set(g.getResult(),
-                          crossEntropyGrad(
-                              frame[g.getLogits()], frame[g.getLse()],
-                              frame.idsOf(g.getLabels()),
-                              static_cast<float>(
-                                  g.getScale().convertToDouble()),
-                              tile));
+                frame.set(
+                    g.getResult(),
+                    crossEntropyGrad(
+                        frame[g.getLogits()], frame[g.getLse()],
+                        frame.idsOf(g.getLabels()),
+                        static_cast<float>(g.getScale().convertToDouble()),
+                        tile));
                 return success();
               })
               .Default([&](Operation *unknown) -> LogicalResult {
@@ -425,7 +423,8 @@ void Trainer::applyOptimizer(StepResult &result) {
   double correction2 = 1.0 - std::pow(beta2, stepCount);
   for (auto [index, spec] : llvm::enumerate(specs)) {
     double rate = result.learningRate * spec.lrScale;
-    double decay = spec.weightDecay ? adamw.getWeightDecay().convertToDouble() : 0.0;
+    double decay =
+        spec.weightDecay ? adamw.getWeightDecay().convertToDouble() : 0.0;
     float *w = values[index].data.data();
     float *m = firstMoments[index].data.data();
     float *v = secondMoments[index].data.data();
@@ -435,8 +434,7 @@ void Trainer::applyOptimizer(StepResult &result) {
       w[i] = static_cast<float>(w[i] * (1.0 - rate * decay));
       m[i] = static_cast<float>(beta1 * m[i] + (1.0 - beta1) * grad);
       v[i] = static_cast<float>(beta2 * v[i] + (1.0 - beta2) * grad * grad);
-      double denominator =
-          std::sqrt(v[i]) / std::sqrt(correction2) + epsilon;
+      double denominator = std::sqrt(v[i]) / std::sqrt(correction2) + epsilon;
       w[i] = static_cast<float>(w[i] - rate / correction1 * m[i] / denominator);
     }
   }

@@ -57,8 +57,8 @@ static void forEachTile(int64_t extent, int64_t tile, Body body) {
 /// row space: `rows` rows of `cols` columns, cut per sequence of
 /// `rowsPerSequence` rows into `tile` = [rows, columns] tiles.
 template <typename Body>
-static void forEachRowTile(int64_t rows, int64_t rowsPerSequence,
-                           int64_t cols, ArrayRef<int64_t> tile, Body body) {
+static void forEachRowTile(int64_t rows, int64_t rowsPerSequence, int64_t cols,
+                           ArrayRef<int64_t> tile, Body body) {
   for (int64_t first = 0; first < rows; first += rowsPerSequence)
     forEachTile(rowsPerSequence, tile[0], [&](int64_t r0, int64_t r1) {
       forEachTile(cols, tile[1], [&](int64_t c0, int64_t c1) {
@@ -171,8 +171,8 @@ void multiplyTiled(int64_t m, int64_t n, int64_t k, const MatrixView &aView,
       std::fill(acc.begin(), acc.begin() + rows * cols, 0.0f);
       forEachTile(k, tile[2], [&](int64_t k0, int64_t k1) {
         std::fill(part.begin(), part.begin() + rows * cols, 0.0f);
-        multiplyTile(a + m0 * k + k0, k, b + k0 * n + n0, n, part.data(),
-                     rows, k1 - k0, cols);
+        multiplyTile(a + m0 * k + k0, k, b + k0 * n + n0, n, part.data(), rows,
+                     k1 - k0, cols);
         for (int64_t e = 0; e < rows * cols; ++e)
           acc[e] += part[e];
       });
@@ -439,10 +439,10 @@ void exec::splitHeads(const Tensor &qkv, int64_t heads, int64_t headSize,
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h)
         for (int64_t s = 0; s < seq; ++s)
-          std::memcpy(&parts[p]->data[((b * heads + h) * seq + s) * headSize],
-                      &qkv.data[(b * seq + s) * 3 * width + p * width +
-                                h * headSize],
-                      headSize * sizeof(float));
+          std::memcpy(
+              &parts[p]->data[((b * heads + h) * seq + s) * headSize],
+              &qkv.data[(b * seq + s) * 3 * width + p * width + h * headSize],
+              headSize * sizeof(float));
   }
 }
 
@@ -535,24 +535,23 @@ LayerNormResult exec::layerNorm(const Tensor &input, const Tensor &gamma,
                    });
                  });
   for (int64_t r = 0; r < rows; ++r)
-    rstd[r] = 1.0f / std::sqrt(rstd[r] * inverseCols +
-                               static_cast<float>(epsilon));
-  forEachRowTile(
-      rows, rowsPerSequence, cols, tile,
-      [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = c0; c < c1; ++c)
-            out.result.data[r * cols + c] =
-                (x[r * cols + c] - mean[r]) * rstd[r] * gamma.data[c] +
-                beta.data[c];
-      });
+    rstd[r] =
+        1.0f / std::sqrt(rstd[r] * inverseCols + static_cast<float>(epsilon));
+  forEachRowTile(rows, rowsPerSequence, cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c)
+                       out.result.data[r * cols + c] =
+                           (x[r * cols + c] - mean[r]) * rstd[r] *
+                               gamma.data[c] +
+                           beta.data[c];
+                 });
   return out;
 }
 
 LayerNormGrad exec::layerNormGrad(const Tensor &grad, const Tensor &input,
                                   const Tensor &mean, const Tensor &rstd,
-                                  const Tensor &gamma,
-                                  ArrayRef<int64_t> tile) {
+                                  const Tensor &gamma, ArrayRef<int64_t> tile) {
   int64_t cols = input.dim(-1), rows = input.numel() / cols;
   int64_t rowsPerSequence = rows / input.dim(0);
   LayerNormGrad out{Tensor(input.shape), Tensor({cols}), Tensor({cols})};
@@ -562,20 +561,17 @@ LayerNormGrad exec::layerNormGrad(const Tensor &grad, const Tensor &input,
   };
   // Row sums of g = dy * gamma and of g * xhat, then dx; dgamma and dbeta
   // sum over rows, one partial per row tile.
-  std::vector<float> sumG(rows), sumGX(rows), partGamma(cols),
-      partBeta(cols);
-  forEachRowTile(rows, rowsPerSequence, cols, tile,
-                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-                   sumRows(r0, r1, c0, c1, sumG.data(),
-                           [&](int64_t r, int64_t c) {
-                             return dy[r * cols + c] * gamma.data[c];
-                           });
-                   sumRows(r0, r1, c0, c1, sumGX.data(),
-                           [&](int64_t r, int64_t c) {
-                             return dy[r * cols + c] * gamma.data[c] *
-                                    xhat(r, c);
-                           });
-                 });
+  std::vector<float> sumG(rows), sumGX(rows), partGamma(cols), partBeta(cols);
+  forEachRowTile(
+      rows, rowsPerSequence, cols, tile,
+      [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+        sumRows(r0, r1, c0, c1, sumG.data(), [&](int64_t r, int64_t c) {
+          return dy[r * cols + c] * gamma.data[c];
+        });
+        sumRows(r0, r1, c0, c1, sumGX.data(), [&](int64_t r, int64_t c) {
+          return dy[r * cols + c] * gamma.data[c] * xhat(r, c);
+        });
+      });
   float inverseCols = 1.0f / static_cast<float>(cols);
   forEachRowTile(
       rows, rowsPerSequence, cols, tile,
@@ -610,29 +606,27 @@ Tensor exec::softmax(const Tensor &scores, float scale, bool causal,
   int64_t rows = scores.numel() / cols;
   Tensor result(scores.shape);
   const float *x = scores.data.data();
-  auto visible = [&](int64_t r, int64_t c) {
-    return !causal || c <= r % seq;
-  };
+  auto visible = [&](int64_t r, int64_t c) { return !causal || c <= r % seq; };
   std::vector<float> rowMax(rows, -INFINITY), rowSum(rows);
   forEachRowTile(rows, rows / scores.dim(0), cols, tile,
                  [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
                    for (int64_t r = r0; r < r1; ++r)
                      for (int64_t c = c0; c < c1; ++c)
                        if (visible(r, c))
-                         rowMax[r] = std::max(rowMax[r], scale * x[r * cols + c]);
+                         rowMax[r] =
+                             std::max(rowMax[r], scale * x[r * cols + c]);
                  });
-  forEachRowTile(rows, rows / scores.dim(0), cols, tile,
-                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-                   sumRows(r0, r1, c0, c1, rowSum.data(),
-                           [&](int64_t r, int64_t c) {
-                             float e = visible(r, c)
-                                           ? std::exp(scale * x[r * cols + c] -
-                                                      rowMax[r])
-                                           : 0.0f;
-                             result.data[r * cols + c] = e;
-                             return e;
-                           });
-                 });
+  forEachRowTile(
+      rows, rows / scores.dim(0), cols, tile,
+      [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+        sumRows(r0, r1, c0, c1, rowSum.data(), [&](int64_t r, int64_t c) {
+          float e = visible(r, c)
+                        ? std::exp(scale * x[r * cols + c] - rowMax[r])
+                        : 0.0f;
+          result.data[r * cols + c] = e;
+          return e;
+        });
+      });
   forEachRowTile(rows, rows / scores.dim(0), cols, tile,
                  [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
                    for (int64_t r = r0; r < r1; ++r)
@@ -716,8 +710,8 @@ Tensor exec::crossEntropyGrad(const Tensor &logits, const Tensor &lse,
                  [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
                    for (int64_t r = r0; r < r1; ++r)
                      for (int64_t c = c0; c < c1; ++c) {
-                       float p = std::exp(logits.data[r * vocab + c] -
-                                          lse.data[r]);
+                       float p =
+                           std::exp(logits.data[r * vocab + c] - lse.data[r]);
                        result.data[r * vocab + c] =
                            scale * (p - (c == labels.data[r] ? 1.0f : 0.0f));
                      }

@@ -57,7 +57,8 @@ exec::collectParameters(transformer::TrainStepOp step) {
   if (step.getMupAttr())
     mup = step.getMupAttr();
   // muP's width multiplier: the logits are scaled by its inverse.
-  double widthMultiplier = mup ? 1.0 / mup->getOutputLogitsScale().convertToDouble() : 1.0;
+  double widthMultiplier =
+      mup ? 1.0 / mup->getOutputLogitsScale().convertToDouble() : 1.0;
 
   std::vector<ParameterSpec> specs;
   for (auto weight : step.getBodyBlock().getOps<transformer::WeightOp>()) {
@@ -85,8 +86,7 @@ exec::collectParameters(transformer::TrainStepOp step) {
 }
 
 std::vector<Tensor>
-exec::initializeParameters(llvm::ArrayRef<ParameterSpec> specs,
-                           uint64_t seed) {
+exec::initializeParameters(llvm::ArrayRef<ParameterSpec> specs, uint64_t seed) {
   std::vector<Tensor> values;
   for (const ParameterSpec &spec : specs) {
     Tensor value(spec.shape);

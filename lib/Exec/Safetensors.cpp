@@ -52,10 +52,10 @@ exec::writeSafetensors(llvm::StringRef path,
     json::Array shape;
     for (int64_t extent : entry->shape)
       shape.push_back(extent);
-    header[entry->name] = json::Object{
-        {"dtype", entry->f32 ? "F32" : "I32"},
-        {"shape", std::move(shape)},
-        {"data_offsets", json::Array{offset, offset + bytes}}};
+    header[entry->name] =
+        json::Object{{"dtype", entry->f32 ? "F32" : "I32"},
+                     {"shape", std::move(shape)},
+                     {"data_offsets", json::Array{offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text;
@@ -70,17 +70,16 @@ exec::writeSafetensors(llvm::StringRef path,
     for (const SafetensorsEntry *entry : sorted) {
       const void *data = entry->f32 ? static_cast<const void *>(entry->f32)
                                     : static_cast<const void *>(entry->i32);
-      os.write(static_cast<const char *>(data),
-               elementCount(entry->shape) * 4);
+      os.write(static_cast<const char *>(data), elementCount(entry->shape) * 4);
     }
     return llvm::Error::success();
   });
 }
 
 static llvm::Error malformed(llvm::StringRef path, const llvm::Twine &why) {
-  return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
-                                 "'" + path + "' is not a safetensors file " +
-                                     "cgpt can read: " + why);
+  return llvm::createStringError(
+      std::make_error_code(std::errc::invalid_argument),
+      "'" + path + "' is not a safetensors file " + "cgpt can read: " + why);
 }
 
 llvm::Expected<llvm::StringMap<Tensor>>
@@ -88,10 +87,14 @@ exec::readSafetensors(llvm::StringRef path) {
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       readInputFile(path);
   if (!buffer)
-    return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
-                                   "cannot read '" + path + "': " +
-                                       llvm::toString(buffer.takeError()));
-  llvm::StringRef bytes = (*buffer)->getBuffer();
+    return llvm::createStringError(
+        std::make_error_code(std::errc::invalid_argument),
+        "cannot read '" + path + "': " + llvm::toString(buffer.takeError()));
+  return parseSafetensors((*buffer)->getBuffer(), path);
+}
+
+llvm::Expected<llvm::StringMap<Tensor>>
+exec::parseSafetensors(llvm::StringRef bytes, llvm::StringRef path) {
   if (bytes.size() < 8)
     return malformed(path, "it is shorter than the 8-byte header length");
   uint64_t headerBytes = llvm::support::endian::read64le(bytes.data());
@@ -146,8 +149,8 @@ exec::readSafetensors(llvm::StringRef path) {
                  llvm::Twine(count) + " F32 values");
     tensor.data.resize(count);
     for (int64_t i = 0; i < count; ++i) {
-      uint32_t bits = llvm::support::endian::read32le(data.data() + *begin +
-                                                      4 * i);
+      uint32_t bits =
+          llvm::support::endian::read32le(data.data() + *begin + 4 * i);
       std::memcpy(&tensor.data[i], &bits, 4);
     }
     tensors[key] = std::move(tensor);

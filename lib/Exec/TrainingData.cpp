@@ -14,12 +14,12 @@
 using namespace cgpt;
 using namespace cgpt::exec;
 
-llvm::Expected<TrainingData> TrainingData::fromText(llvm::StringRef path,
-                                                    int64_t seqLen,
-                                                    int64_t vocab) {
+llvm::Expected<TrainingData>
+TrainingData::fromText(llvm::StringRef path, int64_t seqLen, int64_t vocab) {
   auto fail = [&](const llvm::Twine &why) {
-    return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
-                                   "training text '" + path + "': " + why);
+    return llvm::createStringError(
+        std::make_error_code(std::errc::invalid_argument),
+        "training text '" + path + "': " + why);
   };
   if (vocab < 256)
     return fail("byte tokens need a vocabulary of at least 256; the model "

@@ -51,8 +51,8 @@ std::vector<double> referenceMatmul(const Tensor &lhs, const Tensor &rhs,
       for (int64_t j = 0; j < n; ++j) {
         double sum = 0;
         for (int64_t p = 0; p < k; ++p) {
-          float x = lhs.data[b * lr * lc + (transposeLhs ? p * lc + i
-                                                         : i * lc + p)];
+          float x =
+              lhs.data[b * lr * lc + (transposeLhs ? p * lc + i : i * lc + p)];
           int64_t rb = broadcast ? 0 : b * rr * rc;
           float y = rhs.data[rb + (transposeRhs ? j * rc + p : p * rc + j)];
           sum += static_cast<double>(x) * y;
@@ -65,7 +65,8 @@ std::vector<double> referenceMatmul(const Tensor &lhs, const Tensor &rhs,
 void expectClose(const Tensor &actual, const std::vector<double> &expected) {
   ASSERT_EQ(actual.numel(), static_cast<int64_t>(expected.size()));
   for (size_t i = 0; i < expected.size(); ++i)
-    ASSERT_NEAR(actual.data[i], expected[i], 1e-4 * (1 + std::fabs(expected[i])))
+    ASSERT_NEAR(actual.data[i], expected[i],
+                1e-4 * (1 + std::fabs(expected[i])))
         << "element " << i;
 }
 
@@ -138,8 +139,9 @@ TEST(ExecKernels, CausalSoftmaxRowsSumToOneAndHideTheFuture) {
     double sum = 0;
     for (int64_t c = 0; c < 5; ++c) {
       sum += p.data[row * 5 + c];
-      if (c > row % 5)
+      if (c > row % 5) {
         EXPECT_EQ(p.data[row * 5 + c], 0.0f);
+      }
     }
     EXPECT_NEAR(sum, 1.0, 1e-6);
   }
@@ -171,9 +173,9 @@ TEST(ExecSchedule, PhasesFollowEachOtherAndTheLastEndHolds) {
     return transformer::LRPhaseAttr::get(&context, kind, llvm::APFloat(start),
                                          llvm::APFloat(end), steps);
   };
-  mlir::ArrayAttr schedule = b.getArrayAttr(
-      {phase(transformer::ScheduleKind::linear, 0.0, 1.0, 10),
-       phase(transformer::ScheduleKind::cosine, 1.0, 0.1, 20)});
+  mlir::ArrayAttr schedule =
+      b.getArrayAttr({phase(transformer::ScheduleKind::linear, 0.0, 1.0, 10),
+                      phase(transformer::ScheduleKind::cosine, 1.0, 0.1, 20)});
   EXPECT_DOUBLE_EQ(learningRate(schedule, 0), 0.0);
   EXPECT_DOUBLE_EQ(learningRate(schedule, 5), 0.5);
   EXPECT_DOUBLE_EQ(learningRate(schedule, 10), 1.0);
@@ -195,11 +197,12 @@ TEST(ExecSafetensors, WritesAndReadsBack) {
   // Int32 tensors are refused by name; a file of F32 ones reads back.
   llvm::Expected<llvm::StringMap<Tensor>> mixed = readSafetensors(path);
   ASSERT_FALSE(mixed);
-  EXPECT_NE(llvm::toString(mixed.takeError()).find("tensor 'ids' has dtype "
-                                                   "'I32'"),
+  EXPECT_NE(llvm::toString(mixed.takeError())
+                .find("tensor 'ids' has dtype "
+                      "'I32'"),
             std::string::npos);
-  ASSERT_FALSE(writeSafetensors(path, {{"w", weight.shape, weight.data.data()}},
-                                {}));
+  ASSERT_FALSE(
+      writeSafetensors(path, {{"w", weight.shape, weight.data.data()}}, {}));
   llvm::Expected<llvm::StringMap<Tensor>> read = readSafetensors(path);
   ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
   EXPECT_EQ((*read)["w"].shape, weight.shape);

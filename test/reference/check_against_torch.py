@@ -276,6 +276,10 @@ def main():
           f"(cgpt {float(tensors['loss']):.6f}), learning rate "
           f"{model.learning_rate(step):.3e}; {len(rows)} comparisons, "
           f"{len(failed)} over tolerance")
+    kinds = dict.fromkeys(kind for kind, _, _, _ in rows)
+    print("worst: " + ", ".join(
+        f"{kind} {max(e for k, _, e, _ in rows if k == kind):.1e}"
+        for kind in kinds))
     print(f"{'kind':<15} {'tensor':<28} {'rel. error':>11} {'tolerance':>10}")
     worst = sorted(rows, key=lambda row: -row[2] / row[3])
     for kind, name, error, tolerance in (failed or worst[:8]):

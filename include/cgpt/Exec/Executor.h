@@ -1,4 +1,5 @@
-//===- Executor.h - run a placed training step with real numbers -*- C++ -*-===//
+//===- Executor.h - run a placed training step with real numbers -*- C++
+//-*-===//
 //
 // Part of cgpt.
 //

@@ -36,13 +36,18 @@ struct SafetensorsEntry {
 /// Writes `entries` (in name order, whatever their order here) and
 /// `metadata` to `path`, through a temporary file so that a failed write
 /// leaves no half file.
-llvm::Error writeSafetensors(llvm::StringRef path,
-                             llvm::ArrayRef<SafetensorsEntry> entries,
-                             const std::map<std::string, std::string> &metadata);
+llvm::Error
+writeSafetensors(llvm::StringRef path, llvm::ArrayRef<SafetensorsEntry> entries,
+                 const std::map<std::string, std::string> &metadata);
 
 /// Reads every F32 tensor of `path`. Errors name the tensor and what is
 /// wrong with it; other dtypes are refused.
 llvm::Expected<llvm::StringMap<Tensor>> readSafetensors(llvm::StringRef path);
+
+/// Reads every F32 tensor of `bytes`, the contents of the file `path`
+/// (named in errors).
+llvm::Expected<llvm::StringMap<Tensor>> parseSafetensors(llvm::StringRef bytes,
+                                                         llvm::StringRef path);
 
 } // namespace cgpt::exec
 
