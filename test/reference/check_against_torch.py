@@ -203,7 +203,8 @@ def main():
                         default=os.path.join(REPO, "build", "bin",
                                              "cgpt-run"))
     parser.add_argument("--cgpt-args", default="",
-                        help="more cgpt-run options, e.g. '--target wse2'")
+                        help="more cgpt-run options, written with '=': "
+                             "--cgpt-args='--target wse2 --num-csx 3'")
     args = parser.parse_args()
 
     model = Model(args.model)
