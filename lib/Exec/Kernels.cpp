@@ -80,8 +80,9 @@ struct MatrixView {
   std::vector<int64_t> rowOffset, colOffset;
 };
 
-/// Offsets of `count` logical indices that run over `folded` copies of an
-/// extent `extent` with `stride`, the copies `copyStride` apart.
+/// Offsets of the `folded * extent` logical indices that run over `folded`
+/// copies of `extent` elements `stride` apart, the copies `copyStride`
+/// apart.
 std::vector<int64_t> foldedOffsets(int64_t folded, int64_t extent,
                                    int64_t stride, int64_t copyStride) {
   std::vector<int64_t> offsets(folded * extent);
@@ -412,9 +413,10 @@ Tensor exec::rotary(const Tensor &input, const Tensor &angles, bool inverse,
                  [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
                    for (int64_t r = r0; r < r1; ++r) {
                      const float *angle = &angles.data[(r % seq) * pairs * 2];
-                     // A tile holds whole pairs: its columns start even.
-                     for (int64_t c = c0 & ~int64_t(1);
-                          c + 1 < c1 + 1 && c / 2 < pairs; c += 2) {
+                     // A pair that straddles two column tiles is rotated
+                     // by both, from the input, to the same values.
+                     for (int64_t c = c0 & ~int64_t(1); c < c1 && c / 2 < pairs;
+                          c += 2) {
                        float cos = angle[c], sin = sign * angle[c + 1];
                        float x0 = input.data[r * width + c];
                        float x1 = input.data[r * width + c + 1];

@@ -155,6 +155,21 @@ TEST(ExecKernels, ReluGradientIsZeroAtZero) {
   EXPECT_EQ(dx.data, (std::vector<float>{0, 0, 5}));
 }
 
+TEST(ExecKernels, RotaryTurnsPairsByPositionAndItsInverseTurnsBack) {
+  // Head size 6 with 2 rotated pairs; odd column tiles split a pair.
+  Tensor x = randomTensor({1, 2, 3, 6}, 14);
+  Tensor angles = rotaryAngles(3, 4, 10000.0);
+  Tensor turned = rotary(x, angles, /*inverse=*/false, {2, 3});
+  // Position 1, pair 0 turns by 1 radian; channels past 4 stay.
+  float x0 = x.data[6], x1 = x.data[7];
+  EXPECT_NEAR(turned.data[6], x0 * std::cos(1.0) - x1 * std::sin(1.0), 1e-6);
+  EXPECT_NEAR(turned.data[7], x0 * std::sin(1.0) + x1 * std::cos(1.0), 1e-6);
+  EXPECT_EQ(turned.data[10], x.data[10]);
+  Tensor back = rotary(turned, angles, /*inverse=*/true, {1, 6});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    EXPECT_NEAR(back.data[i], x.data[i], 1e-6);
+}
+
 TEST(ExecKernels, BFloat16RoundsToNearestEven) {
   EXPECT_EQ(roundToBF16(1.0f), 1.0f);
   // 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: ties go to the even 1.
