@@ -7,8 +7,9 @@ Runs `cgpt-run MODEL.yaml --functional --steps K --dump-step FILE`, which
 trains K steps and writes the last one in full: its batch, the weights and
 AdamW moments before it, the summed gradients, the loss and the weights
 after it. This script reads the model file itself (the Model Zoo PyTorch
-params schema of models/*.yaml), builds the GPT-2 style model in plain
-PyTorch in float64, loads those weights and that batch, and compares:
+params schema of models/*.yaml), builds the model in plain PyTorch in
+float64 (sequential GPT-2/3 or parallel GPT-J/NeoX blocks, learned or
+rotary positions, muP multipliers), loads those weights and that batch, and compares:
 
 - the loss (relative error <= 1e-5),
 - every gradient (max-norm relative error <= 1e-4),
@@ -77,13 +78,18 @@ class Model:
         self.head_size = self.d // self.heads
         self.eps = float(model.get("layer_norm_epsilon", 1e-5))
         self.activation = model.get("nonlinearity", "gelu")
-        position = model.get("position_embedding_type", "learned")
-        if position != "learned" or model.get("name", "gpt2") not in (
-                "gpt2", "gpt3"):
-            raise SystemExit(
-                f"check_against_torch: the reference builds sequential "
-                f"GPT-2/3 blocks with learned positions; '{path}' asks for "
-                f"{model.get('name', 'gpt2')} with {position} positions")
+        self.rotary = model.get("position_embedding_type",
+                                "learned") == "rotary"
+        self.rotary_dim = int(model.get("rotary_dim", self.head_size))
+        self.rotary_base = float(model.get("rope_theta", 10000.0))
+        # Model Zoo picks the block class by name, by a GPT-J-only key, or
+        # by the folder, of which the file name is what is left.
+        name = str(model.get("name", "")).lower()
+        file = os.path.basename(path).lower()
+        self.parallel = (name in ("gptj", "gpt_neox", "neox") or (
+            not name and ("use_untied_layer_norm" in model
+                          or "gptj" in file or "neox" in file)))
+        self.untied_norms = bool(model.get("use_untied_layer_norm", False))
         self.embeddings_scale = float(model.get("embeddings_scale", 1.0))
         self.logits_scale = float(model.get("output_logits_scale", 1.0))
         self.attention_scale = (1.0 / self.head_size
@@ -120,20 +126,33 @@ class Model:
             bias = p.get(prefix + ".bias")
             return y if bias is None else y + bias
 
-        x = p["wte"][tokens] * self.embeddings_scale + p["wpe"][:seq]
+        x = p["wte"][tokens] * self.embeddings_scale
+        if not self.rotary:
+            x = x + p["wpe"][:seq]
         mask = torch.ones(seq, seq, dtype=torch.bool).tril()
         for layer in range(self.layers):
             h = f"h.{layer}."
-            qkv = affine(norm(x, h + "ln_1"), h + "attn.qkv")
+            normed = norm(x, h + "ln_1")
+            qkv = affine(normed, h + "attn.qkv")
             q, k, v = (t.reshape(batch, seq, self.heads,
                                  self.head_size).transpose(1, 2)
                        for t in qkv.split(self.d, dim=-1))
+            if self.rotary:
+                q, k = self.rotate(q), self.rotate(k)
             scores = (q @ k.transpose(-1, -2)) * self.attention_scale
             probs = scores.masked_fill(~mask, float("-inf")).softmax(-1)
             y = (probs @ v).transpose(1, 2).reshape(batch, seq, self.d)
-            x = x + affine(y, h + "attn.proj")
-            f = self.activate(affine(norm(x, h + "ln_2"), h + "mlp.fc"))
-            x = x + affine(f, h + "mlp.proj")
+            attention = affine(y, h + "attn.proj")
+            if self.parallel:
+                # GPT-J: one norm feeds both; NeoX: each has its own.
+                if self.untied_norms:
+                    normed = norm(x, h + "ln_2")
+                f = self.activate(affine(normed, h + "mlp.fc"))
+                x = x + attention + affine(f, h + "mlp.proj")
+            else:
+                x = x + attention
+                f = self.activate(affine(norm(x, h + "ln_2"), h + "mlp.fc"))
+                x = x + affine(f, h + "mlp.proj")
         x = norm(x, "ln_f")
         head = p.get("lm_head.weight", p["wte"])
         logits = (x @ head.T) * self.logits_scale
@@ -144,6 +163,21 @@ class Model:
             reduction="sum")
         count = batch * seq if self.loss_scaling == "num_tokens" else batch
         return total * self.loss_weight / count
+
+    def rotate(self, t):
+        """Rotary embedding, GPT-J style: channel pairs (2i, 2i + 1) of the
+        first rotary_dim turn by position * base^(-2i / rotary_dim)."""
+        seq = t.shape[-2]
+        pairs = self.rotary_dim // 2
+        inverse = self.rotary_base ** (
+            -2.0 * torch.arange(pairs) / self.rotary_dim)
+        angle = torch.arange(seq)[:, None] * inverse[None, :]
+        cos, sin = angle.cos(), angle.sin()
+        even = t[..., 0:2 * pairs:2]
+        odd = t[..., 1:2 * pairs:2]
+        turned = torch.stack((even * cos - odd * sin,
+                              even * sin + odd * cos), dim=-1).flatten(-2)
+        return torch.cat((turned, t[..., 2 * pairs:]), dim=-1)
 
     def learning_rate(self, step):
         """The file's schedule at 0-based optimizer step `step`."""
