@@ -35,6 +35,14 @@ try:
     import torch
     import yaml
 except ImportError as error:
+    # A python3 ahead of Debian's on PATH (pyenv, a venv) lacks Debian's
+    # python3-torch: run under Debian's instead, once.
+    debian = "/usr/bin/python3"
+    if (os.path.exists(debian) and os.path.realpath(sys.executable) !=
+            os.path.realpath(debian) and "CGPT_REFERENCE_REEXEC" not in
+            os.environ):
+        os.environ["CGPT_REFERENCE_REEXEC"] = "1"
+        os.execv(debian, [debian] + sys.argv)
     print(f"check_against_torch: cannot run: {error.name} is missing "
           "(Debian packages python3-torch, python3-numpy, python3-yaml; "
           "scripts/setup.sh installs them)", file=sys.stderr)
