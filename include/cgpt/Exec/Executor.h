@@ -1,5 +1,4 @@
-//===- Executor.h - run a placed training step with real numbers -*- C++
-//-*-===//
+//===- Executor.h - run a placed training step for real ---------*- C++ -*-===//
 //
 // Part of cgpt.
 //
