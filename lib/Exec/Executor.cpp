@@ -157,8 +157,10 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                 if (it == indexOf.end())
                   return in.emitError() << "weight '" << in.getName()
                                         << "' is not a parameter of the model";
-                frame.set(in.getResult(),
-                          TensorRef(&streamed[it->second], [](auto *) {}));
+                const Tensor &weight = options.bf16Storage
+                                           ? streamed[it->second]
+                                           : values[it->second];
+                frame.set(in.getResult(), TensorRef(&weight, [](auto *) {}));
                 return success();
               })
               .Case([&](dataflow::GradOutOp out) -> LogicalResult {
@@ -378,10 +380,11 @@ static IdTensor sliceRows(const IdTensor &ids, int64_t begin, int64_t end) {
 }
 
 FailureOr<Trainer::StepResult> Trainer::step(const Batch &batch) {
-  streamed = values;
-  if (options.bf16Storage)
+  if (options.bf16Storage) {
+    streamed = values;
     for (Tensor &weight : streamed)
       roundToBF16(weight.data);
+  }
   for (Tensor &sum : gradients)
     std::fill(sum.data.begin(), sum.data.end(), 0.0f);
 

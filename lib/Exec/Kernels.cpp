@@ -14,8 +14,9 @@
 
 #include "cgpt/Exec/Kernels.h"
 
+#include "mlir/IR/BuiltinTypeInterfaces.h"
+
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstring>
 
@@ -23,12 +24,9 @@ using namespace cgpt;
 using namespace cgpt::exec;
 using llvm::ArrayRef;
 
-Tensor::Tensor(ArrayRef<int64_t> shape) : shape(shape.begin(), shape.end()) {
-  int64_t count = 1;
-  for (int64_t extent : shape)
-    count *= extent;
-  data.assign(count, 0.0f);
-}
+Tensor::Tensor(ArrayRef<int64_t> shape)
+    : shape(shape.begin(), shape.end()),
+      data(mlir::ShapedType::getNumElements(shape), 0.0f) {}
 
 float exec::roundToBF16(float value) {
   uint32_t bits;
@@ -690,15 +688,16 @@ CrossEntropyResult exec::crossEntropy(const Tensor &logits,
                  });
   // Each row tile's loss is a partial the host adds up.
   float loss = 0.0f;
-  forEachTile(rows, tile[0], [&](int64_t r0, int64_t r1) {
-    float part = 0.0f;
-    for (int64_t r = r0; r < r1; ++r) {
-      float lse = rowMax[r] + std::log(rowSum[r]);
-      out.lse.data[r] = lse;
-      part += lse - x[r * vocab + labels.data[r]];
-    }
-    loss += part;
-  });
+  forEachRowTile(rows, seq, 1, tile,
+                 [&](int64_t r0, int64_t r1, int64_t, int64_t) {
+                   float part = 0.0f;
+                   for (int64_t r = r0; r < r1; ++r) {
+                     float lse = rowMax[r] + std::log(rowSum[r]);
+                     out.lse.data[r] = lse;
+                     part += lse - x[r * vocab + labels.data[r]];
+                   }
+                   loss += part;
+                 });
   out.loss.data[0] = static_cast<float>(scale * loss);
   return out;
 }

@@ -8,8 +8,8 @@
 
 #include "cgpt/Support/InputFile.h"
 
+#include "mlir/IR/BuiltinTypeInterfaces.h"
 #include "llvm/Support/Endian.h"
-#include "llvm/Support/FileOutputBuffer.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -22,13 +22,6 @@ namespace json = llvm::json;
 /// The header declares at most this many bytes, which bounds what a
 /// malformed file can make the reader allocate.
 static constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
-
-static int64_t elementCount(llvm::ArrayRef<int64_t> shape) {
-  int64_t count = 1;
-  for (int64_t extent : shape)
-    count *= extent;
-  return count;
-}
 
 llvm::Error
 exec::writeSafetensors(llvm::StringRef path,
@@ -48,7 +41,7 @@ exec::writeSafetensors(llvm::StringRef path,
     header["__metadata__"] = std::move(meta);
   int64_t offset = 0;
   for (const SafetensorsEntry *entry : sorted) {
-    int64_t bytes = elementCount(entry->shape) * 4;
+    int64_t bytes = mlir::ShapedType::getNumElements(entry->shape) * 4;
     json::Array shape;
     for (int64_t extent : entry->shape)
       shape.push_back(extent);
@@ -70,7 +63,8 @@ exec::writeSafetensors(llvm::StringRef path,
     for (const SafetensorsEntry *entry : sorted) {
       const void *data = entry->f32 ? static_cast<const void *>(entry->f32)
                                     : static_cast<const void *>(entry->i32);
-      os.write(static_cast<const char *>(data), elementCount(entry->shape) * 4);
+      os.write(static_cast<const char *>(data),
+               mlir::ShapedType::getNumElements(entry->shape) * 4);
     }
     return llvm::Error::success();
   });

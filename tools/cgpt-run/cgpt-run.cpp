@@ -230,6 +230,48 @@ static LogicalResult checkLoweredInput(ModuleOp module, EmitKind inputLevel) {
   return success();
 }
 
+/// Lowers the transformer step in `module` to the tiled dataflow program
+/// for `targetName`.
+static LogicalResult lowerToDataflow(MLIRContext &context, ModuleOp module,
+                                     StringRef targetName) {
+  cgpt::LowerToDataflowOptions lowering;
+  lowering.target = targetName.str();
+  lowering.recompute = cgpt::dataflow::Recompute(recompute);
+  PassManager toDataflow(&context);
+  cgpt::buildLowerToDataflowPipeline(toDataflow, lowering);
+  return toDataflow.run(module);
+}
+
+/// Places, routes and plans the dataflow program in `module`, in place.
+static FailureOr<cgpt::wafer::DeviceOp> placeOnWafer(MLIRContext &context,
+                                                     ModuleOp module) {
+  PassManager toWafer(&context);
+  cgpt::buildDataflowToWaferPipeline(toWafer);
+  if (failed(toWafer.run(module)))
+    return failure();
+  return *module.getOps<cgpt::wafer::DeviceOp>().begin();
+}
+
+/// Simulates a step of the placed, planned `device` on its target and
+/// adds the device and the simulation to `report`.
+static LogicalResult simulateDevice(MLIRContext &context,
+                                    cgpt::wafer::DeviceOp device,
+                                    cgpt::report::StepReport &report) {
+  FailureOr<cgpt::target::WaferTargetModel> targetModel =
+      cgpt::target::WaferTargetModel::load(device.getTarget(), &context);
+  if (failed(targetModel))
+    return failure();
+  // The simulator checks the device is placed and planned; describing it
+  // relies on that.
+  FailureOr<cgpt::sim::SimulationResult> simulation =
+      cgpt::sim::simulateStep(device, *targetModel);
+  if (failed(simulation))
+    return failure();
+  cgpt::report::describeDevice(device, *targetModel, report);
+  report.simulation = std::move(*simulation);
+  return success();
+}
+
 /// Compiles the input for `systems` (the file's when unset) and simulates
 /// a step. The input may be a model file or IR at any of the three levels;
 /// lowering starts where the input stands. Prints the IR `--emit` asks for
@@ -260,12 +302,7 @@ compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
       return failure();
     if (emit == EmitKind::Transformer)
       printModule(*module);
-    cgpt::LowerToDataflowOptions lowering;
-    lowering.target = std::string(target);
-    lowering.recompute = cgpt::dataflow::Recompute(recompute);
-    PassManager toDataflow(&context);
-    cgpt::buildLowerToDataflowPipeline(toDataflow, lowering);
-    if (failed(toDataflow.run(*module)))
+    if (failed(lowerToDataflow(context, *module, target)))
       return failure();
     program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
   } else if (failed(checkLoweredInput(*module, *program ? EmitKind::Dataflow
@@ -277,27 +314,14 @@ compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
     cgpt::report::describeProgram(*program, report);
     if (emit == EmitKind::Dataflow)
       printModule(*module);
-    PassManager toWafer(&context);
-    cgpt::buildDataflowToWaferPipeline(toWafer);
-    if (failed(toWafer.run(*module)))
+    device = placeOnWafer(context, *module);
+    if (failed(device))
       return failure();
-    device = *module->getOps<cgpt::wafer::DeviceOp>().begin();
   }
   if (emit == EmitKind::Wafer)
     printModule(*module);
-
-  FailureOr<cgpt::target::WaferTargetModel> targetModel =
-      cgpt::target::WaferTargetModel::load((*device).getTarget(), &context);
-  if (failed(targetModel))
+  if (failed(simulateDevice(context, *device, report)))
     return failure();
-  // The simulator checks the device is placed and planned; describing it
-  // relies on that.
-  FailureOr<cgpt::sim::SimulationResult> simulation =
-      cgpt::sim::simulateStep(*device, *targetModel);
-  if (failed(simulation))
-    return failure();
-  cgpt::report::describeDevice(*device, *targetModel, report);
-  report.simulation = std::move(*simulation);
   return report;
 }
 
@@ -491,52 +515,30 @@ static bool runFunctional(MLIRContext &context,
            "no longer says how the weights start";
     return false;
   }
-  std::vector<cgpt::exec::ParameterSpec> specs =
-      cgpt::exec::collectParameters(*step);
-  int64_t parameters = 0;
-  for (const cgpt::exec::ParameterSpec &spec : specs) {
-    int64_t count = 1;
-    for (int64_t extent : spec.shape)
-      count *= extent;
-    parameters += count;
-  }
-  if (parameters > kMaxFunctionalParameters) {
+  if (failed(cgpt::report::describeStep(*step, report)))
+    return false;
+  if (report.model.parameters > kMaxFunctionalParameters) {
     emitError(inputLoc(*module))
         << "--functional executes models of up to "
         << cgpt::formatGrouped(kMaxFunctionalParameters)
         << " parameters on the host; this one has "
-        << cgpt::formatGrouped(parameters);
+        << cgpt::formatGrouped(report.model.parameters);
     return false;
   }
-  if (failed(cgpt::report::describeStep(*step, report)))
-    return false;
+  std::vector<cgpt::exec::ParameterSpec> specs =
+      cgpt::exec::collectParameters(*step);
 
   // The program executes as placed: lower a copy to the wafer for its
   // tiles and batch plan, and simulate it for the log lines' rate.
-  cgpt::LowerToDataflowOptions lowering;
-  lowering.target = target.getNumOccurrences() ? std::string(target) : "mini";
-  lowering.recompute = cgpt::dataflow::Recompute(recompute);
-  PassManager toDataflow(&context);
-  cgpt::buildLowerToDataflowPipeline(toDataflow, lowering);
-  if (failed(toDataflow.run(*module)))
+  if (failed(lowerToDataflow(context, *module,
+                             target.getNumOccurrences() ? StringRef(target)
+                                                        : StringRef("mini"))))
     return false;
   OwningOpRef<ModuleOp> placed = module->clone();
-  PassManager toWafer(&context);
-  cgpt::buildDataflowToWaferPipeline(toWafer);
-  if (failed(toWafer.run(*placed)))
+  FailureOr<cgpt::wafer::DeviceOp> device = placeOnWafer(context, *placed);
+  if (failed(device) || failed(simulateDevice(context, *device, report)))
     return false;
   auto program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
-  auto device = *placed->getOps<cgpt::wafer::DeviceOp>().begin();
-  FailureOr<cgpt::target::WaferTargetModel> targetModel =
-      cgpt::target::WaferTargetModel::load(device.getTarget(), &context);
-  if (failed(targetModel))
-    return false;
-  FailureOr<cgpt::sim::SimulationResult> simulation =
-      cgpt::sim::simulateStep(device, *targetModel);
-  if (failed(simulation))
-    return false;
-  cgpt::report::describeDevice(device, *targetModel, report);
-  report.simulation = std::move(*simulation);
   cgpt::report::StepRates rates = cgpt::report::computeStepRates(report);
 
   FailureOr<std::vector<cgpt::exec::Tensor>> weights = startingWeights(specs);
@@ -545,7 +547,7 @@ static bool runFunctional(MLIRContext &context,
   cgpt::exec::ExecOptions options;
   options.bf16Storage = bf16Storage;
   FailureOr<cgpt::exec::Trainer> trainer = cgpt::exec::Trainer::create(
-      program, device, std::move(specs), std::move(*weights), options);
+      program, *device, std::move(specs), std::move(*weights), options);
   if (failed(trainer))
     return false;
   std::optional<cgpt::exec::TrainingData> data;
@@ -569,9 +571,9 @@ static bool runFunctional(MLIRContext &context,
       "cgpt functional: {0} on {1}, {2} sequences x {3} tokens per step "
       "({4} x {5} per system on {6} system(s)), {7}, weights {8}\n"
       "  data: {9}\n",
-      report.model.name, device.getTarget(), trainer->getGlobalBatch(),
-      trainer->getSeqLen(), device.getMicroBatch(),
-      device.getGradAccumSteps(), device.getNumCsx(),
+      report.model.name, device->getTarget(), trainer->getGlobalBatch(),
+      trainer->getSeqLen(), device->getMicroBatch(),
+      device->getGradAccumSteps(), device->getNumCsx(),
       bf16Storage ? "bf16 storage, f32 accumulation" : "f32",
       initWeightsPath.empty() ? "seeded " + std::to_string(seed)
                               : "from " + initWeightsPath,

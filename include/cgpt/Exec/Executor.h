@@ -82,7 +82,7 @@ private:
   std::vector<ParameterSpec> specs;
   llvm::StringMap<unsigned> indexOf;
   std::vector<Tensor> values, firstMoments, secondMoments, gradients;
-  /// The weights as streamed for the current step (rounded in bf16).
+  /// With bf16 storage, the weights rounded as they stream in this step.
   std::vector<Tensor> streamed;
   ExecOptions options;
   int64_t globalBatch = 0, numCsx = 1, microBatch = 0, seqLen = 0, vocab = 0;
