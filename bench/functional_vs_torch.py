@@ -6,8 +6,9 @@
 cgpt: `cgpt-run MODEL --functional --steps N`, its own per-step time (the
 loop of steps, compiling excluded). PyTorch (Debian's python3-torch, CPU,
 float32, its default thread count): the model of
-test/reference/check_against_torch.py, one global batch forward and
-backward, clipping and AdamW, N steps after one warm-up step. Medians of R
+test/reference/check_against_torch.py with the weights cgpt trained, one
+global batch forward and backward, clipping and AdamW, N steps after one
+warm-up step. Medians of R
 runs each; peak resident memory of the largest run. Run-all.py calls
 `compare()`; run alone it prints the figures.
 """
@@ -17,6 +18,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_PYTHON_CANDIDATES = [sys.executable, "/usr/bin/python3"]
@@ -42,26 +44,30 @@ def run_child(command):
     return output, usage.ru_maxrss / 1024
 
 
-def cgpt_step(run, model, steps):
-    output, peak = run_child([run, model, "--functional", f"--steps={steps}"])
+def cgpt_step(run, model, steps, save_weights=None):
+    command = [run, model, "--functional", f"--steps={steps}"]
+    if save_weights:
+        command.append(f"--save-weights={save_weights}")
+    output, peak = run_child(command)
     seconds = float(re.search(r"\(([0-9.]+) s per step\)", output).group(1))
     return seconds, peak
 
 
-def torch_step(python, model, steps):
+def torch_step(python, model, weights, steps):
     output, peak = run_child([python, os.path.abspath(__file__),
-                              "--torch-step", model, f"--steps={steps}"])
+                              "--torch-step", model, f"--weights={weights}",
+                              f"--steps={steps}"])
     seconds, threads = output.split()
     return float(seconds), int(threads), peak
 
 
-def time_torch_step(model_path, steps):
+def time_torch_step(model_path, weights_path, steps):
     """Prints PyTorch's seconds per step and its thread count."""
     import time
     import torch
-    sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
-    from check_against_torch import Model
     import yaml
+    sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
+    from check_against_torch import Model, read_safetensors
     with open(model_path) as f:
         params = yaml.safe_load(f)
     model = Model(model_path)
@@ -70,23 +76,9 @@ def time_torch_step(model_path, steps):
     seq = params["train_input"].get("max_sequence_length",
                                     params["model"]["max_position_embeddings"])
     batch = params["train_input"]["batch_size"]
-    d, ffn = model.d, params["model"].get("filter_size", 4 * model.d)
-    shapes = {"wte": (vocab, d),
-              "wpe": (params["model"]["max_position_embeddings"], d),
-              "ln_f.weight": (d,), "ln_f.bias": (d,)}
-    for layer in range(model.layers):
-        h = f"h.{layer}."
-        shapes.update({h + "ln_1.weight": (d,), h + "ln_1.bias": (d,),
-                       h + "attn.qkv.weight": (d, 3 * d),
-                       h + "attn.qkv.bias": (3 * d,),
-                       h + "attn.proj.weight": (d, d),
-                       h + "attn.proj.bias": (d,),
-                       h + "ln_2.weight": (d,), h + "ln_2.bias": (d,),
-                       h + "mlp.fc.weight": (d, ffn),
-                       h + "mlp.fc.bias": (ffn,),
-                       h + "mlp.proj.weight": (ffn, d),
-                       h + "mlp.proj.bias": (d,)})
-    p = {n: (torch.randn(s) * 0.02).requires_grad_() for n, s in shapes.items()}
+    # The weights cgpt trained: every tensor the model has, by its name.
+    p = {name: torch.from_numpy(array.copy()).requires_grad_()
+         for name, array in read_safetensors(weights_path)[0].items()}
     optimizer = torch.optim.AdamW(model.param_groups(p, 1e-4), eps=1e-8)
     tokens = torch.randint(0, vocab, (batch, seq))
     labels = torch.randint(0, vocab, (batch, seq))
@@ -109,8 +101,12 @@ def compare(run, model, steps, runs):
     python = torch_python()
     if python is None:
         return None
-    ours = [cgpt_step(run, model, steps) for _ in range(runs)]
-    theirs = [torch_step(python, model, steps) for _ in range(runs)]
+    with tempfile.TemporaryDirectory() as tmp:
+        weights = os.path.join(tmp, "weights.safetensors")
+        ours = [cgpt_step(run, model, steps, weights if i == 0 else None)
+                for i in range(runs)]
+        theirs = [torch_step(python, model, weights, steps)
+                  for _ in range(runs)]
     cgpt_seconds = statistics.median(s for s, _ in ours)
     torch_seconds = statistics.median(s for s, _, _ in theirs)
     return {"cgpt": cgpt_seconds, "torch": torch_seconds,
@@ -127,10 +123,11 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--torch-step", action="store_true",
                         help=argparse.SUPPRESS)
+    parser.add_argument("--weights", help=argparse.SUPPRESS)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = parser.parse_args()
     if args.torch_step:
-        time_torch_step(args.model, args.steps)
+        time_torch_step(args.model, args.weights, args.steps)
         return 0
     result = compare(os.path.join(args.build, "bin", "cgpt-run"), args.model,
                      args.steps, args.runs)
