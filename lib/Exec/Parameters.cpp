@@ -53,12 +53,10 @@ exec::collectParameters(transformer::TrainStepOp step) {
       if (std::optional<uint64_t> layer = weight.getLayer())
         layers = std::max<int64_t>(layers, *layer + 1);
   });
-  std::optional<transformer::MuPAttr> mup;
-  if (step.getMupAttr())
-    mup = step.getMupAttr();
+  transformer::MuPAttr mup = step.getMupAttr();
   // muP's width multiplier: the logits are scaled by its inverse.
   double widthMultiplier =
-      mup ? 1.0 / mup->getOutputLogitsScale().convertToDouble() : 1.0;
+      mup ? 1.0 / mup.getOutputLogitsScale().convertToDouble() : 1.0;
 
   std::vector<ParameterSpec> specs;
   for (auto weight : step.getBodyBlock().getOps<transformer::WeightOp>()) {
@@ -76,7 +74,7 @@ exec::collectParameters(transformer::TrainStepOp step) {
         spec.initStd /= std::sqrt(2.0 * static_cast<double>(layers));
       if (decoder && mup) {
         spec.initStd /= std::sqrt(widthMultiplier);
-        spec.lrScale = mup->getDecoderKernelLrScale().convertToDouble();
+        spec.lrScale = mup.getDecoderKernelLrScale().convertToDouble();
       }
       spec.weightDecay = true;
     }
