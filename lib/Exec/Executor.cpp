@@ -65,8 +65,9 @@ FailureOr<Trainer> Trainer::create(dataflow::ProgramOp program,
     return device.emitError() << "the device has no batch plan; run "
                                  "wafer-plan-batch before executing it";
 
-  // Every kernel takes the tile of its placed region: stages pair up by
-  // schedule position, kernels and regions by their order in the stage.
+  // Every kernel runs with its own tile, and must be one a region of the
+  // placed stage at the same schedule position executes, in order: the
+  // wafer program must have been placed from this program.
   int64_t order = 0;
   for (auto stage :
        program.getLoop().getBodyBlock().getOps<dataflow::StageOp>()) {
@@ -75,20 +76,27 @@ FailureOr<Trainer> Trainer::create(dataflow::ProgramOp program,
       return stage.emitError() << "stage '" << stage.getName()
                                << "' has no placed stage at position " << order
                                << " of the wafer schedule";
-    auto regions = placed.getBody().front().getOps<wafer::RegionOp>();
-    auto region = regions.begin();
+    SmallVector<StringRef> placedKernels;
+    for (auto region : placed.getBody().front().getOps<wafer::RegionOp>()) {
+      placedKernels.push_back(region.getKernel());
+      for (Attribute fused : region.getFused())
+        placedKernels.push_back(cast<StringAttr>(fused).getValue());
+    }
+    auto next = placedKernels.begin();
     for (Operation &op : stage.getBody().front()) {
-      if (!isa<dataflow::KernelOpInterface>(op))
+      auto kernel = dyn_cast<dataflow::KernelOpInterface>(op);
+      if (!kernel)
         continue;
-      if (region == regions.end() ||
-          (*region).getKernel() != op.getName().getStringRef())
+      if (next == placedKernels.end() || *next != op.getName().getStringRef())
         return op.emitError()
                << "kernel '" << op.getName() << "' has no matching region in "
                << "placed stage @" << placed.getSymName()
                << "; the wafer program was placed from another program";
-      trainer.tiles[&op].assign((*region).getTile().begin(),
-                                (*region).getTile().end());
-      ++region;
+      ++next;
+      dataflow::TileAttr tile = kernel.getTileOrNull();
+      if (!tile)
+        return op.emitError() << "has no tile; run dataflow-tile first";
+      trainer.tiles[&op].assign(tile.getSizes().begin(), tile.getSizes().end());
     }
     ++order;
   }

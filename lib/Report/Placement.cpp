@@ -72,12 +72,17 @@ std::string escape(llvm::StringRef text) {
   return out;
 }
 
+/// Pixels per row of the kernel table.
+constexpr double kRowHeight = 22;
+constexpr double kBarWidth = 220;
+
 class SvgWriter {
 public:
-  SvgWriter(llvm::raw_ostream &os, DeviceOp device, StageOp stage)
-      : os(os), device(device), stage(stage) {
-    double w = static_cast<double>(device.getWidth());
-    double h = static_cast<double>(device.getHeight());
+  SvgWriter(llvm::raw_ostream &os, DeviceOp device, StageOp stage,
+            const target::WaferTargetModel &target)
+      : os(os), device(device), stage(stage), target(target) {
+    double w = static_cast<double>(target.getMeshWidth());
+    double h = static_cast<double>(target.getMeshHeight());
     scale = kPanelPixels / std::max(w, h);
     panelW = w * scale;
     panelH = h * scale;
@@ -86,176 +91,142 @@ public:
   void write();
 
 private:
-  double px(int64_t cores) const { return static_cast<double>(cores) * scale; }
-  void writeRegions(double left, bool heat);
-  void writeRoutes(double left);
-  void writeLegend(double top);
+  void writeMesh(RegionOp region, double left, double top);
+  void writeTable(double top);
 
   llvm::raw_ostream &os;
   DeviceOp device;
   StageOp stage;
+  const target::WaferTargetModel &target;
   double scale, panelW, panelH;
 };
 
+/// The kernel whose layout the mesh panel draws: the first that streams
+/// weights, else the first.
+RegionOp drawnRegion(StageOp stage) {
+  RegionOp first;
+  for (auto region : stage.getBody().front().getOps<RegionOp>()) {
+    if (!first)
+      first = region;
+    if (region.getWeightBytes() && region.getKind() != KernelKind::embedding)
+      return region;
+  }
+  return first;
+}
+
 void SvgWriter::write() {
   SmallVector<RegionOp> regions(stage.getBody().front().getOps<RegionOp>());
-  llvm::SmallVector<std::string> kinds;
-  for (RegionOp region : regions)
-    if (!llvm::is_contained(kinds, region.getKernel().str()))
-      kinds.push_back(region.getKernel().str());
-  double width = 3 * kMargin + 2 * panelW;
-  double legendTop = kTitleHeight + panelH + kMargin;
-  double tableTop = legendTop + kLegendRow * (kinds.size() + 2);
-  double height = tableTop + kLegendRow * (regions.size() + 2) + kMargin;
+  double width = std::max(panelW + 2 * kMargin, 760.0);
+  double height = kTitleHeight + panelH + 2 * kMargin + kLegendRow +
+                  kRowHeight * static_cast<double>(regions.size() + 1);
   os << llvm::formatv("<svg xmlns=\"http://www.w3.org/2000/svg\" "
                       "width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-                      "font-family=\"sans-serif\">\n",
-                      static_cast<int>(width), static_cast<int>(height));
-  os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+                      "font-family=\"sans-serif\" font-size=\"12\">\n",
+                      width, height);
   os << llvm::formatv(
-      "<text x=\"{0}\" y=\"20\" font-size=\"15\" font-weight=\"bold\">{1} on "
-      "{2} ({3} x {4} cores): stage @{5} at micro-batch {6}</text>\n",
-      kMargin, escape(device.getSymName()), escape(device.getTarget()),
-      device.getWidth(), device.getHeight(), escape(stage.getSymName()),
+      "<text x=\"{0}\" y=\"22\" font-size=\"15\">{1}: stage @{2} on the {3} "
+      "x {4} mesh of {5}, micro-batch {6}</text>\n",
+      kMargin, escape(device.getSymName()), escape(stage.getSymName()),
+      target.getMeshWidth(), target.getMeshHeight(), escape(target.getName()),
       device.getMicroBatch());
-  os << llvm::formatv("<text x=\"{0}\" y=\"40\" font-size=\"12\">Kernels "
-                      "by region, with their flows</text>\n",
+  os << llvm::formatv("<text x=\"{0}\" y=\"40\">Each kernel runs over the "
+                      "whole mesh, one after another; the mesh shows the "
+                      "layout of the first that streams weights.</text>\n",
                       kMargin);
-  os << llvm::formatv("<text x=\"{0}\" y=\"40\" font-size=\"12\">SRAM used "
-                      "per core (of {1} B)</text>\n",
-                      2 * kMargin + panelW,
-                      formatGrouped(device.getSramBytes()));
-  writeRegions(kMargin, /*heat=*/false);
-  writeRoutes(kMargin);
-  writeRegions(2 * kMargin + panelW, /*heat=*/true);
-
-  // Legend: kernel colors, then the heat scale.
-  double y = legendTop;
-  for (const std::string &kind : kinds) {
-    os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"12\" height=\"12\" "
-                        "fill=\"{2}\"/><text x=\"{3}\" y=\"{4}\" "
-                        "font-size=\"11\">{5}</text>\n",
-                        kMargin, y, kernelColor(kind), kMargin + 18, y + 10,
-                        escape(kind));
-    y += kLegendRow;
-  }
-  os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\">Lines: "
-                      "flows between regions. Ticks on the left and right "
-                      "edges: weights in, gradients out.</text>\n",
-                      kMargin, y + 10);
-  double heatLeft = 2 * kMargin + panelW;
-  for (int i = 0; i <= 10; ++i)
-    os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"20\" "
-                        "height=\"12\" fill=\"{2}\"/>\n",
-                        heatLeft + 20 * i, legendTop, heatColor(i / 10.0));
-  os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\">0 B</text>"
-                      "<text x=\"{2}\" y=\"{1}\" font-size=\"11\">{3} B "
-                      "(full)</text>\n",
-                      heatLeft, legendTop + 26, heatLeft + 190,
-                      formatGrouped(device.getSramBytes()));
-
-  // Every region in a table: the small ones are hard to see above.
-  static const char *headers[] = {"region", "kernel", "cores (x, y, w x h)",
-                                  "SRAM per core"};
-  static const double columns[] = {0, 150, 400, 620};
-  y = tableTop;
-  for (size_t c = 0; c < 4; ++c)
-    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\" "
-                        "font-weight=\"bold\">{2}</text>\n",
-                        kMargin + columns[c], y, headers[c]);
-  for (RegionOp region : regions) {
-    y += kLegendRow;
-    RectAttr r = region.getPlacementAttr();
-    std::string cells[] = {
-        "@" + region.getSymName().str(), region.getKernel().str(),
-        r ? llvm::formatv("({0}, {1}) {2} x {3} = {4}", r.getX(), r.getY(),
-                          r.getW(), r.getH(), formatGrouped(r.getCores()))
-                .str()
-          : std::string("unplaced"),
-        formatGrouped(region.getSramBytes().value_or(0)) + " B"};
-    for (size_t c = 0; c < 4; ++c)
-      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\">{2}"
-                          "</text>\n",
-                          kMargin + columns[c], y, escape(cells[c]));
-  }
+  if (RegionOp region = drawnRegion(stage))
+    writeMesh(region, kMargin, kTitleHeight);
+  writeTable(kTitleHeight + panelH + kMargin + kLegendRow);
   os << "</svg>\n";
 }
 
-void SvgWriter::writeRegions(double left, bool heat) {
-  double top = kTitleHeight;
-  os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"{2}\" height=\"{3}\" "
-                      "fill=\"#f4f4f4\" stroke=\"black\"/>\n",
-                      left, top, panelW, panelH);
-  for (auto region : stage.getBody().front().getOps<RegionOp>()) {
-    RectAttr r = region.getPlacementAttr();
-    if (!r)
-      continue;
-    double x = left + px(r.getX()), y = top + px(r.getY());
-    double w = px(r.getW()), h = px(r.getH());
-    double share = static_cast<double>(region.getSramBytes().value_or(0)) /
-                   static_cast<double>(device.getSramBytes());
-    os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"{2}\" "
-                        "height=\"{3}\" fill=\"{4}\" stroke=\"white\" "
-                        "stroke-width=\"0.5\"><title>@{5} {6}: {7} x {8} "
-                        "cores at ({9}, {10}), {11} B SRAM per core</title>"
-                        "</rect>\n",
-                        x, y, w, h,
-                        heat ? heatColor(share)
-                             : kernelColor(region.getKernel()),
-                        escape(region.getSymName()),
-                        escape(region.getKernel()), r.getW(), r.getH(),
-                        r.getX(), r.getY(),
-                        formatGrouped(region.getSramBytes().value_or(0)));
-    // Label what has room: the region's name, and on the heat map its use.
-    std::string label =
-        heat ? llvm::formatv("{0}%", static_cast<int>(100 * share)).str()
-             : region.getSymName().str();
-    double size = std::min({11.0, h * 0.6, w / (0.62 * label.size())});
-    if (size >= 5)
-      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"{2}\" "
-                          "text-anchor=\"middle\" dominant-baseline=\"middle\">"
-                          "{3}</text>\n",
-                          x + w / 2, y + h / 2, size, escape(label));
-  }
+void SvgWriter::writeMesh(RegionOp region, double left, double top) {
+  os << llvm::formatv("<rect data-kernel=\"{0}\" x=\"{1}\" y=\"{2}\" "
+                      "width=\"{3}\" height=\"{4}\" fill=\"{5}\" "
+                      "fill-opacity=\"0.35\" stroke=\"#333\"/>\n",
+                      escape(region.getSymName()), left, top, panelW, panelH,
+                      kernelColor(region.getKernel()));
+  LayoutAttr layout = region.getLayoutAttr();
+  if (!layout)
+    return;
+  // Group boundaries, at most 16 lines a side so that they stay visible.
+  auto lines = [&](int64_t groups, bool vertical) {
+    int64_t drawn = std::min<int64_t>(groups, 16);
+    for (int64_t i = 1; i < drawn; ++i) {
+      double at = static_cast<double>(i) / static_cast<double>(drawn);
+      if (vertical)
+        os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" "
+                            "y2=\"{2}\" stroke=\"#555\" stroke-width=\"0.5\"/>\n",
+                            left + at * panelW, top, top + panelH);
+      else
+        os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
+                            "y2=\"{1}\" stroke=\"#555\" stroke-width=\"0.5\"/>\n",
+                            left, top + at * panelH, left + panelW);
+    }
+  };
+  lines(layout.getFeatureGroups(), /*vertical=*/true);
+  lines(std::max<int64_t>(1, layout.getTokenGroups() /
+                                 std::max<int64_t>(1, target.getMeshWidth() /
+                                                          layout.getFeatureGroups())),
+        /*vertical=*/false);
+  if (layout.getWeights() == Edge::north)
+    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" fill=\"#d62728\">weights "
+                        "enter along the north edge and run down the "
+                        "columns</text>\n",
+                        left + 4, top + 14);
+  if (layout.getPartials() != ReduceAxis::none)
+    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" fill=\"#1f77b4\">partial "
+                        "sums reduced along the {2}</text>\n",
+                        left + 4, top + 30,
+                        stringifyReduceAxis(layout.getPartials()));
+  os << llvm::formatv("<text x=\"{0}\" y=\"{1}\">@{2} ({3}): {4} token "
+                      "groups x {5} feature groups</text>\n",
+                      left + 4, top + panelH - 6, escape(region.getSymName()),
+                      escape(region.getKernel()), layout.getTokenGroups(),
+                      layout.getFeatureGroups());
 }
 
-void SvgWriter::writeRoutes(double left) {
-  double top = kTitleHeight;
-  auto centre = [&](int64_t cx, int64_t cy) {
-    return std::make_pair(left + px(cx) + scale / 2, top + px(cy) + scale / 2);
-  };
-  for (auto flow : stage.getBody().front().getOps<FlowOp>()) {
-    std::optional<ArrayRef<int64_t>> route = flow.getRoute();
-    if (!route)
-      continue;
-    os << "<polyline fill=\"none\" stroke=\"#222\" stroke-width=\"1\" "
-          "stroke-opacity=\"0.6\" points=\"";
-    for (size_t i = 0; i + 1 < route->size(); i += 2) {
-      auto [x, y] = centre((*route)[i], (*route)[i + 1]);
-      os << llvm::formatv("{0},{1} ", x, y);
-    }
-    os << "\"/>\n";
+void SvgWriter::writeTable(double top) {
+  double sram = static_cast<double>(target.getCoreSramBytes());
+  os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-weight=\"bold\">kernels "
+                      "in order: kind, kernels, layout, SRAM per core at the "
+                      "peak (share of {2} B)</text>\n",
+                      kMargin, top, formatGrouped(target.getCoreSramBytes()));
+  double y = top + kRowHeight;
+  for (auto region : stage.getBody().front().getOps<RegionOp>()) {
+    std::string kernels = region.getKernel().str();
+    for (mlir::Attribute fused : region.getFused())
+      kernels += " + " + mlir::cast<mlir::StringAttr>(fused).getValue().split('.').second.str();
+    std::string layout = "-";
+    if (LayoutAttr l = region.getLayoutAttr())
+      layout = std::to_string(l.getTokenGroups()) + " x " +
+               std::to_string(l.getFeatureGroups());
+    int64_t bytes = region.getSramBytes().value_or(0);
+    double share = static_cast<double>(bytes) / sram;
+    os << llvm::formatv("<rect data-region=\"{0}\" x=\"{1}\" y=\"{2}\" "
+                        "width=\"12\" height=\"12\" fill=\"{3}\"/>\n",
+                        escape(region.getSymName()), kMargin, y - 11,
+                        kernelColor(region.getKernel()));
+    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\">@{2} {3}: {4}; {5}</text>\n",
+                        kMargin + 18, y, escape(region.getSymName()),
+                        stringifyKernelKind(region.getKind()), escape(kernels),
+                        layout);
+    double barLeft = std::max(panelW + 2 * kMargin, 760.0) - kMargin - kBarWidth;
+    os << llvm::formatv("<rect data-sram=\"{0}\" x=\"{1}\" y=\"{2}\" "
+                        "width=\"{3}\" height=\"12\" fill=\"{4}\"/>\n",
+                        bytes, barLeft, y - 11,
+                        kBarWidth * std::clamp(share, 0.0, 1.0),
+                        heatColor(share));
+    y += kRowHeight;
   }
-  auto tick = [&](ArrayRef<int64_t> at, const char *color) {
-    auto [x, y] = centre(at[0], at[1]);
-    os << llvm::formatv("<circle cx=\"{0}\" cy=\"{1}\" r=\"3\" "
-                        "fill=\"{2}\"/>\n",
-                        x, y, color);
-  };
-  for (auto ingress : stage.getBody().front().getOps<IngressOp>())
-    if (std::optional<ArrayRef<int64_t>> at = ingress.getAt())
-      tick(*at, "#1f77b4");
-  for (auto egress : stage.getBody().front().getOps<EgressOp>())
-    if (std::optional<ArrayRef<int64_t>> at = egress.getAt())
-      tick(*at, "#d62728");
 }
 
 } // namespace
 
 llvm::Error writePlacementSvg(llvm::StringRef path, DeviceOp device,
-                              StageOp stage) {
+                              StageOp stage,
+                              const target::WaferTargetModel &target) {
   return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    SvgWriter(os, device, stage).write();
+    SvgWriter(os, device, stage, target).write();
     return llvm::Error::success();
   });
 }

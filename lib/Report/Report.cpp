@@ -76,24 +76,29 @@ void describeDevice(wafer::DeviceOp device,
                     StepReport &report) {
   StepReport::Wafer w;
   w.targetName = target.getName().str();
-  w.meshCores = device.getNumCores();
+  w.meshCores = target.getNumCores();
   w.clockHz = target.getClockHz();
   w.peakFlops = target.getPeakFlopsPerSecond();
   w.algorithmicFlopsPerStep = device.getAlgorithmicFlopsPerStep();
   w.microBatch = device.getMicroBatch();
   w.gradAccumSteps = device.getGradAccumSteps();
   w.plan = device.getPlan().value_or("").str();
-  w.sramLimit = device.getSramBytes();
+  if (wafer::CheckpointAttr checkpoint = device.getCheckpointAttr())
+    w.checkpoint = wafer::CheckpointPolicy::fromAttr(checkpoint).str();
+  w.sramLimit = target.getCoreSramBytes();
   for (auto stage : device.getBody().front().getOps<wafer::StageOp>()) {
     StepReport::Stage s{stage.getSymName().str(), {}};
     int64_t cores = 0;
     for (auto region : stage.getBody().front().getOps<wafer::RegionOp>()) {
-      wafer::RectAttr rect = region.getPlacementAttr();
+      wafer::LayoutAttr layout = region.getLayoutAttr();
       int64_t sram = region.getSramBytes().value_or(0);
-      s.regions.push_back({region.getSymName().str(), region.getKernel().str(),
-                           rect.getX(), rect.getY(), rect.getW(), rect.getH(),
-                           sram});
-      cores += rect.getCores();
+      s.regions.push_back(
+          {region.getSymName().str(),
+           wafer::stringifyKernelKind(region.getKind()).str(),
+           region.getKernel().str(), layout ? layout.getTokenGroups() : 0,
+           layout ? layout.getFeatureGroups() : 0, sram});
+      if (wafer::RectAttr rect = region.getPlacementAttr())
+        cores = std::max(cores, rect.getCores());
       if (sram > w.sramPeak) {
         w.sramPeak = sram;
         w.sramPeakWhere = "@" + region.getSymName().str() + " (" +
@@ -158,8 +163,8 @@ static void printDataflowSummary(llvm::raw_ostream &os,
 static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
   const StepReport::Wafer &w = *report.wafer;
   os << llvm::formatv("  micro-batch {0} x {1} accumulation step(s) per "
-                      "system\n",
-                      w.microBatch, w.gradAccumSteps);
+                      "system, checkpoints {2}\n",
+                      w.microBatch, w.gradAccumSteps, w.checkpoint);
   os << "              " << w.plan << "\n";
   os << "  placement   " << w.stages.size() << " stages on "
      << formatGrouped(w.coresUsed) << " of " << formatGrouped(w.meshCores)
@@ -305,6 +310,7 @@ llvm::json::Value buildReport(const StepReport &report) {
     llvm::json::Object *batch = json.getObject("batch");
     (*batch)["micro"] = w.microBatch;
     (*batch)["grad_accum_steps"] = w.gradAccumSteps;
+    (*batch)["checkpoint"] = w.checkpoint;
     (*batch)["plan"] = w.plan;
     json["memory"] = llvm::json::Object{{"cores_used", w.coresUsed},
                                         {"max_core_sram_bytes", w.sramPeak},
@@ -314,13 +320,13 @@ llvm::json::Value buildReport(const StepReport &report) {
     for (const StepReport::Stage &stage : w.stages) {
       llvm::json::Array regions;
       for (const StepReport::Region &r : stage.regions)
-        regions.push_back(llvm::json::Object{{"name", r.name},
-                                             {"kernel", r.kernel},
-                                             {"x", r.x},
-                                             {"y", r.y},
-                                             {"w", r.w},
-                                             {"h", r.h},
-                                             {"sram_bytes", r.sramBytes}});
+        regions.push_back(
+            llvm::json::Object{{"name", r.name},
+                               {"kind", r.kind},
+                               {"kernel", r.kernel},
+                               {"token_groups", r.tokenGroups},
+                               {"feature_groups", r.featureGroups},
+                               {"sram_bytes", r.sramBytes}});
       stages.push_back(llvm::json::Object{{"name", stage.name},
                                           {"regions", std::move(regions)}});
     }
@@ -346,6 +352,7 @@ llvm::json::Value buildReport(const StepReport &report) {
     for (const sim::StageTiming &stage : r.stages)
       breakdown.push_back(
           llvm::json::Object{{"name", stage.name},
+                             {"phase", stage.phase},
                              {"seconds", stage.end - stage.start},
                              {"bound", stage.bound}});
     json["breakdown"] = std::move(breakdown);

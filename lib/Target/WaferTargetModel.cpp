@@ -11,8 +11,12 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <mutex>
 
 using namespace mlir;
 using llvm::StringRef;
@@ -90,6 +94,18 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
         requireInt(core, "sram_read_bytes_per_cycle", 1, 1 << 16);
     model.sramWriteBytesPerCycle =
         requireInt(core, "sram_write_bytes_per_cycle", 1, 1 << 16);
+    model.mixedFmacsPerCycle =
+        requireInt(core, "mixed_fmacs_per_cycle", 1, 1 << 16);
+    model.f32FmacsPerCycle = requireInt(core, "f32_fmacs_per_cycle", 1, 1 << 16);
+    model.taskActivationCycles =
+        requireInt(core, "task_activation_cycles", 0, 1 << 16);
+    model.reservedBytes = requireInt(core, "reserved_bytes", 0, int64_t(1) << 30);
+    if (model.reservedBytes >= model.coreSramBytes)
+      source.error(source.locate(source.lookup(core, "reserved_bytes")),
+                   "'core.reserved_bytes' (" +
+                       std::to_string(model.reservedBytes) +
+                       ") must be below 'core.sram_bytes' (" +
+                       std::to_string(model.coreSramBytes) + ")");
     model.clockHz = require(top, "clock_hz", 1e3, 1e12);
     Section fabric = source.subsection(top, "fabric");
     model.linkBytesPerCycle =
@@ -108,6 +124,7 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
         require(reduce, "bandwidth_bytes_per_second", 1, kMaxRate);
     model.reduceLevelLatency =
         require(reduce, "level_latency_seconds", 0, 1);
+    model.reduceFanout = requireInt(reduce, "fanout", 2, 1 << 10);
   } catch (const YAML::Exception &e) {
     source.error(source.fileStart(), "unexpected structure: " + e.msg);
   }
@@ -136,6 +153,22 @@ FailureOr<WaferTargetModel> WaferTargetModel::load(StringRef nameOrPath,
     return failure();
   }
   return parse((*buffer)->getBuffer(), nameOrPath, context);
+}
+
+FailureOr<const WaferTargetModel *>
+WaferTargetModel::loadShared(StringRef nameOrPath, MLIRContext *context) {
+  static std::mutex mutex;
+  static llvm::StringMap<std::unique_ptr<WaferTargetModel>> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = loaded.find(nameOrPath);
+  if (it != loaded.end())
+    return it->second.get();
+  FailureOr<WaferTargetModel> model = load(nameOrPath, context);
+  if (failed(model))
+    return failure();
+  auto &slot = loaded[nameOrPath];
+  slot = std::make_unique<WaferTargetModel>(std::move(*model));
+  return slot.get();
 }
 
 } // namespace cgpt::target

@@ -257,17 +257,17 @@ static FailureOr<cgpt::wafer::DeviceOp> placeOnWafer(MLIRContext &context,
 static LogicalResult simulateDevice(MLIRContext &context,
                                     cgpt::wafer::DeviceOp device,
                                     cgpt::report::StepReport &report) {
-  FailureOr<cgpt::target::WaferTargetModel> targetModel =
-      cgpt::target::WaferTargetModel::load(device.getTarget(), &context);
+  FailureOr<const cgpt::target::WaferTargetModel *> targetModel =
+      device.getTargetModel();
   if (failed(targetModel))
     return failure();
   // The simulator checks the device is placed and planned; describing it
   // relies on that.
   FailureOr<cgpt::sim::SimulationResult> simulation =
-      cgpt::sim::simulateStep(device, *targetModel);
+      cgpt::sim::simulateStep(device);
   if (failed(simulation))
     return failure();
-  cgpt::report::describeDevice(device, *targetModel, report);
+  cgpt::report::describeDevice(device, **targetModel, report);
   report.simulation = std::move(*simulation);
   return success();
 }
@@ -349,8 +349,13 @@ static bool drawPlacement(ModuleOp module) {
                  << "' to draw; --emit=wafer lists the stages\n";
     return false;
   }
-  return written(cgpt::report::writePlacementSvg(placementPath, device, drawn),
-                 "", placementPath);
+  FailureOr<const cgpt::target::WaferTargetModel *> target =
+      device.getTargetModel();
+  if (failed(target))
+    return false;
+  return written(
+      cgpt::report::writePlacementSvg(placementPath, device, drawn, **target),
+      "", placementPath);
 }
 
 /// Model Zoo style log lines for `steps` simulated optimizer steps, with a

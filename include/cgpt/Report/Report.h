@@ -54,8 +54,8 @@ struct StepReport {
 
   // From the placed wafer device.
   struct Region {
-    std::string name, kernel;
-    int64_t x, y, w, h, sramBytes;
+    std::string name, kind, kernel;
+    int64_t tokenGroups, featureGroups, sramBytes;
   };
   struct Stage {
     std::string name;
@@ -69,6 +69,7 @@ struct StepReport {
     double algorithmicFlopsPerStep = 0;
     int64_t microBatch = 0;
     int64_t gradAccumSteps = 0;
+    std::string checkpoint;
     std::string plan;
     int64_t coresUsed = 0;
     int64_t sramPeak = 0;
@@ -145,12 +146,14 @@ llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
 llvm::Error writeLossCurve(llvm::StringRef path, llvm::StringRef model,
                            llvm::ArrayRef<double> losses);
 
-/// Draws `stage` of `device` as SVG: on the left every region of the mesh,
-/// labelled and colored by kernel, with the routes between them; on the
-/// right each core's SRAM use against its size, a heat map. Written like
-/// a report, through a temporary file.
+/// Draws `stage` of `device` as SVG: the mesh with the layout of the first
+/// kernel that streams weights (its groups, where weights enter, which way
+/// partial sums are reduced), then every kernel of the stage in order with
+/// its layout and its per-core SRAM peak as a bar. Written like a report,
+/// through a temporary file.
 llvm::Error writePlacementSvg(llvm::StringRef path, wafer::DeviceOp device,
-                              wafer::StageOp stage);
+                              wafer::StageOp stage,
+                              const target::WaferTargetModel &target);
 
 } // namespace cgpt::report
 

@@ -22,6 +22,10 @@ constexpr int64_t kMaxBatch = int64_t(1) << 24;
 /// may state. With batches within kMaxBatch, every product and sum the
 /// memory and timing models form stays within int64_t.
 constexpr int64_t kMaxPerSequence = int64_t(1) << 36;
+/// The most FLOPs one kernel may execute per sequence: a 175B model's
+/// logits at a sequence of 2048 pass 2^40. The timing model forms products
+/// with the batch in double precision.
+constexpr int64_t kMaxFlopsPerSequence = int64_t(1) << 46;
 
 /// global_batch, num_csx and seq_len are positive, the batch within
 /// kMaxBatch, and every system gets at least one sequence.

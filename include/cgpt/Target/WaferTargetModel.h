@@ -30,6 +30,10 @@ public:
   /// file, line and key.
   static mlir::FailureOr<WaferTargetModel> load(llvm::StringRef nameOrPath,
                                                 mlir::MLIRContext *context);
+  /// As `load`, but each name is read once per process: the model stays
+  /// alive (and unchanged) for the rest of it.
+  static mlir::FailureOr<const WaferTargetModel *>
+  loadShared(llvm::StringRef nameOrPath, mlir::MLIRContext *context);
   /// Parses target description `text`; `path` names it in diagnostics.
   static mlir::FailureOr<WaferTargetModel>
   parse(llvm::StringRef text, llvm::StringRef path, mlir::MLIRContext *context);
@@ -49,6 +53,14 @@ public:
   int64_t getSramReadBytesPerCycle() const { return sramReadBytesPerCycle; }
   int64_t getSramWriteBytesPerCycle() const { return sramWriteBytesPerCycle; }
   double getClockHz() const { return clockHz; }
+  /// FMACs per cycle when 16-bit operands accumulate in f32, and when
+  /// everything is f32; 16-bit FMACs run at flops_per_cycle / 2.
+  int64_t getMixedFmacsPerCycle() const { return mixedFmacsPerCycle; }
+  int64_t getF32FmacsPerCycle() const { return f32FmacsPerCycle; }
+  /// Cycles from a wavelet's arrival to its data task running.
+  int64_t getTaskActivationCycles() const { return taskActivationCycles; }
+  /// SRAM each core keeps for code, queues and the stack.
+  int64_t getReservedBytes() const { return reservedBytes; }
   /// Peak FLOP/s of the whole mesh: cores x FLOP per cycle x clock.
   double getPeakFlopsPerSecond() const {
     return static_cast<double>(getNumCores()) * flopsPerCycle * clockHz;
@@ -65,17 +77,22 @@ public:
   double getWeightServerBytesPerSecond() const { return weightServerBandwidth; }
   double getReduceBytesPerSecond() const { return reduceBandwidth; }
   double getReduceLevelLatencySeconds() const { return reduceLevelLatency; }
+  /// Systems (or nodes) one broadcast/reduce node serves.
+  int64_t getReduceFanout() const { return reduceFanout; }
 
 private:
   std::string name;
   int64_t meshWidth = 0, meshHeight = 0;
   int64_t coreSramBytes = 0, flopsPerCycle = 0;
   int64_t sramReadBytesPerCycle = 0, sramWriteBytesPerCycle = 0;
+  int64_t mixedFmacsPerCycle = 0, f32FmacsPerCycle = 0;
+  int64_t taskActivationCycles = 0, reservedBytes = 0;
   double clockHz = 0;
   int64_t linkBytesPerCycle = 0, hopLatencyCycles = 0, numColors = 0;
   double ioBytesPerSecond = 0;
   double weightServerCapacity = 0, weightServerBandwidth = 0;
   double reduceBandwidth = 0, reduceLevelLatency = 0;
+  int64_t reduceFanout = 0;
 };
 
 } // namespace cgpt::target

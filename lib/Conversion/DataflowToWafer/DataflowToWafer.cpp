@@ -9,7 +9,8 @@
 #include "cgpt/Dialect/Dataflow/Analysis/StepCosts.h"
 #include "cgpt/Target/WaferTargetModel.h"
 
-#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace cgpt {
 #define GEN_PASS_DEF_CONVERTDATAFLOWTOWAFER
@@ -33,11 +34,36 @@ int64_t staticBytes(Value stream) {
   return type.getNumElements() * elementBytes(type.getElementType());
 }
 
-/// What a kernel holds for the whole micro-batch, per sequence; what it
-/// holds once per pass; and, for a matmul against a streamed weight, the
-/// weight's bytes (the kernel keeps the smaller of the two stationary).
+/// Whether `value` is a stream with one slice per sequence (an activation),
+/// not a weight, a gradient or a statistic of the whole micro-batch.
+bool isPerSequence(Value value) {
+  auto stream = dyn_cast<StreamType>(value.getType());
+  return stream && !stream.getTensor().hasStaticShape();
+}
+
+/// How a dataflow kernel runs over the mesh.
+wafer::KernelKind kindOf(Operation *op) {
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    if (matmul.getReduceBatch())
+      return wafer::KernelKind::weight_grad;
+    if (tensorOf(matmul.getRhs()).hasStaticShape() ||
+        tensorOf(matmul.getLhs()).hasStaticShape())
+      return wafer::KernelKind::weight_matmul;
+    return wafer::KernelKind::attention;
+  }
+  if (isa<SoftmaxOp, SoftmaxGradOp>(op))
+    return wafer::KernelKind::attention;
+  if (isa<LayerNormOp, LayerNormGradOp, CrossEntropyOp, CrossEntropyGradOp,
+          SumBatchOp>(op))
+    return wafer::KernelKind::reduction;
+  if (isa<GatherOp, ScatterAddOp, PositionGradOp>(op))
+    return wafer::KernelKind::embedding;
+  return wafer::KernelKind::elementwise;
+}
+
+/// The bytes of the static tensor a kernel sums over the pass (a weight
+/// gradient, f32), and the streamed weight it reads.
 struct Residency {
-  int64_t stationary = 0;
   int64_t accumulator = 0;
   std::optional<int64_t> weightBytes;
 };
@@ -45,45 +71,138 @@ struct Residency {
 Residency residencyOf(Operation *kernel) {
   Residency r;
   if (auto matmul = dyn_cast<MatmulOp>(kernel)) {
-    auto result = tensorOf(matmul.getResult());
     if (matmul.getReduceBatch()) {
-      // A weight gradient: the f32 sum over every token of the pass.
-      r.accumulator = result.getNumElements() * kAccumulatorBytes;
-    } else if (tensorOf(matmul.getRhs()).getRank() == 2) {
-      // Weight streaming: the activations stay while the weight passes.
-      r.stationary = bytesPerSequence(tensorOf(matmul.getLhs()));
+      r.accumulator =
+          tensorOf(matmul.getResult()).getNumElements() * kAccumulatorBytes;
+      r.weightBytes = staticBytes(matmul.getResult());
+    } else if (tensorOf(matmul.getRhs()).hasStaticShape()) {
       r.weightBytes = staticBytes(matmul.getRhs());
-    } else {
-      // Attention: every query meets every key and value.
-      r.stationary = bytesPerSequence(tensorOf(matmul.getRhs()));
+    } else if (tensorOf(matmul.getLhs()).hasStaticShape()) {
+      r.weightBytes = staticBytes(matmul.getLhs());
     }
   } else if (auto gather = dyn_cast<GatherOp>(kernel)) {
-    r.stationary = bytesPerSequence(tensorOf(gather.getIds()));
+    r.weightBytes = staticBytes(gather.getTable());
   } else if (isa<ScatterAddOp, PositionGradOp, SumBatchOp>(kernel)) {
     r.accumulator =
         tensorOf(kernel->getResult(0)).getNumElements() * kAccumulatorBytes;
+    r.weightBytes = staticBytes(kernel->getResult(0));
   }
   return r;
 }
 
-/// The number of tiles of a kernel per sequence and the share of their
-/// work that is not padding.
-std::pair<int64_t, double> tilesOf(ArrayRef<int64_t> space,
-                                   ArrayRef<int64_t> tile) {
-  int64_t tiles = 1;
-  double useful = 1, padded = 1;
-  for (auto [extent, size] : llvm::zip(space, tile)) {
-    int64_t count = (extent + size - 1) / size;
-    tiles *= count;
-    useful *= static_cast<double>(extent);
-    padded *= static_cast<double>(count * size);
-  }
-  return {tiles, useful / padded};
+/// [rows, columns, contracted] per sequence: a matmul's tiling space, or a
+/// row kernel's [rows, columns] with nothing contracted.
+SmallVector<int64_t> shapeOf(KernelOpInterface kernel) {
+  SmallVector<int64_t> space = kernel.getTilingSpace();
+  space.resize(3, 1);
+  return space;
 }
 
 /// "matmul" from "dataflow.matmul".
 StringRef mnemonic(Operation *op) {
   return op->getName().getStringRef().split('.').second;
+}
+
+/// One region being built: the kernels it runs, in order.
+struct RegionDraft {
+  wafer::KernelKind kind;
+  SmallVector<Operation *> kernels;
+  std::string symbol;
+};
+
+/// Groups the kernels of `body` into regions: elementwise work joins the
+/// region just before it when it consumes that region's result; attention's
+/// products and softmax join one fused region while they follow each other.
+SmallVector<RegionDraft> groupKernels(Block &body) {
+  SmallVector<RegionDraft> drafts;
+  llvm::DenseMap<Operation *, size_t> regionOf;
+  for (Operation &op : body) {
+    if (!isa<KernelOpInterface>(op))
+      continue;
+    wafer::KernelKind kind = kindOf(&op);
+    bool joins = false;
+    if (!drafts.empty()) {
+      RegionDraft &last = drafts.back();
+      bool readsLast = llvm::any_of(op.getOperands(), [&](Value operand) {
+        Operation *producer = operand.getDefiningOp();
+        auto it = producer ? regionOf.find(producer) : regionOf.end();
+        return it != regionOf.end() && it->second == drafts.size() - 1;
+      });
+      joins = (kind == wafer::KernelKind::elementwise && readsLast) ||
+              (kind == wafer::KernelKind::attention &&
+               last.kind == wafer::KernelKind::attention);
+    }
+    if (!joins)
+      drafts.push_back({kind, {}, ""});
+    drafts.back().kernels.push_back(&op);
+    regionOf[&op] = drafts.size() - 1;
+  }
+  for (auto [index, draft] : llvm::enumerate(drafts))
+    draft.symbol =
+        (mnemonic(draft.kernels.front()) + "." + std::to_string(index)).str();
+  return drafts;
+}
+
+/// Bytes per sequence of activations live while each region runs: every
+/// per-sequence stream defined at or before one of its kernels and used at
+/// or after it. Score matrices made and used only by attention kernels
+/// are the fused attention's own, never stored whole, and do not count.
+SmallVector<int64_t> liveBytes(Block &body, ArrayRef<RegionDraft> drafts) {
+  llvm::DenseMap<Operation *, int64_t> position;
+  int64_t end = 0;
+  for (Operation &op : body)
+    position[&op] = end++;
+  llvm::DenseMap<Operation *, wafer::KernelKind> kindOfKernel;
+  for (const RegionDraft &draft : drafts)
+    for (Operation *kernel : draft.kernels)
+      kindOfKernel[kernel] = draft.kind;
+  auto isAttention = [&](Operation *op) {
+    auto it = kindOfKernel.find(op);
+    return it != kindOfKernel.end() &&
+           it->second == wafer::KernelKind::attention;
+  };
+
+  // (first, last, bytes) of every per-sequence value the stage touches.
+  SmallVector<std::tuple<int64_t, int64_t, int64_t>> intervals;
+  llvm::SmallPtrSet<Value, 32> seen;
+  auto consider = [&](Value value) {
+    if (!isPerSequence(value) || !seen.insert(value).second)
+      return;
+    Operation *producer = value.getDefiningOp();
+    bool inside = producer && position.count(producer);
+    int64_t first = inside ? position[producer] : 0;
+    int64_t last = first;
+    bool attentionOnly = inside && isAttention(producer);
+    for (Operation *user : value.getUsers()) {
+      Operation *local = body.findAncestorOpInBlock(*user);
+      if (!local)
+        continue;
+      last = std::max(last, isa<YieldOp>(local) ? end : position[local]);
+      attentionOnly &= isAttention(local);
+    }
+    if (!attentionOnly)
+      intervals.push_back({first, last, bytesPerSequence(tensorOf(value))});
+  };
+  for (Operation &op : body) {
+    for (Value operand : op.getOperands())
+      consider(operand);
+    for (Value result : op.getResults())
+      consider(result);
+  }
+
+  SmallVector<int64_t> live;
+  for (const RegionDraft &draft : drafts) {
+    int64_t peak = 0;
+    for (Operation *kernel : draft.kernels) {
+      int64_t at = position[kernel], bytes = 0;
+      for (auto [first, last, size] : intervals)
+        if (first <= at && at <= last)
+          bytes += size;
+      peak = std::max(peak, bytes);
+    }
+    live.push_back(peak);
+  }
+  return live;
 }
 
 class ProgramLowering : public OpConversionPattern<ProgramOp> {
@@ -97,8 +216,10 @@ public:
     if (!targetName)
       return program.emitOpError()
              << "is not tiled for a target; run dataflow-tile first";
-    FailureOr<target::WaferTargetModel> target =
-        target::WaferTargetModel::load(*targetName, program.getContext());
+    // Loaded here so that a target that cannot be read is reported once,
+    // at the program, before any wafer op refers to it.
+    FailureOr<const target::WaferTargetModel *> target =
+        target::WaferTargetModel::loadShared(*targetName, program.getContext());
     if (failed(target))
       return failure();
     StepCosts costs = computeStepCosts(program);
@@ -107,12 +228,11 @@ public:
     OpBuilder builder(program.getContext());
     Location loc = program.getLoc();
     OwningOpRef<DeviceOp> device = builder.create<DeviceOp>(
-        loc, program.getSymName(), *targetName, target->getMeshWidth(),
-        target->getMeshHeight(), target->getCoreSramBytes(),
-        program.getGlobalBatch(), program.getNumCsx(), program.getSeqLen(),
+        loc, program.getSymName(), *targetName, program.getGlobalBatch(), program.getNumCsx(), program.getSeqLen(),
         program.getMicroBatch(), /*micro_batch=*/0, /*grad_accum_steps=*/0,
         costs.keptBytesPerSequence, optimizer.getParameters(),
-        costs.flopsPerSequence, /*plan=*/StringAttr());
+        costs.flopsPerSequence, /*checkpoint=*/wafer::CheckpointAttr(),
+        /*plan=*/StringAttr());
     builder.setInsertionPointToEnd(&device->getBody().emplaceBlock());
 
     int64_t order = 0;
@@ -137,68 +257,72 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
   std::string name = (stage.getName() + "." +
                       stringifyPhase(stage.getPhase()))
                          .str();
+  Block &body = stage.getBody().front();
+  int64_t checkpointBytes = 0;
+  for (auto stash : body.getOps<StashOp>())
+    checkpointBytes += bytesPerSequence(stash.getBuffer().getType().getTensor());
   auto waferStage = builder.create<wafer::StageOp>(
       loc, name, order, stringifyPhase(stage.getPhase()),
       stage.getLayerAttr() ? builder.getI64IntegerAttr(*stage.getLayer())
-                           : IntegerAttr());
+                           : IntegerAttr(),
+      checkpointBytes);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&waferStage.getBody().emplaceBlock());
 
-  // Regions first, in kernel order: placement keeps neighbours adjacent.
-  llvm::MapVector<Operation *, StringAttr> regions;
-  for (Operation &op : stage.getBody().front()) {
-    auto kernel = dyn_cast<KernelOpInterface>(op);
-    if (!kernel)
-      continue;
-    TileAttr tile = kernel.getTileOrNull();
-    if (!tile)
+  for (Operation &op : body)
+    if (auto kernel = dyn_cast<KernelOpInterface>(op); kernel &&
+                                                        !kernel.getTileOrNull())
       return op.emitOpError() << "has no tile; run dataflow-tile first";
-    std::string symbol =
-        (mnemonic(&op) + "." + std::to_string(regions.size())).str();
-    auto [tiles, efficiency] = tilesOf(kernel.getTilingSpace(), tile.getSizes());
-    Residency residency = residencyOf(&op);
+
+  SmallVector<RegionDraft> drafts = groupKernels(body);
+  SmallVector<int64_t> live = liveBytes(body, drafts);
+  // Which region runs each kernel, for the weight and gradient streams.
+  llvm::DenseMap<Operation *, StringAttr> regionOf;
+  for (auto [draft, liveBytes] : llvm::zip(drafts, live)) {
+    Operation *principal = draft.kernels.front();
+    auto kernel = cast<KernelOpInterface>(principal);
+    int64_t flops = 0, accumulator = 0;
+    std::optional<int64_t> weightBytes;
+    SmallVector<StringRef> fused;
+    for (Operation *op : draft.kernels) {
+      flops += cast<KernelOpInterface>(op).getExecutedFlopsPerSequence();
+      Residency residency = residencyOf(op);
+      accumulator += residency.accumulator;
+      if (residency.weightBytes)
+        weightBytes = weightBytes.value_or(0) + *residency.weightBytes;
+      if (op != principal)
+        fused.push_back(op->getName().getStringRef());
+    }
+    Type element = tensorOf(principal->getOperand(0)).getElementType();
     builder.create<wafer::RegionOp>(
-        op.getLoc(), symbol, op.getName().getStringRef(),
-        /*placement=*/wafer::RectAttr(), kernel.getExecutedFlopsPerSequence(),
-        tile.getSizes(), tiles, APFloat(efficiency),
-        tileWorkingSetBytes(kernel, tile.getSizes()),
-        tileInputBytes(kernel, tile.getSizes()), residency.stationary,
-        residency.accumulator,
-        residency.weightBytes ? builder.getI64IntegerAttr(*residency.weightBytes)
-                              : IntegerAttr(),
-        /*sram_bytes=*/IntegerAttr());
-    regions[&op] = builder.getStringAttr(symbol);
+        principal->getLoc(), draft.symbol, draft.kind,
+        principal->getName().getStringRef(), builder.getStrArrayAttr(fused),
+        /*placement=*/wafer::RectAttr(), /*layout=*/wafer::LayoutAttr(), flops,
+        shapeOf(kernel), elementBytes(element), liveBytes, accumulator,
+        weightBytes ? builder.getI64IntegerAttr(*weightBytes) : IntegerAttr(),
+        /*colors=*/DenseI64ArrayAttr(), /*sram_bytes=*/IntegerAttr());
+    for (Operation *op : draft.kernels)
+      regionOf[op] = builder.getStringAttr(draft.symbol);
   }
 
-  for (Operation &op : stage.getBody().front()) {
+  for (Operation &op : body) {
     if (auto in = dyn_cast<WeightInOp>(op)) {
-      // The first kernel that reads the weight takes it in; the others in
-      // the stage get it by multicast.
+      // The first kernel that reads the weight takes it in; later readers
+      // in the stage get it again by multicast from the same entry.
       for (Operation *user : in->getUsers())
-        if (regions.count(user)) {
+        if (regionOf.count(user)) {
           builder.create<wafer::IngressOp>(in.getLoc(), in.getName(),
-                                           regions[user].getValue(),
+                                           regionOf[user].getValue(),
                                            in.getBytes(), DenseI64ArrayAttr());
           break;
         }
     } else if (auto out = dyn_cast<GradOutOp>(op)) {
       Operation *producer = out.getGrad().getDefiningOp();
-      if (regions.count(producer))
+      if (regionOf.count(producer))
         builder.create<wafer::EgressOp>(out.getLoc(),
-                                        regions[producer].getValue(),
+                                        regionOf[producer].getValue(),
                                         out.getName(), out.getBytes(),
                                         DenseI64ArrayAttr());
-    } else if (regions.count(&op)) {
-      // One flow per pair of kernels a stream connects.
-      for (Value result : op.getResults()) {
-        llvm::SmallPtrSet<Operation *, 4> seen;
-        for (Operation *user : result.getUsers())
-          if (regions.count(user) && seen.insert(user).second)
-            builder.create<wafer::FlowOp>(
-                op.getLoc(), regions[&op].getValue(), regions[user].getValue(),
-                bytesPerSequence(tensorOf(result)), IntegerAttr(),
-                DenseI64ArrayAttr());
-      }
     }
   }
   return success();

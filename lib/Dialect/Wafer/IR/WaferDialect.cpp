@@ -6,14 +6,17 @@
 
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Support/BatchChecks.h"
+#include "cgpt/Target/WaferTargetModel.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace cgpt::wafer;
 
 #include "cgpt/Dialect/Wafer/IR/WaferOpsDialect.cpp.inc"
+#include "cgpt/Dialect/Wafer/IR/WaferEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "cgpt/Dialect/Wafer/IR/WaferAttrs.cpp.inc"
@@ -30,21 +33,69 @@ void WaferDialect::initialize() {
 }
 
 //===----------------------------------------------------------------------===//
+// CheckpointAttr
+//===----------------------------------------------------------------------===//
+
+Attribute CheckpointAttr::parse(AsmParser &parser, Type) {
+  StringRef policy;
+  int64_t interval = 0;
+  if (parser.parseLess() || parser.parseKeyword(&policy))
+    return {};
+  if (policy == "every" && parser.parseInteger(interval))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<CheckpointAttr>(parser.getContext(), policy,
+                                           interval);
+}
+
+void CheckpointAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getPolicy();
+  if (getPolicy() == "every")
+    printer << " " << getInterval();
+  printer << ">";
+}
+
+LogicalResult
+CheckpointAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       StringRef policy, int64_t interval) {
+  if (policy == "every") {
+    if (interval < 2)
+      return emitError() << "checkpoint interval must be at least 2, got "
+                         << interval;
+    return success();
+  }
+  if (policy != "keep" && policy != "offload")
+    return emitError() << "unknown checkpoint policy '" << policy
+                       << "'; allowed: keep, every N, offload";
+  if (interval != 0)
+    return emitError() << "checkpoint policy '" << policy
+                       << "' takes no interval";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // DeviceOp
 //===----------------------------------------------------------------------===//
 
+FailureOr<const cgpt::target::WaferTargetModel *> DeviceOp::getTargetModel() {
+  return cgpt::target::WaferTargetModel::loadShared(getTarget(), getContext());
+}
+
 LogicalResult DeviceOp::verifyRegions() {
-  if (getWidth() <= 0 || getHeight() <= 0 || getSramBytes() <= 0)
-    return emitOpError() << "mesh and sram_bytes must be positive, got "
-                         << getWidth() << " x " << getHeight() << " and "
-                         << getSramBytes();
   if (failed(cgpt::verifyBatchFacts(*this, getGlobalBatch(), getNumCsx(),
                                     getSeqLen())) ||
       failed(
           cgpt::verifyBatchPlan(*this, getMicroBatch(), getGradAccumSteps())))
     return failure();
-  if (getKeptBytesPerSequence() < 0 ||
-      getKeptBytesPerSequence() > cgpt::kMaxPerSequence)
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"kept_bytes_per_sequence",
+                                      getKeptBytesPerSequence()},
+        {"parameters", getParameters()},
+        {"flops_per_sequence", getFlopsPerSequence()}})
+    if (value < 0)
+      return emitOpError() << name << " must be non-negative, got " << value;
+  if (getKeptBytesPerSequence() > cgpt::kMaxPerSequence)
     return emitOpError() << "kept_bytes_per_sequence ("
                          << getKeptBytesPerSequence() << ") must be 0 to "
                          << cgpt::kMaxPerSequence;
@@ -67,9 +118,14 @@ LogicalResult DeviceOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult StageOp::verifyRegions() {
-  auto device = (*this)->getParentOfType<DeviceOp>();
+  if (getPhase() != "forward" && getPhase() != "backward" &&
+      getPhase() != "loss")
+    return emitOpError() << "has phase '" << getPhase()
+                         << "'; allowed: forward, backward, loss";
+  if (getCheckpointBytes() < 0 || getCheckpointBytes() > cgpt::kMaxPerSequence)
+    return emitOpError() << "checkpoint_bytes (" << getCheckpointBytes()
+                         << ") must be 0 to " << cgpt::kMaxPerSequence;
   mlir::SymbolTable symbols(*this);
-  SmallVector<RegionOp> placed;
   for (Operation &op : getBody().front()) {
     auto requireRegion = [&](FlatSymbolRefAttr ref) -> LogicalResult {
       if (isa_and_nonnull<RegionOp>(symbols.lookup(ref.getAttr())))
@@ -78,98 +134,144 @@ LogicalResult StageOp::verifyRegions() {
              << "refers to " << ref << ", which is not a region of stage "
              << getSymNameAttr();
     };
-    if (auto flow = dyn_cast<FlowOp>(op)) {
-      if (failed(requireRegion(flow.getSourceAttr())) ||
-          failed(requireRegion(flow.getDestAttr())))
-        return failure();
-    } else if (auto ingress = dyn_cast<IngressOp>(op)) {
+    if (auto ingress = dyn_cast<IngressOp>(op)) {
       if (failed(requireRegion(ingress.getDestAttr())))
         return failure();
     } else if (auto egress = dyn_cast<EgressOp>(op)) {
       if (failed(requireRegion(egress.getSourceAttr())))
         return failure();
-    } else if (auto region = dyn_cast<RegionOp>(op)) {
-      RectAttr rect = region.getPlacementAttr();
-      if (!rect)
-        continue;
-      if (rect.getX() < 0 || rect.getY() < 0 ||
-          rect.getX() + rect.getW() > device.getWidth() ||
-          rect.getY() + rect.getH() > device.getHeight())
-        return region.emitOpError()
-               << "is placed at " << rect << " outside the "
-               << device.getWidth() << " x " << device.getHeight()
-               << " mesh of target '" << device.getTarget() << "'";
-      for (RegionOp other : placed)
-        if (other.getPlacementAttr().overlaps(rect)) {
-          InFlightDiagnostic diag = region.emitOpError()
-                                    << "at " << rect << " overlaps region "
-                                    << other.getSymNameAttr() << " at "
-                                    << other.getPlacementAttr();
-          diag.attachNote(other.getLoc()) << "the other region";
-          return diag;
-        }
-      placed.push_back(region);
+    } else if (!isa<RegionOp>(op)) {
+      return op.emitOpError() << "in stage @" << getSymName()
+                              << " is not a region, ingress or egress";
     }
   }
   return success();
 }
 
 //===----------------------------------------------------------------------===//
-// RegionOp, FlowOp
+// RegionOp, IngressOp, EgressOp
 //===----------------------------------------------------------------------===//
 
+/// The kernels the dialect knows: what the lowering from dataflow makes.
+static bool isKnownKernel(StringRef name) {
+  static const llvm::StringSet<> known = {
+      "dataflow.matmul",        "dataflow.map",
+      "dataflow.gather",        "dataflow.scatter_add",
+      "dataflow.add_positions", "dataflow.position_grad",
+      "dataflow.layer_norm",    "dataflow.layer_norm_grad",
+      "dataflow.softmax",       "dataflow.softmax_grad",
+      "dataflow.cross_entropy", "dataflow.cross_entropy_grad",
+      "dataflow.split_heads",   "dataflow.merge_heads",
+      "dataflow.unmerge_heads", "dataflow.join_heads",
+      "dataflow.sum_batch",     "dataflow.rotary",
+      "dataflow.rotary_angles", "dataflow.rotary_grad"};
+  return known.contains(name);
+}
+
 LogicalResult RegionOp::verify() {
-  if (getFlops() < 0 || getTiles() < 1 || getWorkingSet() < 0 ||
-      getStationary() < 0 || getAccumulator() < 0)
-    return emitOpError() << "flops, working_set, stationary and accumulator "
-                            "must be non-negative and tiles positive";
-  for (auto [name, value] : {std::pair<StringRef, int64_t>{"tiles", getTiles()},
-                             {"working_set", getWorkingSet()},
-                             {"stream_buffers", getStreamBuffers()},
-                             {"stationary", getStationary()},
-                             {"accumulator", getAccumulator()},
-                             {"weight_bytes", getWeightBytes().value_or(0)}})
-    if (value > cgpt::kMaxPerSequence)
-      return emitOpError() << name << " (" << value << ") exceeds the limit of "
+  if (!isKnownKernel(getKernel()))
+    return emitOpError() << "runs unknown kernel '" << getKernel() << "'";
+  for (Attribute fused : getFused())
+    if (!isKnownKernel(cast<StringAttr>(fused).getValue()))
+      return emitOpError() << "fuses unknown kernel " << fused;
+  if (getShape().size() != 3)
+    return emitOpError() << "shape must be [rows, columns, contracted], got "
+                         << getShape().size() << " numbers";
+  for (int64_t extent : getShape())
+    if (extent < 1 || extent > cgpt::kMaxPerSequence)
+      return emitOpError() << "shape extents must be 1 to "
+                           << cgpt::kMaxPerSequence << ", got " << extent;
+  if (getElementBytes() < 1 || getElementBytes() > 8)
+    return emitOpError() << "element_bytes must be 1 to 8, got "
+                         << getElementBytes();
+  if (getFlops() < 0 || getFlops() > cgpt::kMaxFlopsPerSequence)
+    return emitOpError() << "flops (" << getFlops() << ") must be 0 to "
+                         << cgpt::kMaxFlopsPerSequence;
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"live", getLive()},
+        {"accumulator", getAccumulator()},
+        {"weight_bytes", getWeightBytes().value_or(0)},
+        {"sram_bytes", getSramBytes().value_or(0)}})
+    if (value < 0 || value > cgpt::kMaxPerSequence)
+      return emitOpError() << name << " (" << value << ") must be 0 to "
                            << cgpt::kMaxPerSequence;
-  double efficiency = getEfficiency().convertToDouble();
-  if (!(efficiency > 0 && efficiency <= 1))
-    return emitOpError() << "efficiency must be in (0, 1], got " << efficiency;
-  if (RectAttr rect = getPlacementAttr())
-    if (rect.getW() < 1 || rect.getH() < 1)
-      return emitOpError() << "is placed on an empty rectangle " << rect;
-  return success();
-}
-
-int64_t FlowOp::getHops() {
-  std::optional<ArrayRef<int64_t>> route = getRoute();
-  if (!route)
-    return 0;
-  int64_t hops = 0;
-  for (size_t i = 2; i + 1 < route->size(); i += 2)
-    hops += std::abs((*route)[i] - (*route)[i - 2]) +
-            std::abs((*route)[i + 1] - (*route)[i - 1]);
-  return hops;
-}
-
-LogicalResult FlowOp::verify() {
-  if (getBytes() < 0)
-    return emitOpError() << "bytes must be non-negative, got " << getBytes();
-  if (std::optional<int64_t> color = getColor(); color && *color < 0)
-    return emitOpError() << "color must be non-negative, got " << *color;
-  std::optional<ArrayRef<int64_t>> route = getRoute();
-  if (!route)
+  auto device = (*this)->getParentOfType<DeviceOp>();
+  if (!device)
     return success();
-  if (route->size() < 4 || route->size() % 2 != 0)
-    return emitOpError() << "route must list at least two (x, y) points, "
-                            "got "
-                         << route->size() << " numbers";
-  for (size_t i = 2; i + 1 < route->size(); i += 2)
-    if ((*route)[i] != (*route)[i - 2] && (*route)[i + 1] != (*route)[i - 1])
-      return emitOpError() << "route leg " << i / 2
-                           << " is diagonal; mesh routes move along one "
-                              "axis at a time";
+  FailureOr<const cgpt::target::WaferTargetModel *> target =
+      device.getTargetModel();
+  if (failed(target))
+    return success(); // The target's own error has been reported.
+  if (RectAttr rect = getPlacementAttr()) {
+    if (rect.getW() < 1 || rect.getH() < 1 || rect.getX() < 0 ||
+        rect.getY() < 0 ||
+        rect.getX() + rect.getW() > (*target)->getMeshWidth() ||
+        rect.getY() + rect.getH() > (*target)->getMeshHeight())
+      return emitOpError() << "is placed at " << rect << " outside the "
+                           << (*target)->getMeshWidth() << " x "
+                           << (*target)->getMeshHeight()
+                           << " mesh of target '" << device.getTarget() << "'";
+  }
+  if (LayoutAttr layout = getLayoutAttr()) {
+    int64_t cores = getPlacementAttr() ? getPlacementAttr().getCores()
+                                       : (*target)->getNumCores();
+    if (layout.getTokenGroups() < 1 || layout.getFeatureGroups() < 1 ||
+        layout.getTokenGroups() * layout.getFeatureGroups() > cores)
+      return emitOpError() << "layout " << layout << " needs "
+                           << layout.getTokenGroups() << " x "
+                           << layout.getFeatureGroups()
+                           << " groups of cores; it runs on " << cores;
+  }
+  if (std::optional<ArrayRef<int64_t>> colors = getColors())
+    for (int64_t color : *colors)
+      if (color < 0 || color >= (*target)->getNumColors())
+        return emitOpError() << "uses color " << color << "; target '"
+                             << device.getTarget() << "' has colors 0 to "
+                             << (*target)->getNumColors() - 1;
+  if (std::optional<int64_t> sram = getSramBytes();
+      sram && *sram > (*target)->getCoreSramBytes())
+    return emitOpError() << "records " << *sram
+                         << " B per core, over the "
+                         << (*target)->getCoreSramBytes()
+                         << " B of SRAM a core of target '"
+                         << device.getTarget() << "' has";
   return success();
+}
+
+/// Checks that edge point `at` of `op` lies on the device's mesh.
+static LogicalResult verifyEdgePoint(Operation *op,
+                                     std::optional<ArrayRef<int64_t>> at,
+                                     int64_t bytes) {
+  if (bytes < 0)
+    return op->emitOpError() << "bytes must be non-negative, got " << bytes;
+  if (!at)
+    return success();
+  if (at->size() != 2)
+    return op->emitOpError() << "'at' must be one (x, y) point, got "
+                             << at->size() << " numbers";
+  auto device = op->getParentOfType<DeviceOp>();
+  if (!device)
+    return success();
+  FailureOr<const cgpt::target::WaferTargetModel *> target =
+      device.getTargetModel();
+  if (failed(target))
+    return success();
+  if ((*at)[0] < 0 || (*at)[1] < 0 || (*at)[0] >= (*target)->getMeshWidth() ||
+      (*at)[1] >= (*target)->getMeshHeight())
+    return op->emitOpError() << "is at [" << (*at)[0] << ", " << (*at)[1]
+                             << "], off the " << (*target)->getMeshWidth()
+                             << " x " << (*target)->getMeshHeight()
+                             << " mesh of target '" << device.getTarget()
+                             << "'";
+  return success();
+}
+
+LogicalResult IngressOp::verify() {
+  return verifyEdgePoint(*this, getAt(), getBytes());
+}
+
+LogicalResult EgressOp::verify() {
+  return verifyEdgePoint(*this, getAt(), getBytes());
 }
 
 #define GET_OP_CLASSES

@@ -4,10 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgpt/Dialect/Wafer/Analysis/ExecutionModel.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
-#include "cgpt/Dialect/Wafer/Transforms/Placer.h"
-#include "cgpt/Sim/Simulator.h"
-#include "cgpt/Sim/WaferModel.h"
 #include "cgpt/Support/Format.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -28,23 +26,30 @@ namespace {
 /// f32 weights and two f32 Adam moments per parameter on the weight servers.
 constexpr int64_t kServerBytesPerParameter = 12;
 
-bool allPlaced(DeviceOp device) {
-  bool placed = true;
-  device.walk([&](RegionOp region) {
-    placed &= static_cast<bool>(region.getPlacementAttr());
-  });
-  return placed;
+/// One (micro-batch, checkpoint policy) the planner weighed.
+struct Candidate {
+  int64_t microBatch = 0;
+  CheckpointPolicy policy;
+  mutable MemoryPeak peak;
+  StepEstimate cost;
+  bool fits = false;
+};
+
+/// Where a region is, for diagnostics: "@matmul.1 (dataflow.matmul) of
+/// stage @h.0.forward (layer 0)".
+std::string describeRegion(RegionOp region) {
+  auto stage = region->getParentOfType<StageOp>();
+  std::string where = "@" + region.getSymName().str() + " (" +
+                      region.getKernel().str() + ") of stage @" +
+                      stage.getSymName().str();
+  if (std::optional<int64_t> layer = stage.getLayer())
+    where += " (layer " + std::to_string(*layer) + ")";
+  return where;
 }
 
-/// One micro-batch the planner weighed.
-struct Candidate {
-  int64_t microBatch;
-  sim::MemoryPeak peak;
-  sim::StepCost cost;
-  bool fits;
-  /// Where the peak is, described while the candidate's placement stands.
-  std::string peakWhere;
-};
+std::string rounded(double value) {
+  return formatExactDouble(std::round(value * 100) / 100);
+}
 
 struct WaferPlanBatch : cgpt::wafer::impl::WaferPlanBatchBase<WaferPlanBatch> {
   void runOnOperation() override {
@@ -57,15 +62,38 @@ struct WaferPlanBatch : cgpt::wafer::impl::WaferPlanBatchBase<WaferPlanBatch> {
   LogicalResult plan(DeviceOp device);
 };
 
+/// Of the candidates, the one that fits and predicts the most samples per
+/// second; on a tie, the larger micro-batch, then the earlier policy.
+const Candidate *best(ArrayRef<Candidate> candidates) {
+  const Candidate *chosen = nullptr;
+  for (const Candidate &c : candidates) {
+    if (!c.fits)
+      continue;
+    if (!chosen || c.cost.samplesPerSecond > chosen->cost.samplesPerSecond ||
+        (c.cost.samplesPerSecond == chosen->cost.samplesPerSecond &&
+         c.microBatch > chosen->microBatch))
+      chosen = &c;
+  }
+  return chosen;
+}
+
+/// Of the candidates, the one that needs the least memory per core.
+const Candidate &leanest(ArrayRef<Candidate> candidates) {
+  const Candidate *lean = &candidates.front();
+  for (const Candidate &c : candidates)
+    if (c.peak.memory.total() < lean->peak.memory.total())
+      lean = &c;
+  return *lean;
+}
+
 LogicalResult WaferPlanBatch::plan(DeviceOp device) {
-  FailureOr<target::WaferTargetModel> target =
-      target::WaferTargetModel::load(device.getTarget(), &getContext());
-  if (failed(target))
+  FailureOr<ExecutionModel> model = ExecutionModel::build(device);
+  if (failed(model))
     return failure();
+  const target::WaferTargetModel &target = model->getTarget();
 
   int64_t serverBytes = device.getParameters() * kServerBytesPerParameter;
-  auto capacity =
-      static_cast<int64_t>(target->getWeightServerCapacityBytes());
+  auto capacity = static_cast<int64_t>(target.getWeightServerCapacityBytes());
   if (serverBytes > capacity)
     return device.emitOpError()
            << "needs " << formatGrouped(serverBytes)
@@ -76,39 +104,33 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
            << " B: " << formatGrouped(serverBytes - capacity) << " B short";
 
   int64_t perSystem = device.getPerSystemBatch();
-  int64_t sram = device.getSramBytes();
+  int64_t sram = target.getCoreSramBytes();
   auto request = device.getMicroBatchRequest();
-  // Each candidate is placed for itself: region sizes follow the memory
-  // its micro-batch needs.
-  SerpentinePlacer placer;
-  auto evaluate = [&](int64_t micro) -> FailureOr<Candidate> {
-    if (failed(placeDevice(device, placer, micro)))
-      return failure();
-    FailureOr<sim::StepCost> cost = sim::stepCost(device, *target, micro);
-    if (failed(cost))
-      return failure();
-    Candidate c{micro, sim::memoryPeak(device, micro), *cost, false, ""};
-    c.fits = c.peak.memory.total() <= sram;
-    c.peakWhere = sim::describeRegion(c.peak.region);
-    return c;
+  std::vector<CheckpointPolicy> policies =
+      CheckpointPolicy::candidates(model->getLayers());
+  // Every policy at one micro-batch.
+  auto evaluate = [&](int64_t micro) {
+    SmallVector<Candidate> candidates;
+    for (CheckpointPolicy policy : policies) {
+      Candidate c{micro, policy, model->memoryPeak(micro, policy),
+                  model->estimate(micro, policy), false};
+      c.fits = c.peak.memory.total() <= sram;
+      candidates.push_back(c);
+    }
+    return candidates;
   };
   auto tooBig = [&](const Candidate &c, StringRef what) {
-    RegionOp region = c.peak.region;
     InFlightDiagnostic diag =
-        region.emitOpError()
-        << what << " " << c.microBatch << " does not fit: "
-        << sim::describeRegion(c.peak.region) << " needs "
-        << formatGrouped(c.peak.memory.total()) << " B per core; the core has "
-        << formatGrouped(sram) << " B";
-    diag.attachNote() << "memory map per core: "
-                      << sim::describeMemory(c.peak.memory, c.microBatch);
+        c.peak.region.emitOpError()
+        << what << " " << c.microBatch
+        << " does not fit with any checkpoint policy: even with '"
+        << c.policy.str() << "', " << describeRegion(c.peak.region)
+        << " needs " << formatGrouped(c.peak.memory.total())
+        << " B per core; the core has " << formatGrouped(sram) << " B, "
+        << formatGrouped(c.peak.memory.total() - sram) << " B short";
+    diag.attachNote() << "memory map per core: " << c.peak.memory.describe();
     return diag;
   };
-
-  SmallVector<int64_t> divisors;
-  for (int64_t d = 1; d <= perSystem; ++d)
-    if (perSystem % d == 0)
-      divisors.push_back(d);
 
   Candidate chosen;
   std::string reason;
@@ -123,14 +145,15 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
              << " does not divide the per-system batch " << perSystem
              << " (global " << device.getGlobalBatch() << " / "
              << device.getNumCsx() << " systems)";
-    FailureOr<Candidate> candidate = evaluate(micro);
-    if (failed(candidate))
-      return failure();
-    chosen = *candidate;
-    if (!chosen.fits)
-      return tooBig(chosen, fixed ? "micro-batch" : "the whole per-system "
-                                                    "batch of");
-    reason = fixed ? "as given" : "none: the whole per-system batch";
+    SmallVector<Candidate> candidates = evaluate(micro);
+    const Candidate *fitting = best(candidates);
+    if (!fitting)
+      return tooBig(leanest(candidates),
+                    fixed ? "micro-batch" : "the whole per-system batch of");
+    chosen = *fitting;
+    reason = (fixed ? "as given" : "none: the whole per-system batch") +
+             std::string(", checkpoints '") + chosen.policy.str() +
+             "', the fastest policy that fits";
     break;
   }
   case MicroBatchMode::automatic:
@@ -138,64 +161,51 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
     bool explore = request.getMode() == MicroBatchMode::explore;
     int64_t low = explore ? request.getMin() : 0;
     int64_t high = explore && request.getMax() ? request.getMax() : perSystem;
-    SmallVector<Candidate> candidates;
-    for (int64_t d : divisors) {
-      if (d < low || d > high)
+    SmallVector<Candidate> all;
+    // Per micro-batch: its best fitting policy, or its leanest.
+    SmallVector<Candidate> rows;
+    for (int64_t d = 1; d <= perSystem; ++d) {
+      if (perSystem % d != 0 || d < low || d > high)
         continue;
-      FailureOr<Candidate> candidate = evaluate(d);
-      if (failed(candidate))
-        return failure();
-      candidates.push_back(*candidate);
+      SmallVector<Candidate> candidates = evaluate(d);
+      const Candidate *fitting = best(candidates);
+      rows.push_back(fitting ? *fitting : leanest(candidates));
+      all.append(candidates.begin(), candidates.end());
     }
-    if (candidates.empty())
+    if (rows.empty())
       return device.emitOpError()
              << "no divisor of the per-system batch " << perSystem
              << " lies in the explore range " << low << ".." << high;
     if (explore) {
-      llvm::outs() << llvm::formatv("{0,12} {1,5} {2,16} {3,18}\n",
-                                    "micro-batch", "fits",
+      llvm::outs() << llvm::formatv("{0,12} {1,12} {2,5} {3,16} {4,18}\n",
+                                    "micro-batch", "checkpoints", "fits",
                                     "SRAM peak (B)", "samples/s");
-      for (const Candidate &c : candidates)
+      for (const Candidate &c : rows)
         llvm::outs() << llvm::formatv(
-            "{0,12} {1,5} {2,16} {3,18}\n", c.microBatch,
-            c.fits ? "yes" : "no", formatGrouped(c.peak.memory.total()),
-            c.fits ? formatExactDouble(std::round(c.cost.samplesPerSecond *
-                                                  100) / 100)
-                   : std::string("-"));
+            "{0,12} {1,12} {2,5} {3,16} {4,18}\n", c.microBatch,
+            c.policy.str(), c.fits ? "yes" : "no",
+            formatGrouped(c.peak.memory.total()),
+            c.fits ? rounded(c.cost.samplesPerSecond) : std::string("-"));
     }
-    const Candidate *best = nullptr;
-    for (const Candidate &c : candidates)
-      if (c.fits && (!best || c.cost.samplesPerSecond >=
-                                  best->cost.samplesPerSecond))
-        best = &c;
-    if (!best) {
-      const Candidate &first = candidates.front();
-      RegionOp region = first.peak.region;
-      InFlightDiagnostic diag =
-          region.emitOpError()
-          << "cannot fit even micro-batch " << first.microBatch << ": "
-          << first.peakWhere << " needs "
-          << formatGrouped(first.peak.memory.total())
-          << " B per core; the core has " << formatGrouped(sram) << " B, "
-          << formatGrouped(first.peak.memory.total() - sram) << " B short";
-      diag.attachNote() << "memory map per core: "
-                        << sim::describeMemory(first.peak.memory,
-                                               first.microBatch);
-      return diag;
-    }
-    chosen = *best;
+    const Candidate *fitting = best(rows);
+    if (!fitting)
+      return tooBig(leanest(all), "even micro-batch");
+    chosen = *fitting;
     reason = (explore ? "explore" : "auto") + std::string(": of ") +
-             std::to_string(candidates.size()) + " divisors of " +
-             std::to_string(perSystem) + ", " +
-             std::to_string(chosen.microBatch) +
-             " fits and predicts the most samples per second";
-    auto larger = llvm::find_if(candidates, [&](const Candidate &c) {
+             std::to_string(rows.size()) + " divisors of " +
+             std::to_string(perSystem) + " and " +
+             std::to_string(policies.size()) + " checkpoint policies, " +
+             std::to_string(chosen.microBatch) + " with '" +
+             chosen.policy.str() +
+             "' fits and predicts the most samples per second";
+    auto larger = llvm::find_if(rows, [&](const Candidate &c) {
       return c.microBatch > chosen.microBatch && !c.fits;
     });
-    if (larger != candidates.end())
+    if (larger != rows.end())
       reason += "; " + std::to_string(larger->microBatch) + " needs " +
                 formatGrouped(larger->peak.memory.total()) +
-                " B per core in " + larger->peakWhere;
+                " B per core even with '" + larger->policy.str() + "', in " +
+                describeRegion(larger->peak.region);
     break;
   }
   }
@@ -203,17 +213,15 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
                           "samples/s predicted)",
                           formatGrouped(chosen.peak.memory.total()),
                           formatGrouped(sram),
-                          formatExactDouble(
-                              std::round(chosen.cost.samplesPerSecond * 100) /
-                              100))
+                          rounded(chosen.cost.samplesPerSecond))
                 .str();
 
-  if (failed(placeDevice(device, placer, chosen.microBatch)))
-    return failure();
   Builder builder(&getContext());
   device.setMicroBatch(chosen.microBatch);
   device.setGradAccumSteps(perSystem / chosen.microBatch);
+  device.setCheckpointAttr(chosen.policy.toAttr(&getContext()));
   device.setPlanAttr(builder.getStringAttr(reason));
+  model->annotateLayouts(chosen.microBatch);
   return success();
 }
 
@@ -221,32 +229,41 @@ struct WaferCheckMemory
     : cgpt::wafer::impl::WaferCheckMemoryBase<WaferCheckMemory> {
   void runOnOperation() override {
     getOperation().walk([&](DeviceOp device) {
-      if (device.getMicroBatch() == 0 || !allPlaced(device)) {
-        device.emitOpError() << "is not placed and planned; run wafer-place "
-                                "and wafer-plan-batch before "
-                                "wafer-check-memory";
+      if (device.getMicroBatch() == 0 || !device.getCheckpoint()) {
+        device.emitOpError() << "is not planned; run wafer-plan-batch "
+                                "before wafer-check-memory";
         return signalPassFailure();
       }
+      FailureOr<ExecutionModel> model = ExecutionModel::build(device);
+      if (failed(model))
+        return signalPassFailure();
+      int64_t sram = model->getTarget().getCoreSramBytes();
+      int64_t micro = device.getMicroBatch();
+      CheckpointPolicy policy =
+          CheckpointPolicy::fromAttr(*device.getCheckpoint());
       Builder builder(&getContext());
-      device.walk([&](RegionOp region) {
-        sim::CoreMemory memory =
-            sim::regionMemory(region, device.getMicroBatch());
-        region.setSramBytesAttr(builder.getI64IntegerAttr(memory.total()));
-        if (memory.total() <= device.getSramBytes())
-          return;
-        InFlightDiagnostic diag =
-            region.emitOpError()
-            << "needs " << formatGrouped(memory.total())
-            << " B per core on cores " << region.getPlacementAttr()
-            << " at micro-batch " << device.getMicroBatch()
-            << ", over the " << formatGrouped(device.getSramBytes())
-            << " B of SRAM a core of target '" << device.getTarget()
-            << "' has";
-        diag.attachNote() << "memory map per core: "
-                          << sim::describeMemory(memory,
-                                                 device.getMicroBatch());
-        signalPassFailure();
-      });
+      size_t stageIndex = 0;
+      for (auto stage : device.getBody().front().getOps<StageOp>()) {
+        size_t index = 0;
+        for (auto region : stage.getBody().front().getOps<RegionOp>()) {
+          CoreMemory memory =
+              model->regionMemory(stageIndex, index++, micro, policy);
+          if (memory.total() <= sram) {
+            region.setSramBytesAttr(builder.getI64IntegerAttr(memory.total()));
+            continue;
+          }
+          InFlightDiagnostic diag =
+              region.emitOpError()
+              << "needs " << formatGrouped(memory.total())
+              << " B per core at micro-batch " << micro << " with checkpoints '"
+              << policy.str() << "', over the " << formatGrouped(sram)
+              << " B of SRAM a core of target '" << device.getTarget()
+              << "' has";
+          diag.attachNote() << "memory map per core: " << memory.describe();
+          signalPassFailure();
+        }
+        ++stageIndex;
+      }
     });
   }
 };

@@ -11,6 +11,12 @@
 
 #include "mlir/IR/SymbolTable.h"
 
+namespace cgpt::target {
+class WaferTargetModel;
+} // namespace cgpt::target
+
+#include "cgpt/Dialect/Wafer/IR/WaferEnums.h.inc"
+
 #include "cgpt/Dialect/Wafer/IR/WaferOpsDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES

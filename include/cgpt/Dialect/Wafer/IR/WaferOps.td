@@ -9,29 +9,32 @@
 
 include "cgpt/Dialect/Transformer/IR/TransformerAttrs.td"
 include "mlir/IR/AttrTypeBase.td"
+include "cgpt/Dialect/Wafer/IR/WaferEnums.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 
 def Wafer_Dialect : Dialect {
   let name = "wafer";
   let cppNamespace = "::cgpt::wafer";
-  let summary = "Kernels placed on the core mesh, stage by stage";
+  let summary = "Kernels laid out over the core mesh as weight streaming runs them";
   let description = [{
     The `wafer` dialect maps a dataflow program onto a target's 2D core
-    mesh. A `wafer.device` holds the stages in the order the wafer runs
-    them: weight streaming reuses the whole mesh for one stage (one layer's
-    forward or backward pass) after another. Within a stage every kernel is
-    a `wafer.region` of cores, first logical (a size to be found), then
-    placed on a rectangle; `wafer.flow`s connect regions along routes of
-    the mesh, each on a routing color; `wafer.ingress` and `wafer.egress`
-    are where weights enter and gradients leave at the mesh's edge.
+    mesh the way weight streaming runs it. A `wafer.device` holds the stages
+    in schedule order (one layer's forward or backward pass, the embedding,
+    the loss turn-around); a stage is an ordered sequence of
+    `wafer.region`s, each one kernel (with the elementwise work fused into
+    it) that runs over the whole mesh before the next starts. Each region
+    records, once placed, the `#wafer.layout` it uses: how tokens and
+    features are split over the mesh, where its weights enter and which way
+    its partial sums are reduced. `wafer.ingress` and `wafer.egress` are
+    where weights enter and gradients leave at the mesh's edge.
 
     ```mlir
-    wafer.device @tiny target "mini" mesh 16 x 12 attributes {...} {
-      wafer.stage @h.0.forward order 1 forward layer 0 {
-        wafer.region @k4 "dataflow.matmul" at #wafer.rect<x = 0, y = 0, w = 3, h = 12> {...}
-        wafer.flow @k4 -> @k5 bytes 24576 color 0 route [1, 6, 4, 6]
-        wafer.ingress "h.0.attn.qkv.weight" -> @k4 bytes 49152 at [0, 6]
+    wafer.device @tiny target "mini" attributes {checkpoint = #wafer.checkpoint<keep>, ...} {
+      wafer.stage @h.0.forward order 1 forward layer 0 attributes {checkpoint_bytes = 16384 : i64} {
+        wafer.region @matmul.1 weight_matmul "dataflow.matmul" at #wafer.rect<x = 0, y = 0, w = 16, h = 12>
+            layout #wafer.layout<token_groups = 12, feature_groups = 16, weights = north, partials = rows> {...}
+        wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 49152 at [0, 0]
         ...
       }
     }
@@ -57,42 +60,80 @@ def Wafer_RectAttr : AttrDef<Wafer_Dialect, "Rect"> {
   let assemblyFormat = "`<` struct(params) `>`";
   let extraClassDeclaration = [{
     int64_t getCores() const { return getW() * getH(); }
-    bool overlaps(RectAttr other) const {
-      return getX() < other.getX() + other.getW() &&
-             other.getX() < getX() + getW() &&
-             getY() < other.getY() + other.getH() &&
-             other.getY() < getY() + getH();
-    }
-    /// The core at the rectangle's centre, rounded down.
-    std::pair<int64_t, int64_t> getCentre() const {
-      return {getX() + (getW() - 1) / 2, getY() + (getH() - 1) / 2};
-    }
   }];
+}
+
+def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
+  let mnemonic = "layout";
+  let summary = "how a kernel spreads its data and traffic over its cores";
+  let description = [{
+    Tokens are split into `token_groups` (one per run of mesh rows) and
+    features into `feature_groups` (one per run of mesh columns): a core
+    holds ceil(tokens / token_groups) tokens of ceil(features /
+    feature_groups) features. Weights enter at the `weights` edge and are
+    multicast along the mesh to every core that uses them; partial sums are
+    reduced along `partials`. Attention spreads (sequence, head) blocks
+    instead: `token_groups` query blocks by `feature_groups` key blocks
+    per block, its scores never leaving the cores that make them.
+
+    ```mlir
+    #wafer.layout<token_groups = 745, feature_groups = 1000, weights = north, partials = rows>
+    ```
+  }];
+  let parameters = (ins "int64_t":$token_groups, "int64_t":$feature_groups,
+                        "::cgpt::wafer::Edge":$weights,
+                        "::cgpt::wafer::ReduceAxis":$partials);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Wafer_CheckpointAttr : AttrDef<Wafer_Dialect, "Checkpoint"> {
+  let mnemonic = "checkpoint";
+  let summary = "where the activations kept for the backward pass live";
+  let description = [{
+    - `keep`: every layer's checkpoint stays on the wafer;
+    - `every` with an `interval` k: the checkpoints of layers 0, k, 2k, ...
+      stay on the wafer; before the backward pass of a run of k layers, the
+      forward stages of the run are executed again (their weights streamed
+      again) to rebuild the other checkpoints;
+    - `offload`: each checkpoint leaves the wafer after its forward stage
+      and comes back before its backward stage, sharing the system's I/O
+      with weights and gradients.
+
+    ```mlir
+    #wafer.checkpoint<keep>
+    #wafer.checkpoint<every 4>
+    #wafer.checkpoint<offload>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"keep, every or offload">:$policy,
+                        "int64_t":$interval);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
 }
 
 def Wafer_DeviceOp : Wafer_Op<"device", [
     IsolatedFromAbove, Symbol, SymbolTable, SingleBlock, NoTerminator]> {
   let summary = "a training step compiled for one target";
   let description = [{
-    Binds the program to a target (as it was named: a built-in or a target
-    file's path; its mesh and per-core `sram_bytes`) and holds its stages in schedule order. The batch facts
-    come from the dataflow program; `micro_batch` and `grad_accum_steps` are
-    0 until `wafer-plan-batch` chooses them and says why in `plan`.
-    `kept_bytes_per_sequence` is what every sequence keeps on the wafer for
-    its backward pass, spread over all cores; `flops_per_sequence` is the
-    step's algorithmic FLOPs for one sequence (recomputation excluded), the
-    numerator of utilization.
+    Binds the program to a target, as it was named (a built-in or a target
+    file's path); mesh, SRAM and every rate come from that target through
+    `getTargetModel()`, never from copies in the IR. Holds the stages in
+    schedule order. The batch facts come from the dataflow program;
+    `micro_batch` and `grad_accum_steps` are 0 until `wafer-plan-batch`
+    chooses them, with the `checkpoint` policy, and says why in `plan`.
+    `kept_bytes_per_sequence` is what every sequence keeps for its backward
+    pass (the sum of the stages' `checkpoint_bytes`); `flops_per_sequence`
+    is the step's algorithmic FLOPs for one sequence (recomputation
+    excluded), the numerator of utilization.
 
     ```mlir
-    wafer.device @tiny target "mini" mesh 16 x 12 attributes {global_batch = 8 : i64, ...} {
+    wafer.device @tiny target "mini" attributes {global_batch = 8 : i64, ...} {
       wafer.stage @embed.forward order 0 forward { ... }
       ...
     }
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$target,
-                       CGPT_I64Attr:$width, CGPT_I64Attr:$height,
-                       CGPT_I64Attr:$sram_bytes,
                        CGPT_I64Attr:$global_batch, CGPT_I64Attr:$num_csx,
                        CGPT_I64Attr:$seq_len,
                        Transformer_MicroBatchAttr:$micro_batch_request,
@@ -101,15 +142,14 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
                        CGPT_I64Attr:$kept_bytes_per_sequence,
                        CGPT_I64Attr:$parameters,
                        CGPT_I64Attr:$flops_per_sequence,
+                       OptionalAttr<Wafer_CheckpointAttr>:$checkpoint,
                        OptionalAttr<StrAttr>:$plan);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name `target` $target `mesh` $width `x` $height attr-dict-with-keyword
-    $body
+    $sym_name `target` $target attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
-    int64_t getNumCores() { return getWidth() * getHeight(); }
     /// The busiest system's share: the global batch is split as evenly as
     /// it goes, so some systems may get one sequence fewer.
     int64_t getPerSystemBatch() {
@@ -118,6 +158,9 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
     double getAlgorithmicFlopsPerStep() {
       return static_cast<double>(getFlopsPerSequence()) * getGlobalBatch();
     }
+    /// The target this device was compiled for (loaded once per process
+    /// and name); fails with a diagnostic when it cannot be read.
+    mlir::FailureOr<const ::cgpt::target::WaferTargetModel *> getTargetModel();
   }];
 }
 
@@ -126,15 +169,18 @@ def Wafer_StageOp : Wafer_Op<"stage", [
   let summary = "what the whole mesh runs at one time";
   let description = [{
     One dataflow stage, `order`-th in the schedule: one layer's forward or
-    backward pass, the embedding, or the loss turn-around. Its regions
-    share the mesh; the next stage reuses it.
+    backward pass, the embedding, or the loss turn-around. Its regions run
+    one after another, each over the mesh; the next stage reuses it.
+    `checkpoint_bytes` is what one sequence keeps from this stage for its
+    backward pass (the layer's input, under recompute=layer).
 
     ```mlir
-    wafer.stage @h.0.backward order 4 backward layer 0 { ... }
+    wafer.stage @h.0.forward order 1 forward layer 0 attributes {checkpoint_bytes = 16384 : i64} { ... }
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, CGPT_I64Attr:$order,
-                       StrAttr:$phase, OptionalAttr<CGPT_I64Attr>:$layer);
+                       StrAttr:$phase, OptionalAttr<CGPT_I64Attr>:$layer,
+                       DefaultValuedAttr<CGPT_I64Attr, "0">:$checkpoint_bytes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `order` $order $phase (`layer` $layer^)? attr-dict-with-keyword
@@ -144,99 +190,88 @@ def Wafer_StageOp : Wafer_Op<"stage", [
 }
 
 def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
-  let summary = "the cores one kernel runs on";
+  let summary = "one kernel of a stage, run over the mesh";
   let description = [{
-    A kernel of the stage, with what placement and the memory check need,
-    all per sequence of the micro-batch: the `flops` it executes, its
-    `tile` and the number
-    of `tiles`, the tile `efficiency` (work over padded work), the per-core
-    `working_set` of one tile and its `stream_buffers` (the next tile of
-    each input, arriving while the current one computes), the
-    `stationary` bytes per sequence the
-    kernel holds for the whole micro-batch (the activations a
-    weight-streamed matmul keeps while the weights pass, attention's keys
-    and values), and the `accumulator` bytes it holds once per pass
-    whatever the micro-batch (a weight gradient summed over tokens). A
-    matmul against a streamed weight of `weight_bytes` keeps whichever is
-    smaller stationary: the activations for the micro-batch, or the weight
-    (then the activations stream past it). Logical until placed `at` a
-    rectangle. `sram_bytes` is the per-core
-    peak `wafer-check-memory` found.
+    A kernel of the stage, `kind` saying how it runs, and the dataflow
+    kernels it executes: `kernel` first, then those `fused` into it
+    (elementwise work that consumes its result, or the softmax between
+    attention's products). All sizes are per sequence of the micro-batch:
+    `flops` executed; `shape` [rows, columns, contracted] (rows are tokens,
+    or heads x tokens for attention); `element_bytes` of its stored
+    operands; `live`, the bytes of activations live while it runs (inputs,
+    results, and what later kernels of the stage still need); and, once
+    per pass whatever the micro-batch, the `accumulator` bytes of the
+    weight gradient it sums. A kernel against a streamed weight has
+    `weight_bytes`.
+
+    `wafer-place` sets `at` (the cores it runs on: the whole mesh) and its
+    `layout`; `wafer-route` gives its streams `colors`; `wafer-check-memory`
+    records the per-core peak in `sram_bytes`.
 
     ```mlir
-    wafer.region @k4 "dataflow.matmul" at #wafer.rect<x = 0, y = 0, w = 3, h = 12>
-        {accumulator = 0 : i64, efficiency = 1.0 : f64, flops = 1572864 : i64,
-         stationary = 1024 : i64, stream_buffers = 3072 : i64,
-         tile = array<i64: 4, 24, 8>, tiles = 1 : i64, weight_bytes = 768 : i64,
-         working_set = 1408 : i64}
+    wafer.region @matmul.1 weight_matmul "dataflow.matmul" at #wafer.rect<x = 0, y = 0, w = 16, h = 12>
+        layout #wafer.layout<token_groups = 12, feature_groups = 16, weights = north, partials = rows>
+        {accumulator = 0 : i64, element_bytes = 4 : i64, flops = 1572864 : i64,
+         fused = ["dataflow.split_heads"], live = 81920 : i64,
+         shape = array<i64: 64, 192, 64>, weight_bytes = 49152 : i64}
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kernel,
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       Wafer_KernelKind:$kind,
+                       StrAttr:$kernel,
+                       DefaultValuedAttr<StrArrayAttr, "{}">:$fused,
                        OptionalAttr<Wafer_RectAttr>:$placement,
-                       CGPT_I64Attr:$flops, DenseI64ArrayAttr:$tile,
-                       CGPT_I64Attr:$tiles, F64Attr:$efficiency,
-                       CGPT_I64Attr:$working_set,
-                       CGPT_I64Attr:$stream_buffers, CGPT_I64Attr:$stationary,
+                       OptionalAttr<Wafer_LayoutAttr>:$layout,
+                       CGPT_I64Attr:$flops, DenseI64ArrayAttr:$shape,
+                       CGPT_I64Attr:$element_bytes, CGPT_I64Attr:$live,
                        CGPT_I64Attr:$accumulator,
                        OptionalAttr<CGPT_I64Attr>:$weight_bytes,
+                       OptionalAttr<DenseI64ArrayAttr>:$colors,
                        OptionalAttr<CGPT_I64Attr>:$sram_bytes);
-  let assemblyFormat = "$sym_name $kernel (`at` $placement^)? attr-dict";
-  let hasVerifier = 1;
-}
-
-def Wafer_FlowOp : Wafer_Op<"flow", [HasParent<"StageOp">]> {
-  let summary = "a stream between two regions";
-  let description = [{
-    Carries `bytes` per sequence from region `source` to region `dest`.
-    `wafer-route` gives it a routing `color` and a `route`: the corner
-    points of an X-then-Y path between the regions' centres, as
-    `[x0, y0, x1, y1, ...]`.
-
-    ```mlir
-    wafer.flow @k4 -> @k5 bytes 24576 color 0 route [1, 5, 4, 5]
-    ```
-  }];
-  let arguments = (ins FlatSymbolRefAttr:$source, FlatSymbolRefAttr:$dest,
-                       CGPT_I64Attr:$bytes, OptionalAttr<CGPT_I64Attr>:$color,
-                       OptionalAttr<DenseI64ArrayAttr>:$route);
   let assemblyFormat = [{
-    $source `->` $dest `bytes` $bytes (`color` $color^)? (`route` $route^)?
-    attr-dict
+    $sym_name $kind $kernel (`at` $placement^)? (`layout` $layout^)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// Mesh hops along the route (0 before routing).
-    int64_t getHops();
+    int64_t getRows() { return getShape()[0]; }
+    int64_t getColumns() { return getShape()[1]; }
+    int64_t getContracted() { return getShape()[2]; }
   }];
 }
 
 def Wafer_IngressOp : Wafer_Op<"ingress", [HasParent<"StageOp">]> {
   let summary = "where a weight stream enters the mesh";
   let description = [{
-    The named weight enters at the mesh's west edge, in the row of the
-    region that reads it (`at`, set by placement), `bytes` per pass.
+    The named weight enters at the edge its region's layout names (`at`,
+    the first core of that edge, set by `wafer-route`), `bytes` per pass,
+    and is multicast to the cores that use it.
 
     ```mlir
-    wafer.ingress "h.0.attn.qkv.weight" -> @k4 bytes 49152 at [0, 5]
+    wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 49152 at [0, 0]
     ```
   }];
   let arguments = (ins StrAttr:$weight, FlatSymbolRefAttr:$dest,
                        CGPT_I64Attr:$bytes,
                        OptionalAttr<DenseI64ArrayAttr>:$at);
   let assemblyFormat = "$weight `->` $dest `bytes` $bytes (`at` $at^)? attr-dict";
+  let hasVerifier = 1;
 }
 
 def Wafer_EgressOp : Wafer_Op<"egress", [HasParent<"StageOp">]> {
   let summary = "where a weight gradient leaves the mesh";
   let description = [{
+    The gradient a region summed leaves at the mesh's south-east corner,
+    where its reduction along columns ends, `bytes` per pass.
+
     ```mlir
-    wafer.egress @k9 -> "h.0.attn.qkv.weight" bytes 49152 at [15, 5]
+    wafer.egress @matmul.9 -> "h.0.attn.qkv.weight" bytes 49152 at [15, 11]
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$source, StrAttr:$weight,
                        CGPT_I64Attr:$bytes,
                        OptionalAttr<DenseI64ArrayAttr>:$at);
   let assemblyFormat = "$source `->` $weight `bytes` $bytes (`at` $at^)? attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // CGPT_DIALECT_WAFER_IR_WAFEROPS_TD

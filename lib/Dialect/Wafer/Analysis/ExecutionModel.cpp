@@ -1,0 +1,600 @@
+//===- ExecutionModel.cpp - how weight streaming runs a step --------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Dialect/Wafer/Analysis/ExecutionModel.h"
+
+#include "cgpt/Support/Format.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace cgpt::wafer {
+
+/// Partial sums and weight gradients are f32.
+constexpr int64_t kSumBytes = 4;
+/// The weight servers read and write an f32 weight and two f32 Adam
+/// moments per parameter, and read its f32 gradient: 28 bytes.
+constexpr double kOptimizerBytesPerParameter = 28;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+//===----------------------------------------------------------------------===//
+// CheckpointPolicy
+//===----------------------------------------------------------------------===//
+
+CheckpointPolicy CheckpointPolicy::fromAttr(CheckpointAttr attr) {
+  CheckpointPolicy policy;
+  if (!attr)
+    return policy;
+  if (attr.getPolicy() == "every")
+    policy = {Kind::every, attr.getInterval()};
+  else if (attr.getPolicy() == "offload")
+    policy.kind = Kind::offload;
+  return policy;
+}
+
+CheckpointAttr CheckpointPolicy::toAttr(MLIRContext *context) const {
+  switch (kind) {
+  case Kind::keep:
+    return CheckpointAttr::get(context, "keep", 0);
+  case Kind::every:
+    return CheckpointAttr::get(context, "every", interval);
+  case Kind::offload:
+    return CheckpointAttr::get(context, "offload", 0);
+  }
+  llvm_unreachable("unknown checkpoint policy");
+}
+
+std::string CheckpointPolicy::str() const {
+  switch (kind) {
+  case Kind::keep:
+    return "keep";
+  case Kind::every:
+    return "every " + std::to_string(interval);
+  case Kind::offload:
+    return "offload";
+  }
+  llvm_unreachable("unknown checkpoint policy");
+}
+
+std::vector<CheckpointPolicy> CheckpointPolicy::candidates(int64_t layers) {
+  std::vector<CheckpointPolicy> policies = {{Kind::keep, 0}};
+  // Intervals around sqrt(layers) keep the fewest checkpoints at once
+  // (layers / k kept plus k - 1 rebuilt); shorter ones recompute less.
+  for (int64_t k = 2; k < layers && k * k <= 4 * layers; ++k)
+    policies.push_back({Kind::every, k});
+  policies.push_back({Kind::offload, 0});
+  return policies;
+}
+
+//===----------------------------------------------------------------------===//
+// KernelTime, CoreMemory
+//===----------------------------------------------------------------------===//
+
+const char *KernelTime::bound() const {
+  if (compute >= fabric && compute >= sram)
+    return "compute";
+  return fabric >= sram ? "fabric" : "sram";
+}
+
+std::string CoreMemory::describe() const {
+  return "reserve " + formatGrouped(reserve) + " B, weight buffers " +
+         formatGrouped(weightBuffers) + " B, checkpoints " +
+         formatGrouped(checkpoints) + " B, live activations " +
+         formatGrouped(live) + " B, gradient accumulator " +
+         formatGrouped(accumulator) + " B";
+}
+
+//===----------------------------------------------------------------------===//
+// ExecutionModel
+//===----------------------------------------------------------------------===//
+
+FailureOr<ExecutionModel> ExecutionModel::build(DeviceOp device) {
+  FailureOr<const target::WaferTargetModel *> target = device.getTargetModel();
+  if (failed(target))
+    return failure();
+  ExecutionModel model;
+  model.device = device;
+  model.target = *target;
+  for (Operation &op : device.getBody().front()) {
+    auto stage = dyn_cast<StageOp>(op);
+    if (!stage)
+      return op.emitOpError()
+             << "is not a wafer.stage; the execution model cannot run it";
+    Stage s{stage, stage.getSymName().str(), stage.getPhase().str(),
+            stage.getLayer(), stage.getCheckpointBytes(), {}};
+    llvm::DenseMap<StringAttr, size_t> index;
+    int64_t stageWeights = 0;
+    for (Operation &inner : stage.getBody().front()) {
+      if (auto region = dyn_cast<RegionOp>(inner)) {
+        index[region.getSymNameAttr()] = s.kernels.size();
+        s.kernels.push_back({region, region.getKind(), region.getRows(),
+                             region.getColumns(), region.getContracted(),
+                             region.getFlops(), region.getElementBytes(),
+                             region.getLive(), region.getAccumulator(),
+                             region.getWeightBytes().value_or(0), 0, 0});
+      } else if (auto ingress = dyn_cast<IngressOp>(inner)) {
+        s.kernels[index.at(ingress.getDestAttr().getAttr())].ingressBytes +=
+            ingress.getBytes();
+        stageWeights += ingress.getBytes();
+      } else if (auto egress = dyn_cast<EgressOp>(inner)) {
+        s.kernels[index.at(egress.getSourceAttr().getAttr())].egressBytes +=
+            egress.getBytes();
+        model.totalGradientBytes += egress.getBytes();
+      }
+    }
+    if (s.layer)
+      model.layers = std::max(model.layers, *s.layer + 1);
+    model.largestStageWeights =
+        std::max(model.largestStageWeights, stageWeights);
+    model.stages.push_back(std::move(s));
+  }
+  if (model.stages.empty())
+    return device.emitOpError()
+           << "has no stages; the execution model needs at least one";
+  return model;
+}
+
+int64_t ExecutionModel::fmacLanes(int64_t elementBytes) const {
+  // 16-bit operands accumulate in f32 (bf16 storage, f32 accumulation);
+  // all-f32 programs run the f32 FMAC.
+  return elementBytes <= 2 ? target->getMixedFmacsPerCycle()
+                           : target->getF32FmacsPerCycle();
+}
+
+KernelTime ExecutionModel::timeWith(const Kernel &k, Layout layout,
+                                    int64_t microBatch) const {
+  const target::WaferTargetModel &t = *target;
+  KernelTime time;
+  time.layout = layout;
+  double link = static_cast<double>(t.getLinkBytesPerCycle());
+  double read = static_cast<double>(t.getSramReadBytesPerCycle());
+  double write = static_cast<double>(t.getSramWriteBytesPerCycle());
+  double activation = static_cast<double>(t.getTaskActivationCycles());
+  double lanes = static_cast<double>(fmacLanes(k.elementBytes));
+  double eb = static_cast<double>(k.elementBytes);
+  int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
+  // Configuring the kernel's routes and then filling and draining it each
+  // cross the mesh once: two diameters of hops.
+  time.fixed = 2.0 * static_cast<double>(t.getMeshWidth() + t.getMeshHeight()) *
+               static_cast<double>(t.getHopLatencyCycles());
+  // One vector operation over n elements: ceil(n / lanes) cycles after its
+  // task is activated.
+  auto vectorOp = [&](int64_t n) {
+    return std::ceil(static_cast<double>(n) / lanes) + activation;
+  };
+
+  switch (k.kind) {
+  case KernelKind::weight_matmul: {
+    // Tokens over token groups, the contracted features over feature
+    // groups. Each weight element arrives (multicast down the column of its
+    // feature group) and starts one FMAC over the core's tokens; partial
+    // sums are reduce-scattered along the row, so each output feature ends
+    // on one feature group, the layout the next kernel reads.
+    int64_t tb = ceilDiv(microBatch * k.rows, gt);
+    int64_t kb = ceilDiv(k.contracted, gk);
+    double elements = static_cast<double>(kb) * k.columns;
+    double partials = gk > 1 ? static_cast<double>(tb) * k.columns *
+                                   kSumBytes * (gk - 1) / gk
+                             : 0;
+    time.compute = elements * vectorOp(tb) + partials / kSumBytes / lanes;
+    time.fabric = std::max((elements * eb + partials) / link,
+                           partials / (2 * link));
+    time.sram = elements * std::max(tb * (eb + kSumBytes) / read,
+                                    tb * kSumBytes / write);
+    break;
+  }
+  case KernelKind::weight_grad: {
+    // dW[K, N] summed over the tokens: each core dots its tokens of one
+    // input feature with the output gradient it gathered along its row,
+    // then the partial dW is reduced down the columns to the edge.
+    int64_t tb = ceilDiv(microBatch * k.contracted, gt);
+    int64_t kb = ceilDiv(k.rows, gk);
+    double elements = static_cast<double>(kb) * k.columns;
+    double gathered = gk > 1 ? static_cast<double>(tb) * k.columns * eb *
+                                   (gk - 1) / gk
+                             : 0;
+    double partials =
+        gt > 1 ? elements * kSumBytes * (gt - 1) / gt : 0;
+    time.compute = elements * vectorOp(tb) + partials / kSumBytes / lanes;
+    time.fabric = std::max((gathered + partials) / link,
+                           std::max(gathered, partials) / (2 * link));
+    time.sram = elements * (2 * tb * eb / read);
+    break;
+  }
+  case KernelKind::attention: {
+    // One block of cores per (sequence, head), split into query blocks by
+    // key blocks; scores stay in the block. Each core receives its queries
+    // and its keys and values (and their gradients, backward) and does
+    // vector operations along its keys.
+    int64_t heads = std::max<int64_t>(1, k.rows / std::max<int64_t>(
+                                                     1, k.columns));
+    int64_t seq = k.columns, headSize = k.contracted;
+    int64_t pairs = microBatch * heads;
+    double pairFlops = static_cast<double>(k.flops) / heads;
+    // Products of S x S x head_size this region executes (2 forward).
+    double products = std::max(
+        1.0, pairFlops / (2.0 * static_cast<double>(seq) * seq * headSize));
+    int64_t cores = t.getNumCores();
+    int64_t q = seq, keys = seq, pairsPerCore = ceilDiv(pairs, cores);
+    double perCore = pairFlops * pairsPerCore;
+    if (pairs <= cores) {
+      int64_t perPair = cores / pairs;
+      int64_t cq = std::clamp<int64_t>(
+          static_cast<int64_t>(std::sqrt(static_cast<double>(perPair))), 1,
+          seq);
+      int64_t ck = std::clamp<int64_t>(perPair / cq, 1, seq);
+      time.layout = {cq, ck};
+      q = ceilDiv(seq, cq);
+      keys = ceilDiv(seq, ck);
+      perCore = pairFlops * (static_cast<double>(q) * keys) /
+                (static_cast<double>(seq) * seq);
+    } else {
+      time.layout = {1, 1};
+    }
+    double vectorOps = perCore / 2 / static_cast<double>(keys);
+    time.compute = vectorOps * vectorOp(keys);
+    double received = static_cast<double>(q + 2 * keys) * headSize * eb *
+                      products / 2 * pairsPerCore;
+    time.fabric = received / link;
+    time.sram = perCore / 2 * (eb + kSumBytes) / read;
+    break;
+  }
+  case KernelKind::reduction:
+  case KernelKind::elementwise:
+  case KernelKind::embedding: {
+    int64_t tb = ceilDiv(microBatch * k.rows, gt);
+    int64_t cb = ceilDiv(k.columns, gk);
+    double perElement = static_cast<double>(k.flops) /
+                        (static_cast<double>(k.rows) * k.columns);
+    double ops = std::max(1.0, perElement / 2);
+    time.compute = static_cast<double>(tb) * ops * vectorOp(cb);
+    time.sram = static_cast<double>(tb) * cb * eb * 3 / read;
+    if (k.kind == KernelKind::reduction && gk > 1)
+      // Each row's statistics are reduced along the row and sent back.
+      time.fabric = 2.0 * tb * 2 * kSumBytes / link;
+    if (k.kind == KernelKind::embedding)
+      // The table (or its gradient) passes each feature group's cores.
+      time.fabric = static_cast<double>(std::max(k.weightBytes,
+                                                 k.accumulator)) /
+                    gk / link;
+    break;
+  }
+  }
+  return time;
+}
+
+Layout ExecutionModel::stageLayout(size_t stageIndex,
+                                   int64_t microBatch) const {
+  const Stage &stage = stages[stageIndex];
+  int64_t cores = target->getNumCores();
+  Layout best{cores, 1};
+  double bestCycles = -1;
+  for (int64_t gk = 1; gk <= cores; gk *= 2) {
+    Layout layout{cores / gk, gk};
+    double cycles = 0;
+    for (const Kernel &kernel : stage.kernels)
+      if (kernel.kind != KernelKind::attention)
+        cycles += timeWith(kernel, layout, microBatch).cycles();
+    if (bestCycles < 0 || cycles < bestCycles) {
+      best = layout;
+      bestCycles = cycles;
+    }
+  }
+  return best;
+}
+
+const std::vector<Layout> &
+ExecutionModel::layoutsAt(int64_t microBatch) const {
+  auto [it, inserted] = layoutCache.try_emplace(microBatch);
+  if (inserted)
+    for (size_t s = 0; s < stages.size(); ++s)
+      it->second.push_back(stageLayout(s, microBatch));
+  return it->second;
+}
+
+KernelTime ExecutionModel::kernelTime(size_t stage, size_t index,
+                                      int64_t microBatch) const {
+  return timeWith(stages[stage].kernels[index], layoutsAt(microBatch)[stage],
+                  microBatch);
+}
+
+int64_t ExecutionModel::checkpointBytesOnWafer(int64_t microBatch,
+                                               CheckpointPolicy policy,
+                                               Layout layout) const {
+  int64_t perSequence = 0, largestLayer = 0;
+  for (const Stage &stage : stages) {
+    if (!stage.checkpointBytes)
+      continue;
+    largestLayer = std::max(largestLayer, stage.checkpointBytes);
+    bool kept = true;
+    if (stage.layer && policy.kind == CheckpointPolicy::Kind::every)
+      kept = *stage.layer % policy.interval == 0;
+    if (stage.layer && policy.kind == CheckpointPolicy::Kind::offload)
+      kept = false;
+    if (kept)
+      perSequence += stage.checkpointBytes;
+  }
+  // What the policy holds besides: a run's rebuilt checkpoints, or the
+  // offloaded checkpoint in use and the next one arriving.
+  if (policy.kind == CheckpointPolicy::Kind::every)
+    perSequence += (policy.interval - 1) * largestLayer;
+  if (policy.kind == CheckpointPolicy::Kind::offload)
+    perSequence += 2 * largestLayer;
+  // Spread like the activations: tokens over token groups, each token's
+  // bytes over feature groups.
+  int64_t seq = device.getSeqLen();
+  return ceilDiv(microBatch * seq, layout.tokenGroups) *
+         ceilDiv(ceilDiv(perSequence, seq), layout.featureGroups);
+}
+
+CoreMemory ExecutionModel::regionMemory(size_t stageIndex, size_t index,
+                                        int64_t microBatch,
+                                        CheckpointPolicy policy) const {
+  const Kernel &kernel = stages[stageIndex].kernels[index];
+  Layout layout = layoutsAt(microBatch)[stageIndex];
+  int64_t cores = target->getNumCores(), seq = device.getSeqLen();
+  CoreMemory memory;
+  memory.reserve = target->getReservedBytes();
+  memory.weightBuffers = 2 * ceilDiv(largestStageWeights, cores);
+  memory.checkpoints = checkpointBytesOnWafer(microBatch, policy, layout);
+  memory.live = ceilDiv(microBatch * seq, layout.tokenGroups) *
+                ceilDiv(ceilDiv(kernel.live, seq), layout.featureGroups);
+  if (kernel.kind == KernelKind::attention) {
+    // A core takes its queries one row at a time against all its keys, with
+    // a running maximum and sum (the online softmax): one row of f32 scores
+    // and their gradient per (sequence, head) it holds.
+    KernelTime time = timeWith(kernel, layout, microBatch);
+    int64_t pairs =
+        microBatch * std::max<int64_t>(1, kernel.rows / kernel.columns);
+    int64_t keys = ceilDiv(kernel.columns, time.layout.featureGroups);
+    memory.live += 2 * keys * kSumBytes * ceilDiv(pairs, cores);
+  }
+  memory.accumulator = ceilDiv(kernel.accumulator, cores);
+  return memory;
+}
+
+MemoryPeak ExecutionModel::memoryPeak(int64_t microBatch,
+                                      CheckpointPolicy policy) const {
+  MemoryPeak peak;
+  for (size_t s = 0; s < stages.size(); ++s)
+    for (size_t k = 0; k < stages[s].kernels.size(); ++k) {
+      CoreMemory memory = regionMemory(s, k, microBatch, policy);
+      if (!peak.region || memory.total() > peak.memory.total())
+        peak = {stages[s].kernels[k].op, memory};
+    }
+  return peak;
+}
+
+std::vector<std::pair<size_t, bool>>
+ExecutionModel::passSchedule(CheckpointPolicy policy) const {
+  llvm::DenseMap<int64_t, size_t> forwardOfLayer;
+  for (auto [index, stage] : llvm::enumerate(stages))
+    if (stage.layer && stage.phase == "forward")
+      forwardOfLayer[*stage.layer] = index;
+  std::vector<std::pair<size_t, bool>> schedule;
+  for (auto [index, stage] : llvm::enumerate(stages)) {
+    bool runTop = policy.kind == CheckpointPolicy::Kind::every && stage.layer &&
+                  stage.phase == "backward" &&
+                  (*stage.layer % policy.interval == policy.interval - 1 ||
+                   *stage.layer == layers - 1);
+    if (runTop) {
+      // Rebuild the run's checkpoints from the one kept at its first layer.
+      int64_t first = *stage.layer / policy.interval * policy.interval;
+      for (int64_t layer = first; layer < *stage.layer; ++layer)
+        if (auto it = forwardOfLayer.find(layer); it != forwardOfLayer.end())
+          schedule.push_back({it->second, true});
+    }
+    schedule.push_back({index, false});
+  }
+  return schedule;
+}
+
+StepEstimate ExecutionModel::estimate(int64_t microBatch,
+                                      CheckpointPolicy policy,
+                                      ScheduleObserver *observer) const {
+  const target::WaferTargetModel &t = *target;
+  double clock = t.getClockHz();
+  int64_t systems = device.getNumCsx();
+  // The broadcast/reduce tree between the weight servers and the systems.
+  int64_t depth = 0;
+  for (int64_t reach = 1; reach < systems; reach *= t.getReduceFanout())
+    ++depth;
+  double treeLatency = depth * t.getReduceLevelLatencySeconds();
+  double inRate = std::min({t.getIoBytesPerSecond(),
+                            t.getWeightServerBytesPerSecond(),
+                            systems > 1 ? t.getReduceBytesPerSecond()
+                                        : t.getIoBytesPerSecond()});
+  double outRate = std::min(t.getIoBytesPerSecond(),
+                            systems > 1 ? t.getReduceBytesPerSecond()
+                                        : t.getIoBytesPerSecond());
+  bool offload = policy.kind == CheckpointPolicy::Kind::offload;
+
+  // Per stage at this micro-batch: each kernel's seconds and bound.
+  struct Timed {
+    std::vector<double> seconds;
+    std::vector<const char *> bounds;
+  };
+  std::vector<Timed> timed(stages.size());
+  for (size_t s = 0; s < stages.size(); ++s) {
+    Layout layout = layoutsAt(microBatch)[s];
+    for (const Kernel &kernel : stages[s].kernels) {
+      KernelTime time = timeWith(kernel, layout, microBatch);
+      timed[s].seconds.push_back(time.cycles() / clock);
+      timed[s].bounds.push_back(time.bound());
+    }
+  }
+  std::vector<std::pair<size_t, bool>> schedule = passSchedule(policy);
+  int64_t perSystem = device.getPerSystemBatch();
+  StepEstimate estimate;
+  estimate.passes = ceilDiv(perSystem, microBatch);
+  // Token ids and labels (i32) from the activation workers, each pass.
+  double tokenBytes = 2.0 * 4 * microBatch * device.getSeqLen();
+
+  // The two directions of the system's I/O; each is busy until its last
+  // transfer ends. The step's first weights cannot be prefetched: they are
+  // the last the optimizer updated.
+  double inFree = treeLatency, outFree = 0, time = 0;
+  // When the last pass's gradients reach the weight servers, in order.
+  std::vector<std::pair<double, double>> lastGradients; // arrival, bytes
+  auto runPass = [&](bool first, bool last) {
+    double prefetchFrom = time;
+    for (auto [position, entry] : llvm::enumerate(schedule)) {
+      auto [s, rerun] = entry;
+      const Stage &stage = stages[s];
+      double stageStart = time;
+      double inBytes = position == 0 ? tokenBytes : 0;
+      for (const Kernel &kernel : stage.kernels)
+        inBytes += static_cast<double>(kernel.ingressBytes);
+      if (offload && stage.phase == "backward" && stage.layer)
+        for (const Stage &other : stages)
+          if (other.layer == stage.layer && other.phase == "forward")
+            inBytes += static_cast<double>(microBatch) * other.checkpointBytes;
+      double weightsStart = std::max(inFree, prefetchFrom);
+      double weightsEnd = weightsStart + inBytes / inRate;
+      inFree = weightsEnd;
+      // Kernels run one after another; one that reads a weight cannot end
+      // before the stage's weights up to its own have arrived.
+      double arrived = weightsStart, slowest = 0;
+      const char *bound = "compute";
+      bool ioBound = false;
+      for (auto [k, kernel] : llvm::enumerate(stage.kernels)) {
+        double begin = time;
+        double end = begin + timed[s].seconds[k];
+        if (kernel.ingressBytes) {
+          arrived += static_cast<double>(kernel.ingressBytes) / inRate;
+          if (arrived > end) {
+            end = arrived;
+            ioBound = true;
+          }
+        }
+        if (timed[s].seconds[k] > slowest) {
+          slowest = timed[s].seconds[k];
+          bound = timed[s].bounds[k];
+        }
+        if (first && observer)
+          observer->interval(stringifyKernelKind(kernel.kind),
+                             stage.name + " @" +
+                                 kernel.op.getSymName().str(),
+                             begin, end - begin);
+        time = end;
+        if (kernel.egressBytes && !rerun) {
+          double outStart = std::max(outFree, time);
+          outFree = outStart + static_cast<double>(kernel.egressBytes) / outRate;
+          if (first && observer)
+            observer->interval("gradients out", stage.name, outStart,
+                               outFree - outStart);
+          if (last)
+            lastGradients.push_back(
+                {outFree + treeLatency, static_cast<double>(kernel.egressBytes)});
+        }
+      }
+      if (offload && stage.phase == "forward" && stage.layer && !rerun &&
+          stage.checkpointBytes) {
+        double outStart = std::max(outFree, time);
+        outFree = outStart + static_cast<double>(microBatch) *
+                                 stage.checkpointBytes / outRate;
+        if (first && observer)
+          observer->interval("checkpoints out", stage.name, outStart,
+                             outFree - outStart);
+      }
+      if (first && observer) {
+        if (weightsEnd > weightsStart)
+          observer->interval("weights in", stage.name, weightsStart,
+                             weightsEnd - weightsStart);
+        observer->stage({stage.name, stage.layer,
+                         rerun ? "recompute" : stage.phase, stageStart, time,
+                         ioBound ? "weights in" : bound});
+      }
+      prefetchFrom = stageStart;
+    }
+  };
+  runPass(/*first=*/true, /*last=*/estimate.passes == 1);
+  estimate.firstPassSeconds = time;
+  if (estimate.passes > 1) {
+    // Every later pass but the last repeats the first in the steady state:
+    // run one to learn its length, then the last to place its gradients.
+    double secondStart = time;
+    runPass(false, estimate.passes == 2);
+    double steady = time - secondStart;
+    if (estimate.passes > 2) {
+      double skipped = steady * static_cast<double>(estimate.passes - 3);
+      time += skipped;
+      inFree += skipped;
+      outFree += skipped;
+      runPass(false, true);
+    }
+    if (observer)
+      observer->interval("passes", "passes 2 to " +
+                                       std::to_string(estimate.passes),
+                         estimate.firstPassSeconds,
+                         time - estimate.firstPassSeconds);
+  }
+  estimate.systemSeconds = std::max(time, outFree);
+
+  // The weight servers update each tensor once its reduced gradient has
+  // arrived, one tensor after another at their bandwidth.
+  double parametersPerByte =
+      totalGradientBytes ? static_cast<double>(device.getParameters()) /
+                               static_cast<double>(totalGradientBytes)
+                         : 0;
+  double serverFree = 0, lastArrival = estimate.systemSeconds;
+  for (auto [arrival, bytes] : lastGradients) {
+    double start = std::max(serverFree, arrival);
+    serverFree = start + bytes * parametersPerByte *
+                             kOptimizerBytesPerParameter /
+                             t.getWeightServerBytesPerSecond();
+    lastArrival = std::max(lastArrival, arrival);
+  }
+  estimate.reduceSeconds = lastArrival - estimate.systemSeconds;
+  estimate.optimizerSeconds = std::max(0.0, serverFree - lastArrival);
+  estimate.stepSeconds = estimate.systemSeconds + estimate.reduceSeconds +
+                         estimate.optimizerSeconds;
+  if (observer) {
+    if (estimate.reduceSeconds > 0)
+      observer->interval("reduce", "gradients through the tree",
+                         estimate.systemSeconds, estimate.reduceSeconds);
+    if (estimate.optimizerSeconds > 0)
+      observer->interval("optimizer", "AdamW on the weight servers",
+                         lastArrival, estimate.optimizerSeconds);
+  }
+  estimate.samplesPerSecond =
+      static_cast<double>(device.getGlobalBatch()) / estimate.stepSeconds;
+  return estimate;
+}
+
+void ExecutionModel::annotateLayouts(int64_t microBatch) const {
+  MLIRContext *context = device.getContext();
+  auto whole = RectAttr::get(context, 0, 0, target->getMeshWidth(),
+                             target->getMeshHeight());
+  for (size_t s = 0; s < stages.size(); ++s) {
+    Layout layout = layoutsAt(microBatch)[s];
+    for (const Kernel &kernel : stages[s].kernels) {
+      KernelTime time = timeWith(kernel, layout, microBatch);
+      bool streamsWeights = kernel.ingressBytes > 0;
+      ReduceAxis partials = ReduceAxis::none;
+      if (kernel.kind == KernelKind::weight_matmul &&
+          time.layout.featureGroups > 1)
+        partials = ReduceAxis::rows;
+      else if (kernel.kind == KernelKind::weight_grad &&
+               time.layout.tokenGroups > 1)
+        partials = ReduceAxis::columns;
+      else if (kernel.kind == KernelKind::attention &&
+               time.layout.featureGroups > 1)
+        partials = ReduceAxis::rows;
+      kernel.op.setPlacementAttr(whole);
+      kernel.op.setLayoutAttr(LayoutAttr::get(
+          context, time.layout.tokenGroups, time.layout.featureGroups,
+          streamsWeights ? Edge::north : Edge::none, partials));
+    }
+  }
+}
+
+} // namespace cgpt::wafer
