@@ -293,7 +293,13 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
       if (op != principal)
         fused.push_back(op->getName().getStringRef());
     }
-    Type element = tensorOf(principal->getOperand(0)).getElementType();
+    // The stored element: of the first stream operand, or of the result for
+    // a kernel that reads none (rotary_angles makes its table).
+    Value stored = principal->getNumOperands() &&
+                           isa<StreamType>(principal->getOperand(0).getType())
+                       ? principal->getOperand(0)
+                       : principal->getResult(0);
+    Type element = tensorOf(stored).getElementType();
     builder.create<wafer::RegionOp>(
         principal->getLoc(), draft.symbol, draft.kind,
         principal->getName().getStringRef(), builder.getStrArrayAttr(fused),

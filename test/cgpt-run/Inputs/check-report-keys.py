@@ -41,6 +41,9 @@ assert report["memory"]["max_core_sram_bytes"] <= \
 breakdown = report["breakdown"]
 assert breakdown, "breakdown is empty"
 for entry in breakdown:
-    assert set(entry) == {"name", "seconds", "bound"}, entry
+    assert set(entry) == {"name", "phase", "seconds", "bound"}, entry
     assert entry["seconds"] > 0
-    assert entry["bound"] in ("compute", "fabric", "weights in"), entry
+    assert entry["phase"] in ("forward", "backward", "loss", "recompute"), entry
+    assert entry["bound"] in ("compute", "fabric", "sram", "weights in"), entry
+assert batch["checkpoint"] in ("keep", "offload") or \
+    batch["checkpoint"].startswith("every "), batch
