@@ -119,6 +119,8 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
         require(servers, "capacity_bytes", 1, kMaxRate);
     model.weightServerBandwidth =
         require(servers, "bandwidth_bytes_per_second", 1, kMaxRate);
+    model.optimizerBandwidth =
+        require(servers, "optimizer_bytes_per_second", 1, kMaxRate);
     Section reduce = source.subsection(top, "reduce_tree");
     model.reduceBandwidth =
         require(reduce, "bandwidth_bytes_per_second", 1, kMaxRate);

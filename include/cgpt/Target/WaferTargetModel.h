@@ -75,6 +75,9 @@ public:
   double getIoBytesPerSecond() const { return ioBytesPerSecond; }
   double getWeightServerCapacityBytes() const { return weightServerCapacity; }
   double getWeightServerBytesPerSecond() const { return weightServerBandwidth; }
+  /// Bytes per second the weight servers' optimizer reads and writes in
+  /// their own memory (weights, moments, gradients).
+  double getOptimizerBytesPerSecond() const { return optimizerBandwidth; }
   double getReduceBytesPerSecond() const { return reduceBandwidth; }
   double getReduceLevelLatencySeconds() const { return reduceLevelLatency; }
   /// Systems (or nodes) one broadcast/reduce node serves.
@@ -91,6 +94,7 @@ private:
   int64_t linkBytesPerCycle = 0, hopLatencyCycles = 0, numColors = 0;
   double ioBytesPerSecond = 0;
   double weightServerCapacity = 0, weightServerBandwidth = 0;
+  double optimizerBandwidth = 0;
   double reduceBandwidth = 0, reduceLevelLatency = 0;
   int64_t reduceFanout = 0;
 };

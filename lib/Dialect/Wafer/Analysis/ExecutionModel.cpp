@@ -550,7 +550,7 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
     double start = std::max(serverFree, arrival);
     serverFree = start + bytes * parametersPerByte *
                              kOptimizerBytesPerParameter /
-                             t.getWeightServerBytesPerSecond();
+                             t.getOptimizerBytesPerSecond();
     lastArrival = std::max(lastArrival, arrival);
   }
   estimate.reduceSeconds = lastArrival - estimate.systemSeconds;

@@ -1,0 +1,34 @@
+// RUN: cgpt-opt %S/../TransformerToDataflow/Inputs/one-layer.mlir --cgpt-lower-to-dataflow=target=mini --convert-dataflow-to-wafer | FileCheck %s
+// RUN: not cgpt-opt %S/../TransformerToDataflow/Inputs/one-layer.mlir --convert-transformer-to-dataflow --convert-dataflow-to-wafer 2>&1 | FileCheck %s --check-prefix=UNTILED
+
+// convert-dataflow-to-wafer on a one-layer model (d_model 8, 2 heads of 4,
+// d_ffn 32, vocabulary 16, 4 tokens, f32): one region per kernel that runs
+// over the mesh, elementwise work fused into the kernel whose result it
+// reads, attention's products and softmax fused into one region. Sizes are
+// per sequence.
+
+// The layer's input is its checkpoint: 4 tokens x 8 features x 4 B.
+// CHECK-LABEL: wafer.stage @h.0.forward order 1 "forward" layer 0 attributes {checkpoint_bytes = 128 : i64}
+// Live at the first layer norm: its input (128 B, read again by the
+// residual add), its result (128 B), and its mean and rstd (16 B each).
+// CHECK-NEXT: wafer.region @layer_norm.0 reduction "dataflow.layer_norm" {accumulator = 0 : i64, element_bytes = 4 : i64, flops = 224 : i64, live = 288 : i64, shape = array<i64: 4, 8, 1>}
+// The head split is fused into the QKV projection; attention fuses both
+// products, the softmax and the head merge. Its 4 x 4 scores per head are
+// its own and do not count as live.
+// CHECK-NEXT: wafer.region @matmul.1 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.split_heads"], {{.*}}shape = array<i64: 4, 24, 8>, weight_bytes = 768 : i64}
+// CHECK-NEXT: wafer.region @matmul.2 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.merge_heads"], live = 512 : i64, shape = array<i64: 8, 4, 4>}
+// CHECK-NEXT: wafer.region @matmul.3 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.map"]
+// CHECK: wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 768
+
+// The loss turn-around: the weight gradient of the tied embedding sums
+// 16 x 8 f32 values over the pass and leaves as a gradient.
+// CHECK-LABEL: wafer.stage @head.loss order 2 "loss"
+// CHECK: wafer.region @matmul.5 weight_grad "dataflow.matmul" {accumulator = 512 : i64, {{.*}}shape = array<i64: 16, 8, 4>, weight_bytes = 512 : i64}
+// CHECK: wafer.egress @matmul.5 -> "wte" bytes 512
+
+// Backward recomputes the layer from its checkpoint, then runs the second
+// attention region: the gradient products and the softmax gradient.
+// CHECK-LABEL: wafer.stage @h.0.backward order 3 "backward" layer 0 {
+// CHECK: wafer.region @matmul.19 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.matmul", "dataflow.softmax_grad", "dataflow.matmul", "dataflow.matmul", "dataflow.join_heads"]
+
+// UNTILED: error: 'dataflow.program' op is not tiled for a target; run dataflow-tile first
