@@ -143,11 +143,55 @@ SmallVector<RegionDraft> groupKernels(Block &body) {
   return drafts;
 }
 
+/// The loss turn-around runs over the vocabulary in chunks as wide as the
+/// hidden size, so that its per-token logits are never larger than the
+/// hidden state: the logits product runs once per chunk to find each
+/// token's log-sum-exp, and again with the softmax gradient, the input
+/// gradient and the embedding gradient, chunk by chunk (docs/wafer.md).
+struct VocabularyChunks {
+  int64_t vocabulary = 0;
+  int64_t chunks = 1;
+  /// The product whose result the loss reads.
+  Operation *logits = nullptr;
+
+  explicit VocabularyChunks(Block &body) {
+    for (auto matmul : body.getOps<MatmulOp>()) {
+      if (!llvm::any_of(matmul->getUsers(),
+                        [](Operation *user) { return isa<CrossEntropyOp>(user); }))
+        continue;
+      RankedTensorType result = tensorOf(matmul.getResult());
+      vocabulary = result.getShape().back();
+      int64_t hidden = std::max<int64_t>(1, matmul.getTilingSpace()[2]);
+      chunks = std::max<int64_t>(1, llvm::divideCeil(vocabulary, hidden));
+      logits = matmul;
+      return;
+    }
+  }
+  /// Whether `value` is a per-sequence stream as wide as the vocabulary.
+  bool isVocabularyWide(Value value) const {
+    return logits && isPerSequence(value) &&
+           tensorOf(value).getShape().back() == vocabulary;
+  }
+  /// Bytes per sequence `value` holds while live: one chunk's worth when it
+  /// is as wide as the vocabulary.
+  int64_t liveBytes(Value value) const {
+    int64_t bytes = bytesPerSequence(tensorOf(value));
+    return isVocabularyWide(value) ? llvm::divideCeil(bytes, chunks) : bytes;
+  }
+  /// Whether `kernel` reads or writes a vocabulary-wide stream.
+  bool touches(Operation *kernel) const {
+    auto wide = [&](Value value) { return isVocabularyWide(value); };
+    return llvm::any_of(kernel->getOperands(), wide) ||
+           llvm::any_of(kernel->getResults(), wide);
+  }
+};
+
 /// Bytes per sequence of activations live while each region runs: every
 /// per-sequence stream defined at or before one of its kernels and used at
 /// or after it. Score matrices made and used only by attention kernels
 /// are the fused attention's own, never stored whole, and do not count.
-SmallVector<int64_t> liveBytes(Block &body, ArrayRef<RegionDraft> drafts) {
+SmallVector<int64_t> liveBytes(Block &body, ArrayRef<RegionDraft> drafts,
+                               const VocabularyChunks &vocabulary) {
   llvm::DenseMap<Operation *, int64_t> position;
   int64_t end = 0;
   for (Operation &op : body)
@@ -181,7 +225,7 @@ SmallVector<int64_t> liveBytes(Block &body, ArrayRef<RegionDraft> drafts) {
       attentionOnly &= isAttention(local);
     }
     if (!attentionOnly)
-      intervals.push_back({first, last, bytesPerSequence(tensorOf(value))});
+      intervals.push_back({first, last, vocabulary.liveBytes(value)});
   };
   for (Operation &op : body) {
     for (Value operand : op.getOperands())
@@ -275,7 +319,8 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
       return op.emitOpError() << "has no tile; run dataflow-tile first";
 
   SmallVector<RegionDraft> drafts = groupKernels(body);
-  SmallVector<int64_t> live = liveBytes(body, drafts);
+  VocabularyChunks vocabulary(body);
+  SmallVector<int64_t> live = liveBytes(body, drafts, vocabulary);
   // Which region runs each kernel, for the weight and gradient streams.
   llvm::DenseMap<Operation *, StringAttr> regionOf;
   for (auto [draft, liveBytes] : llvm::zip(drafts, live)) {
@@ -300,12 +345,16 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
                        ? principal->getOperand(0)
                        : principal->getResult(0);
     Type element = tensorOf(stored).getElementType();
+    bool chunked = llvm::any_of(
+        draft.kernels, [&](Operation *op) { return vocabulary.touches(op); });
+    bool repeated = llvm::is_contained(draft.kernels, vocabulary.logits);
     builder.create<wafer::RegionOp>(
         principal->getLoc(), draft.symbol, draft.kind,
         principal->getName().getStringRef(), builder.getStrArrayAttr(fused),
         /*placement=*/wafer::RectAttr(), /*layout=*/wafer::LayoutAttr(), flops,
         shapeOf(kernel), elementBytes(element), liveBytes, accumulator,
         weightBytes ? builder.getI64IntegerAttr(*weightBytes) : IntegerAttr(),
+        chunked ? vocabulary.chunks : 1, repeated ? 2 : 1,
         /*colors=*/DenseI64ArrayAttr(), /*sram_bytes=*/IntegerAttr());
     for (Operation *op : draft.kernels)
       regionOf[op] = builder.getStringAttr(draft.symbol);

@@ -119,7 +119,8 @@ FailureOr<ExecutionModel> ExecutionModel::build(DeviceOp device) {
                              region.getColumns(), region.getContracted(),
                              region.getFlops(), region.getElementBytes(),
                              region.getLive(), region.getAccumulator(),
-                             region.getWeightBytes().value_or(0), 0, 0});
+                             region.getWeightBytes().value_or(0),
+                             region.getChunks(), region.getRepeats(), 0, 0});
       } else if (auto ingress = dyn_cast<IngressOp>(inner)) {
         s.kernels[index.at(ingress.getDestAttr().getAttr())].ingressBytes +=
             ingress.getBytes();
@@ -268,6 +269,13 @@ KernelTime ExecutionModel::timeWith(const Kernel &k, Layout layout,
     break;
   }
   }
+  // A kernel run again repeats all of its work; one run chunk by chunk pays
+  // its fixed cost once per chunk.
+  double repeats = static_cast<double>(k.repeats);
+  time.compute *= repeats;
+  time.fabric *= repeats;
+  time.sram *= repeats;
+  time.fixed *= repeats * static_cast<double>(k.chunks);
   return time;
 }
 

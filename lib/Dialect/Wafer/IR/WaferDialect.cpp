@@ -181,6 +181,11 @@ LogicalResult RegionOp::verify() {
     if (extent < 1 || extent > cgpt::kMaxPerSequence)
       return emitOpError() << "shape extents must be 1 to "
                            << cgpt::kMaxPerSequence << ", got " << extent;
+  if (getChunks() < 1 || getChunks() > cgpt::kMaxPerSequence ||
+      getRepeats() < 1 || getRepeats() > 16)
+    return emitOpError() << "chunks must be 1 to " << cgpt::kMaxPerSequence
+                         << " and repeats 1 to 16, got " << getChunks()
+                         << " and " << getRepeats();
   if (getElementBytes() < 1 || getElementBytes() > 8)
     return emitOpError() << "element_bytes must be 1 to 8, got "
                          << getElementBytes();

@@ -164,6 +164,8 @@ private:
     KernelKind kind;
     int64_t rows, columns, contracted;
     int64_t flops, elementBytes, live, accumulator, weightBytes;
+    /// Vocabulary chunks it runs in, and times it runs (region attributes).
+    int64_t chunks, repeats;
     /// Weight bytes entering the mesh for this kernel (its ingress ops).
     int64_t ingressBytes = 0;
     /// Gradient bytes leaving after it (its egress ops).

@@ -202,7 +202,10 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     results, and what later kernels of the stage still need); and, once
     per pass whatever the micro-batch, the `accumulator` bytes of the
     weight gradient it sums. A kernel against a streamed weight has
-    `weight_bytes`.
+    `weight_bytes`. The loss turn-around runs over the vocabulary in
+    `chunks` (its logits never exist whole, only one chunk's worth is
+    live), and the logits product `repeats` twice: once to find each
+    token's log-sum-exp, once to form the gradient.
 
     `wafer-place` sets `at` (the cores it runs on: the whole mesh) and its
     `layout`; `wafer-route` gives its streams `colors`; `wafer-check-memory`
@@ -226,6 +229,8 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
                        CGPT_I64Attr:$element_bytes, CGPT_I64Attr:$live,
                        CGPT_I64Attr:$accumulator,
                        OptionalAttr<CGPT_I64Attr>:$weight_bytes,
+                       DefaultValuedAttr<CGPT_I64Attr, "1">:$chunks,
+                       DefaultValuedAttr<CGPT_I64Attr, "1">:$repeats,
                        OptionalAttr<DenseI64ArrayAttr>:$colors,
                        OptionalAttr<CGPT_I64Attr>:$sram_bytes);
   let assemblyFormat = [{
