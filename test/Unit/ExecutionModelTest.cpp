@@ -1,0 +1,237 @@
+//===- ExecutionModelTest.cpp - the wafer's execution model ---------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The execution model against hand-computed values on hand-written wafer IR
+// (test/Dialect/Wafer/Inputs), and its invariants on real models: a pass is
+// never faster than its weights' I/O or its FLOPs at peak; time per sample
+// never rises as the micro-batch doubles; a model whose checkpoints do not
+// fit gets a policy that does; more SRAM or more systems never slow a step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestModels.h"
+
+#include "cgpt/Dialect/Wafer/Analysis/ExecutionModel.h"
+#include "cgpt/InitAllDialects.h"
+#include "cgpt/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace cgpt;
+using namespace cgpt::wafer;
+
+namespace {
+
+using Kind = CheckpointPolicy::Kind;
+
+class ExecutionModelTest : public ::testing::Test {
+protected:
+  ExecutionModelTest() : context(registry()) {
+    context.loadAllAvailableDialects();
+  }
+
+  static mlir::DialectRegistry registry() {
+    mlir::DialectRegistry registry;
+    registerAllDialects(registry);
+    return registry;
+  }
+
+  /// Parses hand-written wafer IR from test/Dialect/Wafer/Inputs.
+  DeviceOp parseInput(const std::string &name) {
+    module = mlir::parseSourceFile<mlir::ModuleOp>(
+        test::sourcePath("test/Dialect/Wafer/Inputs/" + name), &context);
+    EXPECT_TRUE(module) << name;
+    return *module->getOps<DeviceOp>().begin();
+  }
+
+  /// Imports a model file and lowers it to planned wafer IR for `target`
+  /// on `systems` systems.
+  DeviceOp compile(const std::string &file, const std::string &target,
+                   int64_t systems = 1) {
+    module = test::importSourceModel(file, &context);
+    EXPECT_TRUE(module) << file;
+    module->walk([&](transformer::TrainStepOp step) {
+      step.setNumCsx(systems);
+    });
+    mlir::PassManager pm(&context);
+    LowerToDataflowOptions options;
+    options.target = target;
+    buildLowerToWaferPipeline(pm, options);
+    EXPECT_TRUE(mlir::succeeded(pm.run(*module))) << file;
+    return *module->getOps<DeviceOp>().begin();
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// Live and checkpoint bytes per core, computed by hand. two-layers.mlir at
+/// one sequence (64 tokens) on the 16 x 12 mini mesh: the forward stage
+/// splits tokens 6 ways and features 32 ways (192 cores), so a core holds
+/// ceil(64 / 6) = 11 tokens of each activation, and ceil(256 / 32) = 8 B of
+/// each token of the matmul's 16,384 live bytes per sequence (256 B per
+/// token): 88 B. The two layers keep 8,192 B each per sequence (256 B per
+/// token in all): 11 x 8 = 88 B.
+TEST_F(ExecutionModelTest, LiveAndCheckpointBytesByHand) {
+  DeviceOp device = parseInput("two-layers.mlir");
+  mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
+  ASSERT_TRUE(mlir::succeeded(model));
+  Layout layout = model->stageLayout(0, 1);
+  EXPECT_EQ(layout.tokenGroups, 6);
+  EXPECT_EQ(layout.featureGroups, 32);
+  CoreMemory memory = model->regionMemory(0, 1, 1, {Kind::keep, 0});
+  EXPECT_EQ(memory.live, 88);
+  EXPECT_EQ(memory.checkpoints, 88);
+  EXPECT_EQ(memory.reserve, 8192);
+  // The largest stage streams 8,192 B; double-buffered over 192 cores.
+  EXPECT_EQ(memory.weightBuffers, 2 * 43);
+  EXPECT_EQ(memory.accumulator, 0);
+  // The weight gradient of a backward stage sums 16,384 B over 192 cores.
+  EXPECT_EQ(model->regionMemory(2, 1, 1, {Kind::keep, 0}).accumulator, 86);
+  // Offloaded, the wafer holds the checkpoint in use and the next one:
+  // 2 x 8,192 B per sequence, the same as keeping both layers here.
+  EXPECT_EQ(model->regionMemory(0, 1, 1, {Kind::offload, 0}).checkpoints, 88);
+}
+
+/// deep-checkpoints.mlir: four layers of 2 MiB of checkpoint per sequence.
+/// Keeping all four (8 MiB) does not fit; keeping every second layer holds
+/// layers 0 and 2 and rebuilds one: 6 MiB; offloading holds two: 4 MiB.
+TEST_F(ExecutionModelTest, CheckpointPolicies) {
+  DeviceOp device = parseInput("deep-checkpoints.mlir");
+  mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
+  ASSERT_TRUE(mlir::succeeded(model));
+  Layout layout = model->stageLayout(0, 1);
+  auto perCore = [&](int64_t perSequence) {
+    int64_t tokens = (64 + layout.tokenGroups - 1) / layout.tokenGroups;
+    int64_t perToken = perSequence / 64;
+    return tokens * ((perToken + layout.featureGroups - 1) /
+                     layout.featureGroups);
+  };
+  const int64_t mib = 1 << 20;
+  EXPECT_EQ(model->regionMemory(0, 0, 1, {Kind::keep, 0}).checkpoints,
+            perCore(8 * mib));
+  EXPECT_EQ(model->regionMemory(0, 0, 1, {Kind::every, 2}).checkpoints,
+            perCore(6 * mib));
+  EXPECT_EQ(model->regionMemory(0, 0, 1, {Kind::offload, 0}).checkpoints,
+            perCore(4 * mib));
+  int64_t sram = model->getTarget().getCoreSramBytes();
+  EXPECT_GT(model->memoryPeak(1, {Kind::keep, 0}).memory.total(), sram);
+  EXPECT_LE(model->memoryPeak(1, {Kind::every, 2}).memory.total(), sram);
+  EXPECT_LE(model->memoryPeak(1, {Kind::offload, 0}).memory.total(), sram);
+  // Recomputing streams the rebuilt layers' weights again and runs them
+  // again: slower than a policy that keeps, at the same micro-batch.
+  EXPECT_GT(model->estimate(1, {Kind::every, 2}).firstPassSeconds,
+            model->estimate(1, {Kind::keep, 0}).firstPassSeconds);
+}
+
+/// A pass takes at least its weights' I/O (in, forward and backward) and
+/// its FLOPs at the mesh's peak.
+TEST_F(ExecutionModelTest, PassLowerBounds) {
+  for (auto [file, target] :
+       {std::pair<const char *, const char *>{"models/tiny.yaml", "mini"},
+        {"models/cerebras-gpt-111m.yaml", "wse2"},
+        {"models/cerebras-gpt-1.3b.yaml", "wse3"}}) {
+    DeviceOp device = compile(file, target);
+    mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
+    ASSERT_TRUE(mlir::succeeded(model));
+    const target::WaferTargetModel &t = model->getTarget();
+    double weightBytes = 0;
+    device.walk([&](IngressOp in) { weightBytes += in.getBytes(); });
+    int64_t micro = device.getMicroBatch();
+    CheckpointPolicy policy =
+        CheckpointPolicy::fromAttr(*device.getCheckpoint());
+    double pass = model->estimate(micro, policy).firstPassSeconds;
+    EXPECT_GE(pass, weightBytes / t.getIoBytesPerSecond()) << file;
+    EXPECT_GE(pass, static_cast<double>(device.getFlopsPerSequence()) *
+                        micro / t.getPeakFlopsPerSecond())
+        << file;
+  }
+}
+
+/// At a fixed policy, doubling the micro-batch never makes a sequence
+/// slower: fixed costs and streamed weights are shared by more tokens, and
+/// every core holds at most twice the tokens.
+TEST_F(ExecutionModelTest, TimePerSampleFallsAsTheMicroBatchDoubles) {
+  for (auto [file, target] :
+       {std::pair<const char *, const char *>{"models/tiny.yaml", "mini"},
+        {"models/cerebras-gpt-111m.yaml", "wse2"},
+        {"models/cerebras-gpt-1.3b.yaml", "wse2"}}) {
+    DeviceOp device = compile(file, target);
+    mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
+    ASSERT_TRUE(mlir::succeeded(model));
+    int64_t sram = model->getTarget().getCoreSramBytes();
+    for (CheckpointPolicy policy :
+         {CheckpointPolicy{Kind::keep, 0}, CheckpointPolicy{Kind::offload, 0}}) {
+      double previous = 0;
+      for (int64_t micro = 1; micro <= device.getPerSystemBatch();
+           micro *= 2) {
+        if (model->memoryPeak(micro, policy).memory.total() > sram)
+          break;
+        double perSample =
+            model->estimate(micro, policy).firstPassSeconds / micro;
+        if (previous > 0)
+          EXPECT_LE(perSample, previous * (1 + 1e-12))
+              << file << " at " << micro << " with " << policy.str();
+        previous = perSample;
+      }
+    }
+  }
+}
+
+/// More systems never make a step slower, and the reduce tree's depth
+/// (fan-out 4) shows in its tail: 16 systems, two levels.
+TEST_F(ExecutionModelTest, MoreSystemsNeverSlower) {
+  double previous = 0;
+  for (int64_t systems : {1, 2, 4, 8, 16}) {
+    DeviceOp device = compile("models/cerebras-gpt-1.3b.yaml", "wse2", systems);
+    mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
+    ASSERT_TRUE(mlir::succeeded(model));
+    StepEstimate step = model->estimate(
+        device.getMicroBatch(),
+        CheckpointPolicy::fromAttr(*device.getCheckpoint()));
+    if (previous > 0)
+      EXPECT_GE(step.samplesPerSecond, previous) << systems;
+    previous = step.samplesPerSecond;
+    if (systems == 16)
+      EXPECT_GE(step.reduceSeconds,
+                2 * model->getTarget().getReduceLevelLatencySeconds());
+  }
+}
+
+/// A target with twice the SRAM per core never trains slower: the planner
+/// can keep every earlier choice.
+TEST_F(ExecutionModelTest, MoreSramNeverSlower) {
+  std::ifstream in(test::sourcePath("lib/Target/targets/mini.yaml"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string doubled = text.str();
+  size_t at = doubled.find("sram_bytes: 49152");
+  ASSERT_NE(at, std::string::npos);
+  doubled.replace(at, 17, "sram_bytes: 98304");
+  std::string path = test::writeTemporary(doubled, "yaml");
+  DeviceOp small = compile("models/tiny.yaml", "mini");
+  double smallRate =
+      ExecutionModel::build(small)
+          ->estimate(small.getMicroBatch(),
+                     CheckpointPolicy::fromAttr(*small.getCheckpoint()))
+          .samplesPerSecond;
+  DeviceOp large = compile("models/tiny.yaml", path);
+  double largeRate =
+      ExecutionModel::build(large)
+          ->estimate(large.getMicroBatch(),
+                     CheckpointPolicy::fromAttr(*large.getCheckpoint()))
+          .samplesPerSecond;
+  EXPECT_GE(largeRate, smallRate);
+}
+
+} // namespace
