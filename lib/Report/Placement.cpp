@@ -116,7 +116,7 @@ RegionOp drawnRegion(StageOp stage) {
 
 void SvgWriter::write() {
   SmallVector<RegionOp> regions(stage.getBody().front().getOps<RegionOp>());
-  double width = std::max(panelW + 2 * kMargin, 760.0);
+  double width = std::max(panelW + 2 * kMargin, 900.0);
   double height = kTitleHeight + panelH + 2 * kMargin + kLegendRow +
                   kRowHeight * static_cast<double>(regions.size() + 1);
   os << llvm::formatv("<svg xmlns=\"http://www.w3.org/2000/svg\" "
@@ -210,7 +210,7 @@ void SvgWriter::writeTable(double top) {
                         kMargin + 18, y, escape(region.getSymName()),
                         stringifyKernelKind(region.getKind()), escape(kernels),
                         layout);
-    double barLeft = std::max(panelW + 2 * kMargin, 760.0) - kMargin - kBarWidth;
+    double barLeft = std::max(panelW + 2 * kMargin, 900.0) - kMargin - kBarWidth;
     os << llvm::formatv("<rect data-sram=\"{0}\" x=\"{1}\" y=\"{2}\" "
                         "width=\"{3}\" height=\"12\" fill=\"{4}\"/>\n",
                         bytes, barLeft, y - 11,

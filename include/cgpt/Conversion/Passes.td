@@ -71,29 +71,37 @@ def ConvertTransformerToDataflow
 
 def ConvertDataflowToWafer
     : Pass<"convert-dataflow-to-wafer", "::mlir::ModuleOp"> {
-  let summary = "Maps a tiled dataflow program to logical regions of the mesh";
+  let summary = "Maps a tiled dataflow program to kernels that run over the mesh";
   let description = [{
     Turns each tiled `dataflow.program` into a `wafer.device` for the
     program's target, with one `wafer.stage` per dataflow stage in schedule
-    order and, in each, one logical `wafer.region` per kernel, a
-    `wafer.flow` per stream between two kernels of the stage, a
-    `wafer.ingress` per weight streamed in (to the first kernel that reads
-    it; others get it by multicast) and a `wafer.egress` per gradient
-    streamed out. Streams between stages become resident hand-offs, not
-    flows; kept activations add up to the device's
-    `kept_bytes_per_sequence`.
+    order. In each, the kernels become an ordered sequence of
+    `wafer.region`s, each of which will run over the whole mesh:
 
-    Each region records per sequence its FLOPs, tiles, tile efficiency and
-    stationary bytes, and per core its tile working set and stream buffers.
+    - elementwise work (maps, head splits and merges, position adds) fuses
+      into the region just before it when it reads that region's result;
+    - attention's products, softmax and softmax gradient fuse into one
+      region while they follow each other, so the score matrices are the
+      region's own and never count as live activations;
+    - the loss turn-around runs over the vocabulary in chunks as wide as the
+      hidden size (`chunks`), its logits product twice (`repeats`).
+
+    Each region records its `kind`, the kernels it runs, its FLOPs and
+    shape per sequence, its stored element size, the bytes of activations
+    live while it runs (by liveness over the stage), and the weight
+    gradient it sums. A `wafer.ingress` goes to the first region that reads
+    each streamed weight, a `wafer.egress` from the region that makes each
+    gradient; each stage records the checkpoint bytes it keeps per sequence.
 
     ```mlir
-    %y = dataflow.matmul %x, %w {tile = #dataflow.tile<[4, 24, 8]>} : ...
+    %q = dataflow.matmul %x, %w {tile = #dataflow.tile<[4, 24, 8]>} : ...
+    %h:3 = dataflow.split_heads %q heads 2 head_size 4 ...
     ```
     becomes
     ```mlir
-    wafer.region @matmul.3 "dataflow.matmul" {flops = 1632 : i64, tile = array<i64: 4, 24, 8>, ...}
-    wafer.ingress "h.0.attn.qkv.weight" -> @matmul.3 bytes 768
-    wafer.flow @layer_norm.2 -> @matmul.3 bytes 128
+    wafer.region @matmul.1 weight_matmul "dataflow.matmul" {flops = 1632 : i64,
+        fused = ["dataflow.split_heads"], live = 896 : i64, shape = array<i64: 4, 24, 8>, ...}
+    wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 768
     ```
     The program must have been tiled (`dataflow-tile`) for a target.
   }];

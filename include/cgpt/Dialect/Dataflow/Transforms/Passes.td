@@ -13,9 +13,10 @@ def DataflowTile : Pass<"dataflow-tile", "::mlir::ModuleOp"> {
   let summary = "Chooses each kernel's tile from the target's per-core resources";
   let description = [{
     Gives every kernel a `#dataflow.tile` over its tiling space: the piece
-    of work one core holds at a time, so that placement can spread the
-    kernel over a rectangle of cores. Tiles are chosen from the target
-    model (`target`), never from constants:
+    of work one core holds at a time, the blocking the functional executor
+    runs each kernel in (its reductions sum tile by tile, as the cores
+    would). Tiles are chosen from the target model (`target`), never from
+    constants:
 
     - a matrix multiply gets a cube `[t, t, t]` (capped by its extents),
       `t` the largest multiple of the core's SIMD lanes (FLOP per cycle / 2,
@@ -27,11 +28,9 @@ def DataflowTile : Pass<"dataflow-tile", "::mlir::ModuleOp"> {
       second level), then as many rows as fit, every operand and result
       counted.
 
-    A quarter of the core by default: the tile's stream buffers take about
-    as much again, and the other half of every core is left for what weight
-    streaming keeps resident (activations of the micro-batch, kept
-    activations for the backward pass). `wafer-check-memory` accounts for
-    all of it.
+    A quarter of the core by default. The wafer's memory model does not
+    charge tiles: it counts what is live while each kernel runs over the
+    whole mesh (docs/wafer.md).
 
     ```mlir
     %y = dataflow.matmul %x, %w : (...) -> !dataflow.stream<tensor<?x64x192xf32>>
