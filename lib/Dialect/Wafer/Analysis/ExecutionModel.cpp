@@ -186,8 +186,8 @@ KernelTime ExecutionModel::timeWith(const Kernel &k, Layout layout,
                                    kSumBytes * (gk - 1) / gk
                              : 0;
     time.compute = elements * vectorOp(tb) + partials / kSumBytes / lanes;
-    time.fabric = std::max((elements * eb + partials) / link,
-                           partials / (2 * link));
+    // Weights and partial sums share each core's ramp, the busiest link.
+    time.fabric = (elements * eb + partials) / link;
     time.sram = elements * std::max(tb * (eb + kSumBytes) / read,
                                     tb * kSumBytes / write);
     break;
@@ -205,8 +205,8 @@ KernelTime ExecutionModel::timeWith(const Kernel &k, Layout layout,
     double partials =
         gt > 1 ? elements * kSumBytes * (gt - 1) / gt : 0;
     time.compute = elements * vectorOp(tb) + partials / kSumBytes / lanes;
-    time.fabric = std::max((gathered + partials) / link,
-                           std::max(gathered, partials) / (2 * link));
+    // The gathered gradient and the partial sums share each core's ramp.
+    time.fabric = (gathered + partials) / link;
     time.sram = elements * (2 * tb * eb / read);
     break;
   }
@@ -306,12 +306,6 @@ ExecutionModel::layoutsAt(int64_t microBatch) const {
     for (size_t s = 0; s < stages.size(); ++s)
       it->second.push_back(stageLayout(s, microBatch));
   return it->second;
-}
-
-KernelTime ExecutionModel::kernelTime(size_t stage, size_t index,
-                                      int64_t microBatch) const {
-  return timeWith(stages[stage].kernels[index], layoutsAt(microBatch)[stage],
-                  microBatch);
 }
 
 int64_t ExecutionModel::checkpointBytesOnWafer(int64_t microBatch,

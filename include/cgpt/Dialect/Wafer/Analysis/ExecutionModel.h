@@ -138,8 +138,6 @@ public:
   /// The layout of `stage`'s token-major kernels at `microBatch`: the split
   /// that makes its kernels fastest.
   Layout stageLayout(size_t stage, int64_t microBatch) const;
-  /// Time of the `index`-th region of `stage` at `microBatch`.
-  KernelTime kernelTime(size_t stage, size_t index, int64_t microBatch) const;
   /// Per-core memory of that region at `microBatch` under `policy`.
   CoreMemory regionMemory(size_t stage, size_t index, int64_t microBatch,
                           CheckpointPolicy policy) const;

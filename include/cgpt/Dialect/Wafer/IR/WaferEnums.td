@@ -21,8 +21,7 @@ def Wafer_KernelKind : I32EnumAttr<"KernelKind", "how a kernel runs on the mesh"
 
 def Wafer_EdgeKind : I32EnumAttr<"Edge", "where a stream enters or leaves the mesh", [
     I32EnumAttrCase<"none", 0>,
-    I32EnumAttrCase<"north", 1>,
-    I32EnumAttrCase<"west", 2>]> {
+    I32EnumAttrCase<"north", 1>]> {
   let cppNamespace = "::cgpt::wafer";
 }
 
