@@ -71,9 +71,22 @@ protected:
     return *module->getOps<DeviceOp>().begin();
   }
 
+  /// The planned step's estimate for `device`: its micro-batch and policy.
+  static StepEstimate plannedStep(DeviceOp device) {
+    return ExecutionModel::build(device)->estimate(
+        device.getMicroBatch(),
+        CheckpointPolicy::fromAttr(*device.getCheckpoint()));
+  }
+
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
+
+/// Small and large models on each target, for the invariants.
+const std::pair<const char *, const char *> kModels[] = {
+    {"models/tiny.yaml", "mini"},
+    {"models/cerebras-gpt-111m.yaml", "wse2"},
+    {"models/cerebras-gpt-1.3b.yaml", "wse3"}};
 
 /// Live and checkpoint bytes per core, computed by hand. two-layers.mlir at
 /// one sequence (64 tokens) on the 16 x 12 mini mesh: the forward stage
@@ -137,20 +150,13 @@ TEST_F(ExecutionModelTest, CheckpointPolicies) {
 /// A pass takes at least its weights' I/O (in, forward and backward) and
 /// its FLOPs at the mesh's peak.
 TEST_F(ExecutionModelTest, PassLowerBounds) {
-  for (auto [file, target] :
-       {std::pair<const char *, const char *>{"models/tiny.yaml", "mini"},
-        {"models/cerebras-gpt-111m.yaml", "wse2"},
-        {"models/cerebras-gpt-1.3b.yaml", "wse3"}}) {
+  for (auto [file, target] : kModels) {
     DeviceOp device = compile(file, target);
-    mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
-    ASSERT_TRUE(mlir::succeeded(model));
-    const target::WaferTargetModel &t = model->getTarget();
+    const target::WaferTargetModel &t = **device.getTargetModel();
     double weightBytes = 0;
     device.walk([&](IngressOp in) { weightBytes += in.getBytes(); });
     int64_t micro = device.getMicroBatch();
-    CheckpointPolicy policy =
-        CheckpointPolicy::fromAttr(*device.getCheckpoint());
-    double pass = model->estimate(micro, policy).firstPassSeconds;
+    double pass = plannedStep(device).firstPassSeconds;
     EXPECT_GE(pass, weightBytes / t.getIoBytesPerSecond()) << file;
     EXPECT_GE(pass, static_cast<double>(device.getFlopsPerSequence()) *
                         micro / t.getPeakFlopsPerSecond())
@@ -162,10 +168,7 @@ TEST_F(ExecutionModelTest, PassLowerBounds) {
 /// slower: fixed costs and streamed weights are shared by more tokens, and
 /// every core holds at most twice the tokens.
 TEST_F(ExecutionModelTest, TimePerSampleFallsAsTheMicroBatchDoubles) {
-  for (auto [file, target] :
-       {std::pair<const char *, const char *>{"models/tiny.yaml", "mini"},
-        {"models/cerebras-gpt-111m.yaml", "wse2"},
-        {"models/cerebras-gpt-1.3b.yaml", "wse2"}}) {
+  for (auto [file, target] : kModels) {
     DeviceOp device = compile(file, target);
     mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
     ASSERT_TRUE(mlir::succeeded(model));
@@ -194,17 +197,13 @@ TEST_F(ExecutionModelTest, MoreSystemsNeverSlower) {
   double previous = 0;
   for (int64_t systems : {1, 2, 4, 8, 16}) {
     DeviceOp device = compile("models/cerebras-gpt-1.3b.yaml", "wse2", systems);
-    mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
-    ASSERT_TRUE(mlir::succeeded(model));
-    StepEstimate step = model->estimate(
-        device.getMicroBatch(),
-        CheckpointPolicy::fromAttr(*device.getCheckpoint()));
+    StepEstimate step = plannedStep(device);
     if (previous > 0)
       EXPECT_GE(step.samplesPerSecond, previous) << systems;
     previous = step.samplesPerSecond;
     if (systems == 16)
       EXPECT_GE(step.reduceSeconds,
-                2 * model->getTarget().getReduceLevelLatencySeconds());
+                2 * (*device.getTargetModel())->getReduceLevelLatencySeconds());
   }
 }
 
@@ -219,18 +218,10 @@ TEST_F(ExecutionModelTest, MoreSramNeverSlower) {
   ASSERT_NE(at, std::string::npos);
   doubled.replace(at, 17, "sram_bytes: 98304");
   std::string path = test::writeTemporary(doubled, "yaml");
-  DeviceOp small = compile("models/tiny.yaml", "mini");
   double smallRate =
-      ExecutionModel::build(small)
-          ->estimate(small.getMicroBatch(),
-                     CheckpointPolicy::fromAttr(*small.getCheckpoint()))
-          .samplesPerSecond;
-  DeviceOp large = compile("models/tiny.yaml", path);
+      plannedStep(compile("models/tiny.yaml", "mini")).samplesPerSecond;
   double largeRate =
-      ExecutionModel::build(large)
-          ->estimate(large.getMicroBatch(),
-                     CheckpointPolicy::fromAttr(*large.getCheckpoint()))
-          .samplesPerSecond;
+      plannedStep(compile("models/tiny.yaml", path)).samplesPerSecond;
   EXPECT_GE(largeRate, smallRate);
 }
 
