@@ -111,7 +111,9 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
     model.linkBytesPerCycle =
         requireInt(fabric, "link_bytes_per_cycle", 1, 1 << 16);
     model.hopLatencyCycles = requireInt(fabric, "hop_latency_cycles", 1, 1 << 16);
-    model.numColors = requireInt(fabric, "colors", 1, 1 << 10);
+    model.numColors = requireInt(fabric, "colors", 1, 64);
+    model.routerQueueWavelets =
+        requireInt(fabric, "queue_wavelets", 1, 1 << 10);
     Section system = source.subsection(top, "system");
     model.ioBytesPerSecond = require(system, "io_bytes_per_second", 1, kMaxRate);
     Section servers = source.subsection(top, "weight_servers");

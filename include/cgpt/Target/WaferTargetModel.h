@@ -70,6 +70,8 @@ public:
   int64_t getLinkBytesPerCycle() const { return linkBytesPerCycle; }
   int64_t getHopLatencyCycles() const { return hopLatencyCycles; }
   int64_t getNumColors() const { return numColors; }
+  /// Wavelets a router's input queue holds, per port and color.
+  int64_t getRouterQueueWavelets() const { return routerQueueWavelets; }
 
   // System and cluster.
   double getIoBytesPerSecond() const { return ioBytesPerSecond; }
@@ -92,6 +94,7 @@ private:
   int64_t taskActivationCycles = 0, reservedBytes = 0;
   double clockHz = 0;
   int64_t linkBytesPerCycle = 0, hopLatencyCycles = 0, numColors = 0;
+  int64_t routerQueueWavelets = 0;
   double ioBytesPerSecond = 0;
   double weightServerCapacity = 0, weightServerBandwidth = 0;
   double optimizerBandwidth = 0;

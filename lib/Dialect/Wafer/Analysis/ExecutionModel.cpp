@@ -115,12 +115,8 @@ FailureOr<ExecutionModel> ExecutionModel::build(DeviceOp device) {
     for (Operation &inner : stage.getBody().front()) {
       if (auto region = dyn_cast<RegionOp>(inner)) {
         index[region.getSymNameAttr()] = s.kernels.size();
-        s.kernels.push_back({region, region.getKind(), region.getRows(),
-                             region.getColumns(), region.getContracted(),
-                             region.getFlops(), region.getElementBytes(),
-                             region.getLive(), region.getAccumulator(),
-                             region.getWeightBytes().value_or(0),
-                             region.getChunks(), region.getRepeats(), 0, 0});
+        s.kernels.push_back(
+            {region, KernelShape::of(region), region.getLive(), 0, 0});
       } else if (auto ingress = dyn_cast<IngressOp>(inner)) {
         s.kernels[index.at(ingress.getDestAttr().getAttr())].ingressBytes +=
             ingress.getBytes();
@@ -143,78 +139,110 @@ FailureOr<ExecutionModel> ExecutionModel::build(DeviceOp device) {
   return model;
 }
 
-int64_t ExecutionModel::fmacLanes(int64_t elementBytes) const {
-  // 16-bit operands accumulate in f32 (bf16 storage, f32 accumulation);
-  // all-f32 programs run the f32 FMAC.
-  return elementBytes <= 2 ? target->getMixedFmacsPerCycle()
-                           : target->getF32FmacsPerCycle();
+KernelShape KernelShape::of(RegionOp region) {
+  KernelShape shape;
+  shape.kind = region.getKind();
+  shape.rows = region.getRows();
+  shape.columns = region.getColumns();
+  shape.contracted = region.getContracted();
+  shape.flops = region.getFlops();
+  shape.elementBytes = region.getElementBytes();
+  shape.weightBytes = region.getWeightBytes().value_or(0);
+  shape.accumulator = region.getAccumulator();
+  shape.chunks = region.getChunks();
+  shape.repeats = region.getRepeats();
+  return shape;
 }
 
-KernelTime ExecutionModel::timeWith(const Kernel &k, Layout layout,
-                                    int64_t microBatch) const {
-  const target::WaferTargetModel &t = *target;
+KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
+                      const target::WaferTargetModel &t, int64_t width,
+                      int64_t height) {
   KernelTime time;
   time.layout = layout;
   double link = static_cast<double>(t.getLinkBytesPerCycle());
   double read = static_cast<double>(t.getSramReadBytesPerCycle());
   double write = static_cast<double>(t.getSramWriteBytesPerCycle());
-  double activation = static_cast<double>(t.getTaskActivationCycles());
-  double lanes = static_cast<double>(fmacLanes(k.elementBytes));
+  double a = static_cast<double>(t.getTaskActivationCycles());
+  // 16-bit operands accumulate in f32 (bf16 storage, f32 accumulation);
+  // all-f32 programs run the f32 FMAC.
+  double lanes = static_cast<double>(k.elementBytes <= 2
+                                         ? t.getMixedFmacsPerCycle()
+                                         : t.getF32FmacsPerCycle());
   double eb = static_cast<double>(k.elementBytes);
-  int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
-  // Configuring the kernel's routes and then filling and draining it each
-  // cross the mesh once: two diameters of hops.
-  time.fixed = 2.0 * static_cast<double>(t.getMeshWidth() + t.getMeshHeight()) *
-               static_cast<double>(t.getHopLatencyCycles());
-  // One vector operation over n elements: ceil(n / lanes) cycles after its
-  // task is activated.
+  // Elements one wavelet carries (two 16-bit values in 32 bits).
+  double perWavelet = std::max(1.0, link / eb);
+  auto wavelets = [&](double elements) {
+    return std::ceil(elements / perWavelet);
+  };
+  // A vector operation over n elements after its task starts.
   auto vectorOp = [&](int64_t n) {
-    return std::ceil(static_cast<double>(n) / lanes) + activation;
+    return std::ceil(static_cast<double>(n) / lanes) + a;
+  };
+  // A stream of f32 values forwarded through each core of a chain, one
+  // wavelet a cycle after one activation.
+  auto chain = [&](double values) {
+    return values > 0 ? a + values * kSumBytes / link : 0.0;
+  };
+  int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
+  double hop = static_cast<double>(t.getHopLatencyCycles());
+  // Filling and draining the kernel's streams: a multicast reaches its last
+  // core after `cores` hops; a chain of `stages` groups spread over `span`
+  // cores adds the hops and, at each stage, the wavelet's way in and out
+  // of the core's ramp (one cycle each).
+  auto multicastFill = [&](int64_t cores) {
+    return static_cast<double>(cores) * hop;
+  };
+  auto chainFill = [&](int64_t stages, int64_t span) {
+    return stages > 1 ? static_cast<double>(span) * hop + 2.0 * (stages - 1)
+                      : 0.0;
   };
 
   switch (k.kind) {
   case KernelKind::weight_matmul: {
     // Tokens over token groups, the contracted features over feature
-    // groups. Each weight element arrives (multicast down the column of its
-    // feature group) and starts one FMAC over the core's tokens; partial
-    // sums are reduce-scattered along the row, so each output feature ends
-    // on one feature group, the layout the next kernel reads.
+    // groups. Each weight wavelet arrives (multicast down the column of its
+    // feature group) and starts one task: an FMAC over the core's tokens
+    // for each element it carries. The partial sums then pass along the
+    // row, each core adding its own.
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t kb = ceilDiv(k.contracted, gk);
     double elements = static_cast<double>(kb) * k.columns;
-    double partials = gk > 1 ? static_cast<double>(tb) * k.columns *
-                                   kSumBytes * (gk - 1) / gk
-                             : 0;
-    time.compute = elements * vectorOp(tb) + partials / kSumBytes / lanes;
-    // Weights and partial sums share each core's ramp, the busiest link.
-    time.fabric = (elements * eb + partials) / link;
+    double partials = gk > 1 ? static_cast<double>(tb) * k.columns : 0;
+    time.compute = wavelets(elements) * a +
+                   elements * std::ceil(static_cast<double>(tb) / lanes) +
+                   chain(partials);
+    // Weights in, partial sums in: the core's ramp carries both.
+    time.fabric = wavelets(elements) + partials * kSumBytes / link;
     time.sram = elements * std::max(tb * (eb + kSumBytes) / read,
                                     tb * kSumBytes / write);
+    // Weights fill a feature group's columns; partial sums cross the row.
+    time.fixed = multicastFill(height + ceilDiv(width, gk)) +
+                 chainFill(gk, width);
     break;
   }
   case KernelKind::weight_grad: {
-    // dW[K, N] summed over the tokens: each core dots its tokens of one
-    // input feature with the output gradient it gathered along its row,
-    // then the partial dW is reduced down the columns to the edge.
+    // dW[K, N] summed over the tokens: the output gradient of the core's
+    // tokens streams along its row, each element starting an FMAC over the
+    // core's input features; the partial dW then passes down the columns.
     int64_t tb = ceilDiv(microBatch * k.contracted, gt);
     int64_t kb = ceilDiv(k.rows, gk);
-    double elements = static_cast<double>(kb) * k.columns;
-    double gathered = gk > 1 ? static_cast<double>(tb) * k.columns * eb *
-                                   (gk - 1) / gk
-                             : 0;
-    double partials =
-        gt > 1 ? elements * kSumBytes * (gt - 1) / gt : 0;
-    time.compute = elements * vectorOp(tb) + partials / kSumBytes / lanes;
-    // The gathered gradient and the partial sums share each core's ramp.
-    time.fabric = (gathered + partials) / link;
-    time.sram = elements * (2 * tb * eb / read);
+    double gradient = static_cast<double>(tb) * k.columns;
+    double partials = gt > 1 ? static_cast<double>(kb) * k.columns : 0;
+    time.compute = wavelets(gradient) * a +
+                   gradient * std::ceil(static_cast<double>(kb) / lanes) +
+                   chain(partials);
+    time.fabric = wavelets(gradient) + partials * kSumBytes / link;
+    time.sram = gradient * kb * (eb + kSumBytes) / read;
+    time.fixed = multicastFill(width + ceilDiv(height, gt)) +
+                 chainFill(gt, height);
     break;
   }
   case KernelKind::attention: {
     // One block of cores per (sequence, head), split into query blocks by
-    // key blocks; scores stay in the block. Each core receives its queries
-    // and its keys and values (and their gradients, backward) and does
-    // vector operations along its keys.
+    // key blocks; the scores stay in the block. Each core stores its
+    // queries, keys and values as they stream in (and their gradients,
+    // backward), runs vector operations along its keys, then passes its
+    // softmax statistics and partial outputs along the row.
     int64_t heads = std::max<int64_t>(1, k.rows / std::max<int64_t>(
                                                      1, k.columns));
     int64_t seq = k.columns, headSize = k.contracted;
@@ -223,44 +251,53 @@ KernelTime ExecutionModel::timeWith(const Kernel &k, Layout layout,
     // Products of S x S x head_size this region executes (2 forward).
     double products = std::max(
         1.0, pairFlops / (2.0 * static_cast<double>(seq) * seq * headSize));
-    int64_t cores = t.getNumCores();
+    int64_t cores = width * height;
     int64_t q = seq, keys = seq, pairsPerCore = ceilDiv(pairs, cores);
     double perCore = pairFlops * pairsPerCore;
+    int64_t cq = 1, ck = 1;
     if (pairs <= cores) {
       int64_t perPair = cores / pairs;
-      int64_t cq = std::clamp<int64_t>(
+      cq = std::clamp<int64_t>(
           static_cast<int64_t>(std::sqrt(static_cast<double>(perPair))), 1,
           seq);
-      int64_t ck = std::clamp<int64_t>(perPair / cq, 1, seq);
-      time.layout = {cq, ck};
+      ck = std::clamp<int64_t>(perPair / cq, 1, seq);
       q = ceilDiv(seq, cq);
       keys = ceilDiv(seq, ck);
       perCore = pairFlops * (static_cast<double>(q) * keys) /
                 (static_cast<double>(seq) * seq);
-    } else {
-      time.layout = {1, 1};
     }
-    double vectorOps = perCore / 2 / static_cast<double>(keys);
-    time.compute = vectorOps * vectorOp(keys);
-    double received = static_cast<double>(q + 2 * keys) * headSize * eb *
+    time.layout = {cq, ck};
+    double operands = static_cast<double>(q + 2 * keys) * headSize *
                       products / 2 * pairsPerCore;
-    time.fabric = received / link;
+    double stored = wavelets(operands);
+    double partials =
+        ck > 1 ? static_cast<double>(2 * q + q * headSize) * products / 2 *
+                     pairsPerCore
+               : 0;
+    // Queries, then keys and values, each stored as one stream.
+    time.compute = 2 * a + stored + perCore / 2 / keys * vectorOp(keys) +
+                   chain(partials);
+    time.fabric = stored + partials * kSumBytes / link;
     time.sram = perCore / 2 * (eb + kSumBytes) / read;
+    time.fixed = multicastFill(std::max(cq, ck)) + chainFill(ck, ck);
     break;
   }
   case KernelKind::reduction:
   case KernelKind::elementwise:
   case KernelKind::embedding: {
+    // Vector operations along each token's features; a reduction then
+    // passes each row's statistics along the row and back.
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t cb = ceilDiv(k.columns, gk);
     double perElement = static_cast<double>(k.flops) /
                         (static_cast<double>(k.rows) * k.columns);
     double ops = std::max(1.0, perElement / 2);
     time.compute = static_cast<double>(tb) * ops * vectorOp(cb);
+    if (k.kind == KernelKind::reduction && gk > 1) {
+      time.compute += 2 * chain(2.0 * tb);
+      time.fixed = 2 * chainFill(gk, width);
+    }
     time.sram = static_cast<double>(tb) * cb * eb * 3 / read;
-    if (k.kind == KernelKind::reduction && gk > 1)
-      // Each row's statistics are reduced along the row and sent back.
-      time.fabric = 2.0 * tb * 2 * kSumBytes / link;
     if (k.kind == KernelKind::embedding)
       // The table (or its gradient) passes each feature group's cores.
       time.fabric = static_cast<double>(std::max(k.weightBytes,
@@ -279,6 +316,12 @@ KernelTime ExecutionModel::timeWith(const Kernel &k, Layout layout,
   return time;
 }
 
+KernelTime ExecutionModel::timeWith(const Kernel &kernel, Layout layout,
+                                    int64_t microBatch) const {
+  return kernelTime(kernel.shape, layout, microBatch, *target,
+                    target->getMeshWidth(), target->getMeshHeight());
+}
+
 Layout ExecutionModel::stageLayout(size_t stageIndex,
                                    int64_t microBatch) const {
   const Stage &stage = stages[stageIndex];
@@ -289,7 +332,7 @@ Layout ExecutionModel::stageLayout(size_t stageIndex,
     Layout layout{cores / gk, gk};
     double cycles = 0;
     for (const Kernel &kernel : stage.kernels)
-      if (kernel.kind != KernelKind::attention)
+      if (kernel.shape.kind != KernelKind::attention)
         cycles += timeWith(kernel, layout, microBatch).cycles();
     if (bestCycles < 0 || cycles < bestCycles) {
       best = layout;
@@ -349,17 +392,18 @@ CoreMemory ExecutionModel::regionMemory(size_t stageIndex, size_t index,
   memory.checkpoints = checkpointBytesOnWafer(microBatch, policy, layout);
   memory.live = ceilDiv(microBatch * seq, layout.tokenGroups) *
                 ceilDiv(ceilDiv(kernel.live, seq), layout.featureGroups);
-  if (kernel.kind == KernelKind::attention) {
+  if (kernel.shape.kind == KernelKind::attention) {
     // A core takes its queries one row at a time against all its keys, with
     // a running maximum and sum (the online softmax): one row of f32 scores
     // and their gradient per (sequence, head) it holds.
     KernelTime time = timeWith(kernel, layout, microBatch);
     int64_t pairs =
-        microBatch * std::max<int64_t>(1, kernel.rows / kernel.columns);
-    int64_t keys = ceilDiv(kernel.columns, time.layout.featureGroups);
+        microBatch *
+        std::max<int64_t>(1, kernel.shape.rows / kernel.shape.columns);
+    int64_t keys = ceilDiv(kernel.shape.columns, time.layout.featureGroups);
     memory.live += 2 * keys * kSumBytes * ceilDiv(pairs, cores);
   }
-  memory.accumulator = ceilDiv(kernel.accumulator, cores);
+  memory.accumulator = ceilDiv(kernel.shape.accumulator, cores);
   return memory;
 }
 
@@ -482,7 +526,7 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
           bound = timed[s].bounds[k];
         }
         if (first && observer)
-          observer->interval(stringifyKernelKind(kernel.kind),
+          observer->interval(stringifyKernelKind(kernel.shape.kind),
                              stage.name + " @" +
                                  kernel.op.getSymName().str(),
                              begin, end - begin);
@@ -582,13 +626,14 @@ void ExecutionModel::annotateLayouts(int64_t microBatch) const {
       KernelTime time = timeWith(kernel, layout, microBatch);
       bool streamsWeights = kernel.ingressBytes > 0;
       ReduceAxis partials = ReduceAxis::none;
-      if (kernel.kind == KernelKind::weight_matmul &&
+      KernelKind kind = kernel.shape.kind;
+      if (kind == KernelKind::weight_matmul &&
           time.layout.featureGroups > 1)
         partials = ReduceAxis::rows;
-      else if (kernel.kind == KernelKind::weight_grad &&
+      else if (kind == KernelKind::weight_grad &&
                time.layout.tokenGroups > 1)
         partials = ReduceAxis::columns;
-      else if (kernel.kind == KernelKind::attention &&
+      else if (kind == KernelKind::attention &&
                time.layout.featureGroups > 1)
         partials = ReduceAxis::rows;
       kernel.op.setPlacementAttr(whole);

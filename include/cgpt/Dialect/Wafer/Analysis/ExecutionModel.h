@@ -62,6 +62,26 @@ struct KernelTime {
   const char *bound() const;
 };
 
+/// What the timing model needs of one kernel: a region's attributes.
+struct KernelShape {
+  KernelKind kind = KernelKind::elementwise;
+  /// Per sequence: [rows, columns, contracted] and executed FLOPs.
+  int64_t rows = 1, columns = 1, contracted = 1, flops = 0;
+  int64_t elementBytes = 2, weightBytes = 0, accumulator = 0;
+  int64_t chunks = 1, repeats = 1;
+
+  static KernelShape of(RegionOp region);
+};
+
+/// The time of `kernel` on a `width` x `height` rectangle of `target`'s
+/// cores whose data is split as `layout`, for `microBatch` sequences. The
+/// algorithm each kind runs, and so each term, is what the cycle-level mesh
+/// model executes (lib/Sim/Mesh, docs/runtime.md).
+KernelTime kernelTime(const KernelShape &kernel, Layout layout,
+                      int64_t microBatch,
+                      const target::WaferTargetModel &target, int64_t width,
+                      int64_t height);
+
 /// What one core holds while a kernel runs, in bytes.
 struct CoreMemory {
   /// Code, queues and stack (the target's `reserved_bytes`).
@@ -159,11 +179,8 @@ private:
   // MLIR's API, and annotateLayouts writes them.
   struct Kernel {
     mutable RegionOp op;
-    KernelKind kind;
-    int64_t rows, columns, contracted;
-    int64_t flops, elementBytes, live, accumulator, weightBytes;
-    /// Vocabulary chunks it runs in, and times it runs (region attributes).
-    int64_t chunks, repeats;
+    KernelShape shape;
+    int64_t live;
     /// Weight bytes entering the mesh for this kernel (its ingress ops).
     int64_t ingressBytes = 0;
     /// Gradient bytes leaving after it (its egress ops).
@@ -179,7 +196,6 @@ private:
 
   KernelTime timeWith(const Kernel &kernel, Layout layout,
                       int64_t microBatch) const;
-  int64_t fmacLanes(int64_t elementBytes) const;
   int64_t checkpointBytesOnWafer(int64_t microBatch, CheckpointPolicy policy,
                                  Layout layout) const;
   /// The stage executions of one pass under `policy`: indices into
