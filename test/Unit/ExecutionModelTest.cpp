@@ -90,21 +90,21 @@ const std::pair<const char *, const char *> kModels[] = {
 
 /// Live and checkpoint bytes per core, computed by hand. two-layers.mlir at
 /// one sequence (64 tokens) on the 16 x 12 mini mesh: the forward stage
-/// splits tokens 6 ways and features 32 ways (192 cores), so a core holds
-/// ceil(64 / 6) = 11 tokens of each activation, and ceil(256 / 32) = 8 B of
-/// each token of the matmul's 16,384 live bytes per sequence (256 B per
-/// token): 88 B. The two layers keep 8,192 B each per sequence (256 B per
-/// token in all): 11 x 8 = 88 B.
+/// splits tokens 12 ways and features 16 ways (192 cores), so a core holds
+/// ceil(64 / 12) = 6 tokens of each activation, and ceil(256 / 16) = 16 B
+/// of each token of the matmul's 16,384 live bytes per sequence (256 B per
+/// token): 96 B. The two layers keep 8,192 B each per sequence (256 B per
+/// token in all): 6 x 16 = 96 B.
 TEST_F(ExecutionModelTest, LiveAndCheckpointBytesByHand) {
   DeviceOp device = parseInput("two-layers.mlir");
   mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
   ASSERT_TRUE(mlir::succeeded(model));
   Layout layout = model->stageLayout(0, 1);
-  EXPECT_EQ(layout.tokenGroups, 6);
-  EXPECT_EQ(layout.featureGroups, 32);
+  EXPECT_EQ(layout.tokenGroups, 12);
+  EXPECT_EQ(layout.featureGroups, 16);
   CoreMemory memory = model->regionMemory(0, 1, 1, {Kind::keep, 0});
-  EXPECT_EQ(memory.live, 88);
-  EXPECT_EQ(memory.checkpoints, 88);
+  EXPECT_EQ(memory.live, 96);
+  EXPECT_EQ(memory.checkpoints, 96);
   EXPECT_EQ(memory.reserve, 8192);
   // The largest stage streams 8,192 B; double-buffered over 192 cores.
   EXPECT_EQ(memory.weightBuffers, 2 * 43);
@@ -113,7 +113,7 @@ TEST_F(ExecutionModelTest, LiveAndCheckpointBytesByHand) {
   EXPECT_EQ(model->regionMemory(2, 1, 1, {Kind::keep, 0}).accumulator, 86);
   // Offloaded, the wafer holds the checkpoint in use and the next one:
   // 2 x 8,192 B per sequence, the same as keeping both layers here.
-  EXPECT_EQ(model->regionMemory(0, 1, 1, {Kind::offload, 0}).checkpoints, 88);
+  EXPECT_EQ(model->regionMemory(0, 1, 1, {Kind::offload, 0}).checkpoints, 96);
 }
 
 /// deep-checkpoints.mlir: four layers of 2 MiB of checkpoint per sequence.

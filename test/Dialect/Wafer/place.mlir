@@ -5,13 +5,13 @@
 // mini mesh; each stage gets the token x feature split that makes its
 // kernels fastest at one sequence (64 tokens) before planning.
 // CHECK-LABEL: wafer.stage @h.0.forward
-// CHECK-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 6, feature_groups = 32, weights = none, partials = none>
-// CHECK-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 6, feature_groups = 32, weights = north, partials = rows>
-// The backward stage's split differs: its weight gradient reduces partial
-// sums down the columns, over the token groups.
+// CHECK-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = none, partials = none>
+// CHECK-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = north, partials = rows>
+// In the backward stage the weight gradient reduces its partial sums down
+// the columns, over the token groups.
 // CHECK-LABEL: wafer.stage @h.1.backward
-// CHECK-NEXT: wafer.region @dx weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 3, feature_groups = 64, weights = north, partials = rows>
-// CHECK-NEXT: wafer.region @dw weight_grad "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 3, feature_groups = 64, weights = none, partials = columns>
+// CHECK-NEXT: wafer.region @dx weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = north, partials = rows>
+// CHECK-NEXT: wafer.region @dw weight_grad "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = none, partials = columns>
 
 // expected-error @+1 {{has no stages; the execution model needs at least one}}
 wafer.device @empty target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 1 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #transformer.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
