@@ -357,7 +357,44 @@ llvm::json::Value buildReport(const StepReport &report) {
                              {"bound", stage.bound}});
     json["breakdown"] = std::move(breakdown);
   }
+  if (report.cycleLevel) {
+    llvm::json::Array kernels;
+    for (const sim::mesh::CycleLevelKernel &k : report.cycleLevel->kernels)
+      kernels.push_back(llvm::json::Object{
+          {"stage", k.stage},
+          {"name", k.name},
+          {"cores", k.cores},
+          {"analytic_cycles", k.analyticCycles},
+          {"simulated_cycles", k.simulatedCycles}});
+    json["cycle_level"] =
+        llvm::json::Object{{"kernels", std::move(kernels)},
+                           {"core_cycles", report.cycleLevel->coreCycles}};
+  }
   return json;
+}
+
+void printCycleLevel(llvm::raw_ostream &os,
+                     const sim::mesh::CycleLevelRun &run) {
+  os << llvm::formatv("{0,-16} {1,-22} {2,7} {3,13} {4,13} {5,8}\n", "stage",
+                      "kernel", "cores", "analytic", "simulated", "error");
+  double worst = 0;
+  std::string worstKernel;
+  for (const sim::mesh::CycleLevelKernel &k : run.kernels) {
+    double simulated = static_cast<double>(k.simulatedCycles);
+    double relative = (k.analyticCycles - simulated) / std::max(1.0, simulated);
+    if (std::abs(relative) >= worst) {
+      worst = std::abs(relative);
+      worstKernel = k.stage + " @" + k.name;
+    }
+    os << llvm::formatv("{0,-16} {1,-22} {2,7} {3,13} {4,13} {5,7:f1}%\n",
+                        k.stage, "@" + k.name, k.cores,
+                        static_cast<int64_t>(std::llround(k.analyticCycles)),
+                        k.simulatedCycles, 100 * relative);
+  }
+  os << llvm::formatv("{0} kernels, {1} core-cycles simulated; worst "
+                      "disagreement {2:f1}% ({3})\n",
+                      run.kernels.size(), formatGrouped(run.coreCycles),
+                      100 * worst, worstKernel);
 }
 
 llvm::Error writeTrace(llvm::StringRef path,

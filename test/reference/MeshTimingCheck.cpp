@@ -91,6 +91,16 @@ KernelShape rows(KernelKind kind, int64_t tokens, int64_t features,
   return k;
 }
 
+/// A lookup in a table of `tableBytes` (or, for the gradient, a sum into
+/// one of `gradientBytes`) for `tokens` tokens of `features`.
+KernelShape embedding(int64_t tokens, int64_t features, int64_t tableBytes,
+                      int64_t gradientBytes) {
+  KernelShape k = rows(KernelKind::embedding, tokens, features, 1);
+  k.weightBytes = tableBytes;
+  k.accumulator = gradientBytes;
+  return k;
+}
+
 std::vector<Case> cases() {
   using K = KernelKind;
   return {
@@ -127,6 +137,8 @@ std::vector<Case> cases() {
       {"residual add, 128 x 128", rows(K::elementwise, 1024, 1024, 1), 1,
        128, 128},
       {"bias gradient, tall", rows(K::reduction, 1024, 32, 1), 1, 4, 64},
+      {"embedding lookup", embedding(64, 256, 512 * 256 * 2, 0), 2, 8, 8},
+      {"embedding gradient", embedding(64, 256, 0, 512 * 256 * 4), 2, 16, 4},
   };
 }
 

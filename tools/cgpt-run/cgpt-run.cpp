@@ -90,6 +90,12 @@ cl::opt<std::string>
     placementPath("emit-placement",
                   cl::desc("Draw a stage's placement and SRAM heat map as SVG"),
                   cl::value_desc("file.svg"), cl::cat(runCategory));
+cl::opt<bool> cycleLevel(
+    "cycle-level",
+    cl::desc("Also run each kernel through the cycle-level mesh model and "
+             "print its cycles beside the analytic ones (meshes up to 128 x "
+             "128 cores)"),
+    cl::cat(runCategory));
 cl::opt<std::string> placementStage(
     "placement-stage",
     cl::desc("The stage --emit-placement draws (default: the first decoder "
@@ -645,6 +651,9 @@ static bool checkOptions() {
     return refuse("a --num-csx sweep prints its table only; run one number "
                   "of systems for --report, --trace, --emit-placement, "
                   "--steps or --emit");
+  if (cycleLevel && (numCsx.size() > 1 || functional))
+    return refuse("--cycle-level runs one simulation; it does not apply to "
+                  "--num-csx sweeps or --functional runs");
   if (steps < 0 || logSteps < 1)
     return refuse("--steps must be 0 or more and --log-steps 1 or more");
   bool functionalOnly = seed.getNumOccurrences() || !dataPath.empty() ||
@@ -722,10 +731,20 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   if (!placementPath.empty() && !drawPlacement(*module))
     return EXIT_FAILURE;
+  if (cycleLevel) {
+    FailureOr<cgpt::sim::mesh::CycleLevelRun> run =
+        cgpt::sim::mesh::runCycleLevel(
+            *module->getOps<cgpt::wafer::DeviceOp>().begin());
+    if (failed(run))
+      return EXIT_FAILURE;
+    report->cycleLevel = std::move(*run);
+  }
   if (!writeReport(*report))
     return EXIT_FAILURE;
   if (emit == EmitKind::Summary)
     cgpt::report::printSummary(llvm::outs(), *report);
+  if (report->cycleLevel)
+    cgpt::report::printCycleLevel(llvm::outs(), *report->cycleLevel);
   if (steps > 0)
     logTraining(*report);
   return EXIT_SUCCESS;

@@ -16,6 +16,7 @@
 #include "cgpt/Dialect/Dataflow/Analysis/StepCosts.h"
 #include "cgpt/Dialect/Transformer/Analysis/ModelFacts.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
+#include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Simulator.h"
 #include "cgpt/Target/WaferTargetModel.h"
 
@@ -81,6 +82,8 @@ struct StepReport {
 
   // From the simulation of a step.
   std::optional<sim::SimulationResult> simulation;
+  /// Each kernel through the cycle-level mesh model (--cycle-level).
+  std::optional<sim::mesh::CycleLevelRun> cycleLevel;
 };
 
 /// The rates of a simulated step, derived once for the summary, the JSON
@@ -113,6 +116,11 @@ void describeDevice(wafer::DeviceOp device,
 
 /// Prints the summary a person reads first.
 void printSummary(llvm::raw_ostream &os, const StepReport &report);
+
+/// Prints each kernel's analytic and cycle-level cycles, and the worst
+/// disagreement.
+void printCycleLevel(llvm::raw_ostream &os,
+                     const sim::mesh::CycleLevelRun &run);
 
 /// The JSON report (docs/tools/cgpt-run.md lists its keys).
 llvm::json::Value buildReport(const StepReport &report);

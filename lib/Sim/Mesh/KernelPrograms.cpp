@@ -213,6 +213,14 @@ MeshProgram buildKernelProgram(const KernelShape &k, int64_t microBatch,
     double perElement = static_cast<double>(k.flops) /
                         (static_cast<double>(k.rows) * k.columns);
     double ops = std::max(1.0, perElement / 2);
+    if (k.kind == KernelKind::embedding) {
+      // The table (or its gradient) down each column, one slice a column.
+      int64_t table = ceilDiv(ceilDiv(std::max(k.weightBytes, k.accumulator),
+                                      width),
+                              target.getLinkBytesPerCycle());
+      b.multicast(/*downColumns=*/true, 0, table);
+      b.everywhere({Instruction::store, 0, 0, table, 1});
+    }
     b.everywhere({Instruction::compute, 0, 0, 0,
                   static_cast<int64_t>(std::ceil(
                       tb * ops *

@@ -298,11 +298,16 @@ KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
       time.fixed = 2 * chainFill(gk, width);
     }
     time.sram = static_cast<double>(tb) * cb * eb * 3 / read;
-    if (k.kind == KernelKind::embedding)
-      // The table (or its gradient) passes each feature group's cores.
-      time.fabric = static_cast<double>(std::max(k.weightBytes,
-                                                 k.accumulator)) /
-                    gk / link;
+    if (k.kind == KernelKind::embedding) {
+      // The table (or its gradient) streams down each feature group's
+      // columns; each core takes in its slice, one wavelet a cycle.
+      double table = std::ceil(static_cast<double>(
+                                   std::max(k.weightBytes, k.accumulator)) /
+                               gk / link);
+      time.compute += a + table;
+      time.fabric = table;
+      time.fixed = multicastFill(height);
+    }
     break;
   }
   }

@@ -1,0 +1,52 @@
+//===- CycleLevel.h - every kernel of a device on the mesh model -*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs each kernel of a placed, planned device through the cycle-level mesh
+// model and sets its cycles beside the analytic prediction for the same
+// split (`cgpt-run --cycle-level`, docs/runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_SIM_MESH_CYCLELEVEL_H
+#define CGPT_SIM_MESH_CYCLELEVEL_H
+
+#include "cgpt/Dialect/Wafer/IR/Wafer.h"
+
+#include "mlir/Support/LogicalResult.h"
+
+#include <string>
+#include <vector>
+
+namespace cgpt::sim::mesh {
+
+/// The largest mesh side the cycle-level run takes.
+constexpr int64_t kMaxCycleLevelSide = 128;
+
+struct CycleLevelKernel {
+  std::string stage, name;
+  /// Cores the simulated rectangle has.
+  int64_t cores = 0;
+  double analyticCycles = 0;
+  int64_t simulatedCycles = 0;
+};
+
+struct CycleLevelRun {
+  std::vector<CycleLevelKernel> kernels;
+  /// Cores x cycles simulated over all kernels.
+  int64_t coreCycles = 0;
+};
+
+/// Simulates every kernel of `device` once, at its micro-batch. Token-major
+/// kernels run on the whole mesh with its rows as token groups and its
+/// columns as feature groups; attention on the block of one (sequence,
+/// head). A kernel run again (`repeats`) or in vocabulary chunks is
+/// simulated once. Fails with a diagnostic on the device when its mesh is
+/// larger than kMaxCycleLevelSide a side, or a kernel cannot run.
+mlir::FailureOr<CycleLevelRun> runCycleLevel(wafer::DeviceOp device);
+
+} // namespace cgpt::sim::mesh
+
+#endif // CGPT_SIM_MESH_CYCLELEVEL_H

@@ -1,0 +1,83 @@
+//===- CycleLevel.cpp - every kernel of a device on the mesh model --------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Sim/Mesh/CycleLevel.h"
+
+#include "cgpt/Sim/Mesh/KernelPrograms.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace cgpt::wafer;
+
+namespace cgpt::sim::mesh {
+
+FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
+  FailureOr<const target::WaferTargetModel *> loaded = device.getTargetModel();
+  if (failed(loaded))
+    return failure();
+  const target::WaferTargetModel &target = **loaded;
+  int64_t width = target.getMeshWidth(), height = target.getMeshHeight();
+  if (width > kMaxCycleLevelSide || height > kMaxCycleLevelSide)
+    return device.emitOpError()
+           << "cannot run cycle by cycle: the cycle-level model takes meshes "
+              "of at most "
+           << kMaxCycleLevelSide << " x " << kMaxCycleLevelSide
+           << " cores, and target '" << device.getTarget() << "' has "
+           << width << " x " << height
+           << " cores; use --target mini or a target file of your own";
+  if (device.getMicroBatch() == 0)
+    return device.emitOpError() << "is not planned; run wafer-plan-batch "
+                                   "before the cycle-level model";
+  MeshConfig config = meshConfig(target);
+  int64_t micro = device.getMicroBatch();
+  CycleLevelRun run;
+  for (auto stage : device.getBody().front().getOps<StageOp>()) {
+    for (auto region : stage.getBody().front().getOps<RegionOp>()) {
+      KernelShape kernel = KernelShape::of(region);
+      kernel.repeats = kernel.chunks = 1;
+      int64_t batch = micro;
+      int rectWidth = static_cast<int>(width);
+      int rectHeight = static_cast<int>(height);
+      if (kernel.kind == KernelKind::attention) {
+        // One (sequence, head) block, as the analytic split cuts it: the
+        // blocks run side by side, each alike.
+        int64_t heads = std::max<int64_t>(1, kernel.rows / kernel.columns);
+        int64_t pairs = micro * heads;
+        int64_t cores = width * height;
+        Layout block = kernelTime(kernel, {1, 1}, micro, target, width, height)
+                           .layout;
+        kernel.flops /= heads;
+        kernel.rows = kernel.columns;
+        if (pairs > cores)
+          kernel.flops *= (pairs + cores - 1) / cores;
+        batch = 1;
+        rectHeight = static_cast<int>(block.tokenGroups);
+        rectWidth = static_cast<int>(block.featureGroups);
+      }
+      Layout layout = rectangleLayout(kernel, rectWidth, rectHeight);
+      double analytic =
+          kernelTime(kernel, layout, batch, target, rectWidth, rectHeight)
+              .cycles();
+      MeshProgram program =
+          buildKernelProgram(kernel, batch, target, rectWidth, rectHeight);
+      std::string error;
+      std::optional<MeshResult> result = simulate(program, config, error);
+      if (!result)
+        return region.emitOpError() << "fails in the cycle-level model: "
+                                    << error;
+      run.coreCycles += result->coreCycles;
+      run.kernels.push_back({stage.getSymName().str(),
+                             region.getSymName().str(),
+                             static_cast<int64_t>(rectWidth) * rectHeight,
+                             analytic, result->cycles});
+    }
+  }
+  return run;
+}
+
+} // namespace cgpt::sim::mesh
