@@ -398,7 +398,8 @@ void printCycleLevel(llvm::raw_ostream &os,
 }
 
 llvm::Error writeTrace(llvm::StringRef path,
-                       const sim::SimulationResult &simulation) {
+                       const sim::SimulationResult &simulation,
+                       const sim::mesh::CycleLevelRun *cycleLevel) {
   // Tracks in order of first use, so the same step gives the same file.
   std::vector<std::string> tracks;
   llvm::json::Array events;
@@ -422,6 +423,40 @@ llvm::Error writeTrace(llvm::StringRef path,
                            {"pid", 0},
                            {"tid", static_cast<int64_t>(tid)},
                            {"args", llvm::json::Object{{"name", track}}}});
+  if (cycleLevel) {
+    events.push_back(llvm::json::Object{
+        {"name", "process_name"},
+        {"ph", "M"},
+        {"pid", 1},
+        {"args", llvm::json::Object{{"name", "cycle-level mesh"}}}});
+    double microseconds = 1e6 / cycleLevel->clockHz;
+    int64_t start = 0;
+    size_t rows = 0;
+    for (const sim::mesh::CycleLevelKernel &k : cycleLevel->kernels) {
+      for (auto [row, activity] : llvm::enumerate(k.rowActivity)) {
+        auto [first, last] = activity;
+        if (last <= first)
+          continue;
+        events.push_back(llvm::json::Object{
+            {"name", k.stage + " @" + k.name},
+            {"cat", "cycle-level"},
+            {"ph", "X"},
+            {"pid", 1},
+            {"tid", static_cast<int64_t>(row)},
+            {"ts", static_cast<double>(start + first) * microseconds},
+            {"dur", static_cast<double>(last - first) * microseconds}});
+      }
+      rows = std::max(rows, k.rowActivity.size());
+      start += k.simulatedCycles;
+    }
+    for (size_t row = 0; row < rows; ++row)
+      events.push_back(llvm::json::Object{
+          {"name", "thread_name"},
+          {"ph", "M"},
+          {"pid", 1},
+          {"tid", static_cast<int64_t>(row)},
+          {"args", llvm::json::Object{{"name", "row " + std::to_string(row)}}}});
+  }
   return writeJsonFile(path,
                        llvm::json::Object{{"traceEvents", std::move(events)},
                                           {"displayTimeUnit", "ms"}});

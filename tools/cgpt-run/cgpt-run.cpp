@@ -394,7 +394,10 @@ static bool writeReport(const cgpt::report::StepReport &report) {
                "report ", reportPath))
     return false;
   return tracePath.empty() ||
-         written(cgpt::report::writeTrace(tracePath, *report.simulation),
+         written(cgpt::report::writeTrace(tracePath, *report.simulation,
+                                          report.cycleLevel
+                                              ? &*report.cycleLevel
+                                              : nullptr),
                  "trace ", tracePath);
 }
 

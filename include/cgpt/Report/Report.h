@@ -131,9 +131,12 @@ llvm::Error writeJsonFile(llvm::StringRef path, const llvm::json::Value &value);
 
 /// Writes the simulation's timeline in the Chrome trace-event format
 /// (Perfetto and chrome://tracing open it): a track per kernel class, the
-/// weights in, the gradients out, the reduce and the optimizer.
+/// weights in, the gradients out, the reduce and the optimizer. With a
+/// cycle-level run, a second process holds one track per row of cores:
+/// when each row worked in each kernel, the kernels one after another.
 llvm::Error writeTrace(llvm::StringRef path,
-                       const sim::SimulationResult &simulation);
+                       const sim::SimulationResult &simulation,
+                       const sim::mesh::CycleLevelRun *cycleLevel = nullptr);
 
 /// One row of a `--num-csx` sweep.
 struct ScalingRow {

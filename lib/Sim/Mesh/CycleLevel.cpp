@@ -36,6 +36,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
   MeshConfig config = meshConfig(target);
   int64_t micro = device.getMicroBatch();
   CycleLevelRun run;
+  run.clockHz = target.getClockHz();
   for (auto stage : device.getBody().front().getOps<StageOp>()) {
     for (auto region : stage.getBody().front().getOps<RegionOp>()) {
       KernelShape kernel = KernelShape::of(region);
@@ -74,7 +75,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
       run.kernels.push_back({stage.getSymName().str(),
                              region.getSymName().str(),
                              static_cast<int64_t>(rectWidth) * rectHeight,
-                             analytic, result->cycles});
+                             analytic, result->cycles,
+                             std::move(result->rowActivity)});
     }
   }
   return run;

@@ -45,7 +45,8 @@ public:
         colors(config.colors), queues(cores * kPorts * colors, 0),
         engineQueues(cores * colors, 0), arrivals(cores * kPorts * colors, 0),
         engineArrivals(cores * colors, 0), engines(cores),
-        injected(program.injectors.size(), 0) {}
+        injected(program.injectors.size(), 0),
+        rowActivity(program.height, {-1, 0}) {}
 
   /// Checks routes, instructions and injectors; empty when they are sound.
   std::string validate();
@@ -102,6 +103,7 @@ private:
   std::vector<int> touched, engineTouched;
   std::vector<Engine> engines;
   std::vector<int64_t> injected;
+  std::vector<std::pair<int64_t, int64_t>> rowActivity;
   int64_t waveletsInFlight = 0;
 };
 
@@ -387,8 +389,15 @@ std::optional<MeshResult> Mesh::run(std::string &error) {
       ++injected[index];
       moved = true;
     }
-    for (int c = 0; c < cores; ++c)
-      moved |= engineStep(c, now);
+    for (int c = 0; c < cores; ++c) {
+      if (!engineStep(c, now))
+        continue;
+      moved = true;
+      auto &[first, last] = rowActivity[c / program.width];
+      if (first < 0)
+        first = now;
+      last = std::max(last, engines[c].busyUntil);
+    }
     for (int index : touched) {
       queues[index] += arrivals[index];
       arrivals[index] = 0;
@@ -429,6 +438,8 @@ std::optional<MeshResult> Mesh::run(std::string &error) {
   for (const Engine &engine : engines)
     result.cycles = std::max(result.cycles, engine.busyUntil);
   result.coreCycles = result.cycles * cores;
+  for (auto [first, last] : rowActivity)
+    result.rowActivity.push_back({std::max<int64_t>(first, 0), last});
   return result;
 }
 

@@ -31,12 +31,17 @@ struct CycleLevelKernel {
   int64_t cores = 0;
   double analyticCycles = 0;
   int64_t simulatedCycles = 0;
+  /// When each row of the rectangle worked, in cycles from the kernel's
+  /// start.
+  std::vector<std::pair<int64_t, int64_t>> rowActivity;
 };
 
 struct CycleLevelRun {
   std::vector<CycleLevelKernel> kernels;
   /// Cores x cycles simulated over all kernels.
   int64_t coreCycles = 0;
+  /// The target's clock, to turn cycles into time.
+  double clockHz = 0;
 };
 
 /// Simulates every kernel of `device` once, at its micro-batch. Token-major

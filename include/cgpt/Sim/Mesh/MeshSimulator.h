@@ -117,6 +117,9 @@ struct MeshResult {
   int64_t cycles = 0;
   /// Cores x cycles simulated.
   int64_t coreCycles = 0;
+  /// For each row of cores, the first and last cycle one of its compute
+  /// engines worked ({0, 0} for a row that never did).
+  std::vector<std::pair<int64_t, int64_t>> rowActivity;
 };
 
 /// Simulates `program` to completion. Returns nothing and sets `error` when
