@@ -99,6 +99,12 @@ def main():
         lines.append(f"| {name[:-5]} | {seconds:.3f} | {peak:.0f} |")
     lines += ["", "Target: GPT-3 175B under 2 s: "
               f"{compile_times['gpt3-175b.yaml']:.2f} s.", ""]
+    seconds, peak = measure([run, model("gpt3-175b.yaml"),
+                             "--micro-batch-size", "explore"], args.runs)
+    lines += ["With `--micro-batch-size explore` (every divisor of the "
+              "per-system batch with every checkpoint policy, and the "
+              f"table): GPT-3 175B in {seconds:.2f} s, {peak:.0f} MB "
+              "(target: under 2 s).", ""]
 
     lines += ["## Growth with layers and width", "",
               "| model | layers | hidden | seconds | peak MB |",
@@ -135,6 +141,37 @@ def main():
     lines += ["", f"Target: 13B on 16 systems under 1 s: {thirteen:.2f} s. "
               "The cost follows kernels and passes, not cores: wse3 has 19% "
               "more cores than wse2.", ""]
+
+    check = os.path.join(args.build, "bin", "cgpt-mesh-timing-check")
+    rates, bench_seconds, core_cycles = [], [], 0
+    for _ in range(args.runs):
+        out = subprocess.run([check, "--bench"], check=True,
+                             capture_output=True, text=True).stdout
+        # "<core-cycles> core-cycles in <s> s: <rate> core-cycles/s"
+        words = out.strip().splitlines()[-1].split()
+        core_cycles, seconds = int(words[0]), float(words[3])
+        bench_seconds.append(seconds)
+        rates.append(core_cycles / seconds)
+    kernel = [line for line in out.splitlines() if "64 x 64" in line][0]
+    cycles = int(kernel.split()[-2])
+    check_seconds, check_peak = measure([check], args.runs)
+    level_seconds, level_peak = measure(
+        [run, model("tiny.yaml"), "--target", "mini", "--cycle-level"],
+        args.runs)
+    lines += ["## Cycle-level mesh model", "",
+              "`cgpt-mesh-timing-check --bench`: one weight-streamed matmul "
+              f"on 64 x 64 cores, {cycles:,} cycles, "
+              f"{core_cycles:,} core-cycles: "
+              f"{statistics.median(bench_seconds):.2f} s, "
+              f"{statistics.median(rates):.2e} core-cycles per second "
+              "(one host core).", "",
+              "Targets: at least 5e7 core-cycles/s; a 64 x 64 kernel of "
+              "1e5 cycles under 10 s.", "",
+              f"The whole timing check (`cgpt-mesh-timing-check`, 33 cases up "
+              f"to 128 x 128 cores): {check_seconds:.2f} s, "
+              f"{check_peak:.0f} MB. `cgpt-run models/tiny.yaml --target "
+              f"mini --cycle-level` (all 72 kernels): {level_seconds:.2f} s, "
+              f"{level_peak:.0f} MB.", ""]
 
     lines += ["## Functional mode against PyTorch", "",
               "Seconds per training step, the same model and global batch: "
