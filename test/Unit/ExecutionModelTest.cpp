@@ -90,21 +90,21 @@ const std::pair<const char *, const char *> kModels[] = {
 
 /// Live and checkpoint bytes per core, computed by hand. two-layers.mlir at
 /// one sequence (64 tokens) on the 16 x 12 mini mesh: the forward stage
-/// splits tokens 12 ways and features 16 ways (192 cores), so a core holds
-/// ceil(64 / 12) = 6 tokens of each activation, and ceil(256 / 16) = 16 B
-/// of each token of the matmul's 16,384 live bytes per sequence (256 B per
-/// token): 96 B. The two layers keep 8,192 B each per sequence (256 B per
-/// token in all): 6 x 16 = 96 B.
+/// splits tokens 16 ways (4 per core, two SIMD widths) and features 12 ways
+/// (192 cores), so a core holds 4 tokens of each activation, and
+/// ceil(256 / 12) = 22 B of each token of the matmul's 16,384 live bytes
+/// per sequence (256 B per token): 88 B. The two layers keep 8,192 B each
+/// per sequence (256 B per token in all): 4 x 22 = 88 B.
 TEST_F(ExecutionModelTest, LiveAndCheckpointBytesByHand) {
   DeviceOp device = parseInput("two-layers.mlir");
   mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
   ASSERT_TRUE(mlir::succeeded(model));
   Layout layout = model->stageLayout(0, 1);
-  EXPECT_EQ(layout.tokenGroups, 12);
-  EXPECT_EQ(layout.featureGroups, 16);
+  EXPECT_EQ(layout.tokenGroups, 16);
+  EXPECT_EQ(layout.featureGroups, 12);
   CoreMemory memory = model->regionMemory(0, 1, 1, {Kind::keep, 0});
-  EXPECT_EQ(memory.live, 96);
-  EXPECT_EQ(memory.checkpoints, 96);
+  EXPECT_EQ(memory.live, 88);
+  EXPECT_EQ(memory.checkpoints, 88);
   EXPECT_EQ(memory.reserve, 8192);
   // The largest stage streams 8,192 B; double-buffered over 192 cores.
   EXPECT_EQ(memory.weightBuffers, 2 * 43);
@@ -113,7 +113,7 @@ TEST_F(ExecutionModelTest, LiveAndCheckpointBytesByHand) {
   EXPECT_EQ(model->regionMemory(2, 1, 1, {Kind::keep, 0}).accumulator, 86);
   // Offloaded, the wafer holds the checkpoint in use and the next one:
   // 2 x 8,192 B per sequence, the same as keeping both layers here.
-  EXPECT_EQ(model->regionMemory(0, 1, 1, {Kind::offload, 0}).checkpoints, 96);
+  EXPECT_EQ(model->regionMemory(0, 1, 1, {Kind::offload, 0}).checkpoints, 88);
 }
 
 /// deep-checkpoints.mlir: four layers of 2 MiB of checkpoint per sequence.
@@ -164,10 +164,13 @@ TEST_F(ExecutionModelTest, PassLowerBounds) {
   }
 }
 
-/// At a fixed policy, doubling the micro-batch never makes a sequence
-/// slower: fixed costs and streamed weights are shared by more tokens, and
-/// every core holds at most twice the tokens.
-TEST_F(ExecutionModelTest, TimePerSampleFallsAsTheMicroBatchDoubles) {
+/// At a fixed policy, a larger micro-batch never makes a sequence slower:
+/// fills and streamed weights are shared by more tokens, and the layout
+/// search gives each core whole SIMD widths of tokens. Splits are whole
+/// numbers of cores, tokens and features, so between two micro-batches the
+/// best split can leave a core a fraction of a percent more per token: the
+/// check allows 0.5% (docs/wafer.md).
+TEST_F(ExecutionModelTest, TimePerSampleNeverRisesWithTheMicroBatch) {
   for (auto [file, target] : kModels) {
     DeviceOp device = compile(file, target);
     mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
@@ -176,14 +179,15 @@ TEST_F(ExecutionModelTest, TimePerSampleFallsAsTheMicroBatchDoubles) {
     for (CheckpointPolicy policy :
          {CheckpointPolicy{Kind::keep, 0}, CheckpointPolicy{Kind::offload, 0}}) {
       double previous = 0;
-      for (int64_t micro = 1; micro <= device.getPerSystemBatch();
-           micro *= 2) {
+      for (int64_t micro = 1; micro <= device.getPerSystemBatch(); ++micro) {
+        if (device.getPerSystemBatch() % micro != 0)
+          continue;
         if (model->memoryPeak(micro, policy).memory.total() > sram)
           break;
         double perSample =
             model->estimate(micro, policy).firstPassSeconds / micro;
         if (previous > 0)
-          EXPECT_LE(perSample, previous * (1 + 1e-12))
+          EXPECT_LE(perSample, previous * 1.005)
               << file << " at " << micro << " with " << policy.str();
         previous = perSample;
       }

@@ -169,7 +169,8 @@ int main(int argc, char **argv) {
   for (const Case &c : table) {
     wafer::KernelTime analytic = wafer::kernelTime(
         c.kernel, sim::mesh::rectangleLayout(c.kernel, c.width, c.height),
-        c.microBatch, *target, c.width, c.height);
+        c.microBatch, *target, c.width, c.height,
+        wafer::Layout{c.height, c.width});
     sim::mesh::MeshProgram program = sim::mesh::buildKernelProgram(
         c.kernel, c.microBatch, *target, c.width, c.height);
     std::string error;

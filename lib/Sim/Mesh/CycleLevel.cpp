@@ -61,9 +61,9 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
         rectWidth = static_cast<int>(block.featureGroups);
       }
       Layout layout = rectangleLayout(kernel, rectWidth, rectHeight);
-      double analytic =
-          kernelTime(kernel, layout, batch, target, rectWidth, rectHeight)
-              .cycles();
+      double analytic = kernelTime(kernel, layout, batch, target, rectWidth,
+                                   rectHeight, layout)
+                            .cycles();
       MeshProgram program =
           buildKernelProgram(kernel, batch, target, rectWidth, rectHeight);
       std::string error;

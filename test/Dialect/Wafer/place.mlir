@@ -3,10 +3,11 @@
 
 // wafer-place on hand-written IR: every kernel runs over the whole 16 x 12
 // mini mesh; each stage gets the token x feature split that makes its
-// kernels fastest at one sequence (64 tokens) before planning.
+// kernels fastest at one sequence (64 tokens) before planning: forward,
+// 4 tokens a core (two SIMD widths) by 12 feature groups.
 // CHECK-LABEL: wafer.stage @h.0.forward
-// CHECK-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = none, partials = none>
-// CHECK-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = north, partials = rows>
+// CHECK-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 16, feature_groups = 12, weights = none, partials = none>
+// CHECK-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 16, feature_groups = 12, weights = north, partials = rows>
 // In the backward stage the weight gradient reduces its partial sums down
 // the columns, over the token groups.
 // CHECK-LABEL: wafer.stage @h.1.backward

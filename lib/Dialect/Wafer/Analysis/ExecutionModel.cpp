@@ -156,7 +156,7 @@ KernelShape KernelShape::of(RegionOp region) {
 
 KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
                       const target::WaferTargetModel &t, int64_t width,
-                      int64_t height) {
+                      int64_t height, std::optional<Layout> attentionBlock) {
   KernelTime time;
   time.layout = layout;
   double link = static_cast<double>(t.getLinkBytesPerCycle());
@@ -255,12 +255,29 @@ KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
     int64_t q = seq, keys = seq, pairsPerCore = ceilDiv(pairs, cores);
     double perCore = pairFlops * pairsPerCore;
     int64_t cq = 1, ck = 1;
-    if (pairs <= cores) {
+    if (attentionBlock) {
+      cq = attentionBlock->tokenGroups;
+      ck = attentionBlock->featureGroups;
+      q = ceilDiv(seq, cq);
+      keys = ceilDiv(seq, ck);
+      perCore = pairFlops * (static_cast<double>(q) * keys) /
+                (static_cast<double>(seq) * seq);
+    } else if (pairs <= cores) {
+      // About square blocks: of the splits near sqrt(cores per pair), the
+      // one that leaves each core the fewest scores.
       int64_t perPair = cores / pairs;
-      cq = std::clamp<int64_t>(
-          static_cast<int64_t>(std::sqrt(static_cast<double>(perPair))), 1,
-          seq);
-      ck = std::clamp<int64_t>(perPair / cq, 1, seq);
+      int64_t root = static_cast<int64_t>(std::sqrt(static_cast<double>(perPair)));
+      int64_t fewest = -1;
+      for (int64_t rows = std::max<int64_t>(1, root - 8);
+           rows <= std::min({seq, perPair, root + 8}); ++rows) {
+        int64_t columns = std::clamp<int64_t>(perPair / rows, 1, seq);
+        int64_t scores = ceilDiv(seq, rows) * ceilDiv(seq, columns);
+        if (fewest < 0 || scores < fewest) {
+          fewest = scores;
+          cq = rows;
+          ck = columns;
+        }
+      }
       q = ceilDiv(seq, cq);
       keys = ceilDiv(seq, ck);
       perCore = pairFlops * (static_cast<double>(q) * keys) /
@@ -331,10 +348,22 @@ Layout ExecutionModel::stageLayout(size_t stageIndex,
                                    int64_t microBatch) const {
   const Stage &stage = stages[stageIndex];
   int64_t cores = target->getNumCores();
-  Layout best{cores, 1};
+  // Two families of splits: feature groups by powers of two, and token
+  // groups that give each core a whole number of SIMD widths of tokens (so
+  // that a larger micro-batch never has to leave lanes empty).
+  SmallVector<Layout> candidates;
+  for (int64_t gk = 1; gk <= cores; gk *= 2)
+    candidates.push_back({cores / gk, gk});
+  int64_t tokens = microBatch * device.getSeqLen();
+  int64_t lanes = std::max<int64_t>(1, target->getMixedFmacsPerCycle());
+  for (int64_t perCore = lanes; perCore <= 64 * lanes; perCore += lanes) {
+    int64_t gt = ceilDiv(tokens, perCore);
+    if (gt <= cores)
+      candidates.push_back({gt, cores / gt});
+  }
+  Layout best = candidates.front();
   double bestCycles = -1;
-  for (int64_t gk = 1; gk <= cores; gk *= 2) {
-    Layout layout{cores / gk, gk};
+  for (Layout layout : candidates) {
     double cycles = 0;
     for (const Kernel &kernel : stage.kernels)
       if (kernel.shape.kind != KernelKind::attention)

@@ -76,11 +76,14 @@ struct KernelShape {
 /// The time of `kernel` on a `width` x `height` rectangle of `target`'s
 /// cores whose data is split as `layout`, for `microBatch` sequences. The
 /// algorithm each kind runs, and so each term, is what the cycle-level mesh
-/// model executes (lib/Sim/Mesh, docs/runtime.md).
+/// model executes (lib/Sim/Mesh, docs/runtime.md). Attention picks its own
+/// block split unless `attentionBlock` gives one: query blocks by key
+/// blocks of one (sequence, head).
 KernelTime kernelTime(const KernelShape &kernel, Layout layout,
                       int64_t microBatch,
                       const target::WaferTargetModel &target, int64_t width,
-                      int64_t height);
+                      int64_t height,
+                      std::optional<Layout> attentionBlock = std::nullopt);
 
 /// What one core holds while a kernel runs, in bytes.
 struct CoreMemory {
