@@ -268,7 +268,7 @@ KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
       int64_t perPair = cores / pairs;
       int64_t root = static_cast<int64_t>(std::sqrt(static_cast<double>(perPair)));
       int64_t fewest = -1;
-      for (int64_t rows = std::max<int64_t>(1, root - 8);
+      for (int64_t rows = std::max<int64_t>(1, std::min(root, seq) - 8);
            rows <= std::min({seq, perPair, root + 8}); ++rows) {
         int64_t columns = std::clamp<int64_t>(perPair / rows, 1, seq);
         int64_t scores = ceilDiv(seq, rows) * ceilDiv(seq, columns);
