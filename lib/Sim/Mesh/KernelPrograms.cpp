@@ -119,6 +119,19 @@ public:
       }
   }
 
+  /// A product against a stream: `count` wavelets multicast down the
+  /// columns (`downColumns`) or along the rows, each starting a task of
+  /// `cycles`; then `partials` f32 values chained across the other way:
+  /// along the rows, or down the columns.
+  void productThenChain(bool downColumns, int64_t count, int64_t cycles,
+                        int64_t partials) {
+    multicast(downColumns, 0, count);
+    everywhere({Instruction::receive, 0, 0, count, cycles});
+    if ((downColumns ? program.width : program.height) > 1)
+      chain(/*alongRows=*/downColumns, 1,
+            partials * kSumBytes / target.getLinkBytesPerCycle());
+  }
+
   /// The same program on every core.
   void everywhere(Instruction in) {
     for (int y = 0; y < program.height; ++y)
@@ -158,23 +171,15 @@ MeshProgram buildKernelProgram(const KernelShape &k, int64_t microBatch,
   case KernelKind::weight_matmul: {
     int64_t tb = ceilDiv(microBatch * k.rows, height);
     int64_t kb = ceilDiv(k.contracted, width);
-    b.multicast(/*downColumns=*/true, 0, wavelets(kb * k.columns));
-    b.everywhere({Instruction::receive, 0, 0, wavelets(kb * k.columns),
-                  perWavelet * ceilDiv(tb, lanes)});
-    if (width > 1)
-      b.chain(/*alongRows=*/true, 1, tb * k.columns * kSumBytes /
-                                         target.getLinkBytesPerCycle());
+    b.productThenChain(/*downColumns=*/true, wavelets(kb * k.columns),
+                       perWavelet * ceilDiv(tb, lanes), tb * k.columns);
     break;
   }
   case KernelKind::weight_grad: {
     int64_t tb = ceilDiv(microBatch * k.contracted, height);
     int64_t kb = ceilDiv(k.rows, width);
-    b.multicast(/*downColumns=*/false, 0, wavelets(tb * k.columns));
-    b.everywhere({Instruction::receive, 0, 0, wavelets(tb * k.columns),
-                  perWavelet * ceilDiv(kb, lanes)});
-    if (height > 1)
-      b.chain(/*alongRows=*/false, 1, kb * k.columns * kSumBytes /
-                                          target.getLinkBytesPerCycle());
+    b.productThenChain(/*downColumns=*/false, wavelets(tb * k.columns),
+                       perWavelet * ceilDiv(kb, lanes), kb * k.columns);
     break;
   }
   case KernelKind::attention: {

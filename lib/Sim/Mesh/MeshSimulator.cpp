@@ -241,85 +241,46 @@ bool Mesh::engineStep(int c, int64_t now) {
   if (engine.busyUntil > now || engine.pc >= code.size())
     return false;
   const Instruction &in = code[engine.pc];
-  if (engine.remaining == 0 && !engine.started)
-    engine.remaining = in.count;
-  auto finishOne = [&] {
-    if (--engine.remaining <= 0) {
-      ++engine.pc;
-      engine.started = false;
-      engine.remaining = 0;
-    }
-  };
-  switch (in.kind) {
-  case Instruction::compute:
-    engine.busyUntil = now + in.cycles;
+  if (in.kind == Instruction::compute || in.count == 0) {
+    engine.busyUntil = now + (in.kind == Instruction::compute ? in.cycles : 0);
     ++engine.pc;
     return true;
-  case Instruction::receive: {
-    if (in.count == 0) {
-      ++engine.pc;
-      return true;
-    }
-    int at = c * colors + in.color;
-    if (engineQueues[at] == 0)
-      return false;
-    --engineQueues[at];
-    --waveletsInFlight;
+  }
+  if (engine.remaining == 0 && !engine.started)
+    engine.remaining = in.count;
+  // A stream (store, send, forward) pays one activation before its first
+  // wavelet; a receive starts one task per wavelet.
+  bool receive = in.kind == Instruction::receive;
+  if (!receive && !engine.started) {
     engine.started = true;
-    engine.busyUntil = now + config.activationCycles + in.cycles;
-    finishOne();
+    engine.busyUntil = now + config.activationCycles;
     return true;
   }
-  case Instruction::store: {
-    if (in.count == 0) {
-      ++engine.pc;
-      return true;
-    }
-    if (!engine.started) {
-      engine.started = true;
-      engine.busyUntil = now + config.activationCycles;
-      return true;
-    }
-    int at = c * colors + in.color;
-    if (engineQueues[at] == 0)
-      return false;
-    --engineQueues[at];
+  bool reads = in.kind != Instruction::send;
+  bool writes = in.kind == Instruction::send || in.kind == Instruction::forward;
+  int from = c * colors + in.color;
+  int to = queueIndex(c, ramp,
+                      in.kind == Instruction::send ? in.color : in.outColor);
+  if ((reads && engineQueues[from] == 0) || (writes && !hasRoom(to)))
+    return false;
+  if (reads) {
+    --engineQueues[from];
     --waveletsInFlight;
-    engine.busyUntil = now + 1;
-    finishOne();
-    return true;
   }
-  case Instruction::send:
-  case Instruction::forward: {
-    if (in.count == 0) {
-      ++engine.pc;
-      return true;
-    }
-    if (!engine.started) {
-      engine.started = true;
-      engine.busyUntil = now + config.activationCycles;
-      return true;
-    }
-    int outColor = in.kind == Instruction::send ? in.color : in.outColor;
-    int to = queueIndex(c, ramp, outColor);
-    if (!hasRoom(to))
-      return false;
-    if (in.kind == Instruction::forward) {
-      int at = c * colors + in.color;
-      if (engineQueues[at] == 0)
-        return false;
-      --engineQueues[at];
-      --waveletsInFlight;
-    }
+  if (writes) {
     if (arrivals[to]++ == 0)
       touched.push_back(to);
     ++waveletsInFlight;
-    engine.busyUntil = now + std::max<int64_t>(1, in.cycles);
-    finishOne();
-    return true;
   }
+  engine.started = true;
+  engine.busyUntil = now + (receive ? config.activationCycles + in.cycles
+                                    : std::max<int64_t>(1, in.cycles));
+  if (--engine.remaining <= 0) {
+    ++engine.pc;
+    engine.started = false;
+    engine.remaining = 0;
   }
-  return false;
+  return true;
 }
 
 bool Mesh::done() const {
