@@ -56,11 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (failed(pm.run(*module)))
     return 0;
-  for (auto device : module->getOps<cgpt::wafer::DeviceOp>()) {
-    FailureOr<cgpt::target::WaferTargetModel> target =
-        cgpt::target::WaferTargetModel::load(device.getTarget(), &context);
-    if (succeeded(target))
-      (void)cgpt::sim::simulateStep(device, *target);
-  }
+  for (auto device : module->getOps<cgpt::wafer::DeviceOp>())
+    (void)cgpt::sim::simulateStep(device);
   return 0;
 }
