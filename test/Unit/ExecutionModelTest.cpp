@@ -186,9 +186,10 @@ TEST_F(ExecutionModelTest, TimePerSampleNeverRisesWithTheMicroBatch) {
           break;
         double perSample =
             model->estimate(micro, policy).firstPassSeconds / micro;
-        if (previous > 0)
+        if (previous > 0) {
           EXPECT_LE(perSample, previous * 1.005)
               << file << " at " << micro << " with " << policy.str();
+        }
         previous = perSample;
       }
     }
@@ -202,12 +203,14 @@ TEST_F(ExecutionModelTest, MoreSystemsNeverSlower) {
   for (int64_t systems : {1, 2, 4, 8, 16}) {
     DeviceOp device = compile("models/cerebras-gpt-1.3b.yaml", "wse2", systems);
     StepEstimate step = plannedStep(device);
-    if (previous > 0)
+    if (previous > 0) {
       EXPECT_GE(step.samplesPerSecond, previous) << systems;
+    }
     previous = step.samplesPerSecond;
-    if (systems == 16)
+    if (systems == 16) {
       EXPECT_GE(step.reduceSeconds,
                 2 * (*device.getTargetModel())->getReduceLevelLatencySeconds());
+    }
   }
 }
 
