@@ -4,8 +4,11 @@
 Usage: run-lit.py PYTHON LIT [lit arguments...]
 
 lit's own summary lists each result kind on its own line; CI and people want
-one line to read. The exit status is lit's.
+one line to read. The exit status is lit's, except that under CI (CI=true)
+a skipped test fails the run: a machine without python3-torch must not pass
+silently without the numerical check. The skipped tests are named.
 """
+import os
 import re
 import subprocess
 import sys
@@ -16,9 +19,20 @@ def main() -> int:
     process = subprocess.Popen(command, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     counts = {}
+    unsupported = []
+    listing = False
     for line in process.stdout:
         sys.stdout.write(line)
         sys.stdout.flush()
+        # lit lists them after "Unsupported Tests (N):", one a line.
+        if line.startswith("Unsupported Tests"):
+            listing = True
+            continue
+        if listing:
+            if line.startswith("  "):
+                unsupported.append(line.strip())
+                continue
+            listing = False
         match = re.match(r"^\s+(Passed|Failed|Unsupported|Expectedly Failed|"
                          r"Unresolved|Timed Out|Unexpectedly Passed|Skipped|"
                          r"Excluded)\s*:\s+(\d+)", line)
@@ -35,6 +49,12 @@ def main() -> int:
     print(line)
     if status == 0 and passed == 0:
         print("check-cgpt: no test ran", file=sys.stderr)
+        return 1
+    if skipped and os.environ.get("CI", "").lower() in ("true", "1"):
+        names = ", ".join(unsupported) or f"{skipped} test(s)"
+        print(f"check-cgpt: skipped under CI: {names}: a feature they "
+              "REQUIRE is missing (lit's notes above say which; "
+              "scripts/setup.sh installs python3-torch)", file=sys.stderr)
         return 1
     return status
 
