@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Puts small deliberate bugs into the code, one at a time, and checks that
+the test named for each fails.
+
+    scripts/mutation-check.py [--build build] [--only NAME]
+
+For each mutation: replace one snippet in one source file, rebuild
+(ninja -C BUILD), run the named lit tests, restore the file. Prints a
+Markdown table (mutation, test, caught or not) for docs/robustness.md.
+Exits 1 if a mutation survives. Run it on a clean tree: it restores each
+file from its own copy, but an interrupted run leaves the mutation in place
+(`git checkout` puts it back).
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIT = "/usr/lib/llvm-19/build/utils/lit/lit.py"
+
+# (name, file, original snippet, mutated snippet, tests that must fail)
+MUTATIONS = [
+    ("the planner ignores a region's gradient accumulator",
+     "lib/Dialect/Wafer/Analysis/ExecutionModel.cpp",
+     "memory.accumulator = ceilDiv(kernel.shape.accumulator, cores);",
+     "memory.accumulator = 0;",
+     ["Dialect/Wafer/errors.test"]),
+    ("--bf16 no longer rounds the streamed weights",
+     "lib/Exec/Executor.cpp",
+     "      roundToBF16(weight.data);\n",
+     "\n",
+     ["cgpt-run/functional.test"]),
+    ("the placement picture swaps the mesh's width and height",
+     "lib/Report/Placement.cpp",
+     "    panelW = w * scale;\n    panelH = h * scale;",
+     "    panelW = h * scale;\n    panelH = w * scale;",
+     ["cgpt-run/pinned.test"]),
+    ("AdamW's weight decay halved",
+     "lib/Exec/Executor.cpp",
+     "w[i] * (1.0 - rate * decay)",
+     "w[i] * (1.0 - rate * decay * 0.5)",
+     ["reference/torch-reference.test"]),
+    ("AdamW's weight decay removed",
+     "lib/Exec/Executor.cpp",
+     "w[i] * (1.0 - rate * decay)",
+     "w[i] * (1.0)",
+     ["reference/torch-reference.test"]),
+    ("AdamW's first bias correction uses beta2",
+     "lib/Exec/Executor.cpp",
+     "double correction1 = 1.0 - std::pow(beta1, stepCount);",
+     "double correction1 = 1.0 - std::pow(beta2, stepCount);",
+     ["reference/torch-reference.test"]),
+    ("the reduce tree is binary, not of fan-out 4",
+     "lib/Dialect/Wafer/Analysis/ExecutionModel.cpp",
+     "reach *= t.getReduceFanout()",
+     "reach *= 2",
+     ["cgpt-run/pinned.test"]),
+    ("the analytic model forgets the task activation",
+     "lib/Dialect/Wafer/Analysis/ExecutionModel.cpp",
+     "double a = static_cast<double>(t.getTaskActivationCycles());",
+     "double a = 0;",
+     ["reference/mesh-timing.test"]),
+    ("chains lose their 2 cycles a stage",
+     "lib/Dialect/Wafer/Analysis/ExecutionModel.cpp",
+     "static_cast<double>(span) * hop + 2.0 * (stages - 1)",
+     "static_cast<double>(span) * hop",
+     ["reference/mesh-timing.test"]),
+    ("offloaded checkpoints come back for free",
+     "lib/Dialect/Wafer/Analysis/ExecutionModel.cpp",
+     "inBytes += static_cast<double>(microBatch) * other.checkpointBytes;",
+     "inBytes += 0;",
+     ["cgpt-run/pinned.test"]),
+    ("stage results are not live to the stage's end",
+     "lib/Conversion/DataflowToWafer/DataflowToWafer.cpp",
+     "isa<YieldOp>(local) ? end : position[local]",
+     "position[local]",
+     ["Conversion/DataflowToWafer/regions.mlir"]),
+    ("the mesh's multicast ignores a busy output link",
+     "lib/Sim/Mesh/MeshSimulator.cpp",
+     "        if (linkUsed[out]) {\n          clear = false;",
+     "        if (false) {\n          clear = false;",
+     ["Unit"]),
+]
+
+
+def build(build_dir):
+    return subprocess.run(["ninja", "-C", build_dir], cwd=ROOT,
+                          capture_output=True, text=True).returncode == 0
+
+
+def tests_fail(build_dir, tests):
+    paths = [os.path.join(build_dir, "test", t) for t in tests]
+    run = subprocess.run([sys.executable, LIT, "-q"] + paths, cwd=ROOT,
+                         capture_output=True, text=True)
+    return run.returncode != 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--only", help="run the mutations whose name "
+                                       "contains this text")
+    args = parser.parse_args()
+    rows, survivors = [], 0
+    for name, path, original, mutated, tests in MUTATIONS:
+        if args.only and args.only not in name:
+            continue
+        source = os.path.join(ROOT, path)
+        with open(source) as f:
+            text = f.read()
+        if text.count(original) != 1:
+            print(f"{name}: the snippet is not in {path} exactly once",
+                  file=sys.stderr)
+            return 2
+        try:
+            with open(source, "w") as f:
+                f.write(text.replace(original, mutated))
+            if not build(args.build):
+                verdict = "caught (does not build)"
+            elif tests_fail(args.build, tests):
+                verdict = "caught"
+            else:
+                verdict = "**survived**"
+                survivors += 1
+        finally:
+            with open(source, "w") as f:
+                f.write(text)
+        rows.append((name, path, ", ".join(tests), verdict))
+        print(f"{name}: {verdict}", file=sys.stderr, flush=True)
+    build(args.build)
+    print("| mutation | file | test that must fail | result |")
+    print("|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
