@@ -108,6 +108,24 @@ TEST(MeshSimulator, SkippingIdleCyclesChangesNothing) {
   }
 }
 
+/// Two colors share one link: together they move one wavelet a cycle.
+/// Twenty of each enter core (0, 0) from the west and leave core (1, 0) to
+/// the east: forty cycles at least, whatever the colors.
+TEST(MeshSimulator, ColorsShareALink) {
+  MeshProgram p(2, 1);
+  for (int color : {0, 1}) {
+    p.routes[0].push_back({color, bit(west), bit(east)});
+    p.routes[1].push_back({color, bit(west), bit(east)});
+    p.injectors.push_back({0, 0, west, color, 20});
+    p.drains.push_back({1, 0, east, color});
+  }
+  std::string error;
+  std::optional<MeshResult> result = simulate(p, config(), error);
+  ASSERT_TRUE(result) << error;
+  EXPECT_GE(result->cycles, 40);
+  EXPECT_LE(result->cycles, 44);
+}
+
 TEST(MeshSimulator, RouteOffTheMesh) {
   MeshProgram p(2, 1);
   p.routes[1].push_back({0, bit(ramp), bit(east)});

@@ -530,30 +530,33 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
       auto [s, rerun] = entry;
       const Stage &stage = stages[s];
       double stageStart = time;
-      double inBytes = position == 0 ? tokenBytes : 0;
-      for (const Kernel &kernel : stage.kernels)
-        inBytes += static_cast<double>(kernel.ingressBytes);
+      // What the stage's first kernel reads before any weight: the token
+      // ids, or the layer's offloaded checkpoint coming back.
+      double inputBytes = position == 0 ? tokenBytes : 0;
       if (offload && stage.phase == "backward" && stage.layer)
         for (const Stage &other : stages)
           if (other.layer == stage.layer && other.phase == "forward")
-            inBytes += static_cast<double>(microBatch) * other.checkpointBytes;
+            inputBytes +=
+                static_cast<double>(microBatch) * other.checkpointBytes;
+      double inBytes = inputBytes;
+      for (const Kernel &kernel : stage.kernels)
+        inBytes += static_cast<double>(kernel.ingressBytes);
       double weightsStart = std::max(inFree, prefetchFrom);
       double weightsEnd = weightsStart + inBytes / inRate;
       inFree = weightsEnd;
-      // Kernels run one after another; one that reads a weight cannot end
-      // before the stage's weights up to its own have arrived.
-      double arrived = weightsStart, slowest = 0;
+      // Kernels run one after another; the first cannot end before its
+      // inputs have arrived, and one that reads a weight not before the
+      // stage's weights up to its own.
+      double arrived = weightsStart + inputBytes / inRate, slowest = 0;
       const char *bound = "compute";
       bool ioBound = false;
       for (auto [k, kernel] : llvm::enumerate(stage.kernels)) {
         double begin = time;
         double end = begin + timed[s].seconds[k];
-        if (kernel.ingressBytes) {
-          arrived += static_cast<double>(kernel.ingressBytes) / inRate;
-          if (arrived > end) {
-            end = arrived;
-            ioBound = true;
-          }
+        arrived += static_cast<double>(kernel.ingressBytes) / inRate;
+        if ((k == 0 || kernel.ingressBytes) && arrived > end) {
+          end = arrived;
+          ioBound = true;
         }
         if (timed[s].seconds[k] > slowest) {
           slowest = timed[s].seconds[k];
