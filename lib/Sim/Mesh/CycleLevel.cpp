@@ -8,6 +8,8 @@
 
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -35,8 +37,19 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
                                    "before the cycle-level model";
   MeshConfig config = meshConfig(target);
   int64_t micro = device.getMicroBatch();
-  CycleLevelRun run;
-  run.clockHz = target.getClockHz();
+
+  // Each kernel as the mesh model runs it: the rectangle, the batch and
+  // the analytic cycles for that split.
+  struct Planned {
+    StageOp stage;
+    RegionOp region;
+    KernelShape kernel;
+    int64_t batch;
+    int width, height;
+    double analytic;
+  };
+  std::vector<Planned> planned;
+  double total = 0;
   for (auto stage : device.getBody().front().getOps<StageOp>()) {
     for (auto region : stage.getBody().front().getOps<RegionOp>()) {
       KernelShape kernel = KernelShape::of(region);
@@ -64,20 +77,34 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
       double analytic = kernelTime(kernel, layout, batch, target, rectWidth,
                                    rectHeight, layout)
                             .cycles();
-      MeshProgram program =
-          buildKernelProgram(kernel, batch, target, rectWidth, rectHeight);
-      std::string error;
-      std::optional<MeshResult> result = simulate(program, config, error);
-      if (!result)
-        return region.emitOpError() << "fails in the cycle-level model: "
-                                    << error;
-      run.coreCycles += result->coreCycles;
-      run.kernels.push_back({stage.getSymName().str(),
-                             region.getSymName().str(),
-                             static_cast<int64_t>(rectWidth) * rectHeight,
-                             analytic, result->cycles,
-                             std::move(result->rowActivity)});
+      total += analytic * rectWidth * rectHeight;
+      planned.push_back(
+          {stage, region, kernel, batch, rectWidth, rectHeight, analytic});
     }
+  }
+  if (total > kMaxCoreCycles)
+    return device.emitOpError()
+           << "would take about " << llvm::formatv("{0:e2}", total)
+           << " core-cycles to simulate cycle by cycle; the limit is "
+           << llvm::formatv("{0:e2}", kMaxCoreCycles)
+           << ": use a smaller micro-batch, model or mesh";
+
+  CycleLevelRun run;
+  run.clockHz = target.getClockHz();
+  for (Planned &p : planned) {
+    MeshProgram program =
+        buildKernelProgram(p.kernel, p.batch, target, p.width, p.height);
+    std::string error;
+    std::optional<MeshResult> result = simulate(program, config, error);
+    if (!result)
+      return p.region.emitOpError() << "fails in the cycle-level model: "
+                                    << error;
+    run.coreCycles += result->coreCycles;
+    run.kernels.push_back({p.stage.getSymName().str(),
+                           p.region.getSymName().str(),
+                           static_cast<int64_t>(p.width) * p.height,
+                           p.analytic, result->cycles,
+                           std::move(result->rowActivity)});
   }
   return run;
 }

@@ -24,6 +24,9 @@ namespace cgpt::sim::mesh {
 
 /// The largest mesh side the cycle-level run takes.
 constexpr int64_t kMaxCycleLevelSide = 128;
+/// The most core-cycles a cycle-level run may take (about three minutes at
+/// 10^8 core-cycles a second), judged from the analytic times beforehand.
+constexpr double kMaxCoreCycles = 2e10;
 
 struct CycleLevelKernel {
   std::string stage, name;
@@ -49,7 +52,8 @@ struct CycleLevelRun {
 /// columns as feature groups; attention on the block of one (sequence,
 /// head). A kernel run again (`repeats`) or in vocabulary chunks is
 /// simulated once. Fails with a diagnostic on the device when its mesh is
-/// larger than kMaxCycleLevelSide a side, or a kernel cannot run.
+/// larger than kMaxCycleLevelSide a side or the run would take more than
+/// kMaxCoreCycles, and on a region that cannot run.
 mlir::FailureOr<CycleLevelRun> runCycleLevel(wafer::DeviceOp device);
 
 } // namespace cgpt::sim::mesh
