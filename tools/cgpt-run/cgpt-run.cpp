@@ -36,6 +36,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -78,9 +79,11 @@ cl::opt<int64_t> steps(
     "steps",
     cl::desc("Simulate this many optimizer steps, with Model Zoo log lines"),
     cl::init(0), cl::cat(runCategory));
-cl::opt<int64_t> logSteps("log-steps",
-                          cl::desc("With --steps: log every this many steps"),
-                          cl::init(1), cl::cat(runCategory));
+cl::opt<int64_t>
+    logSteps("log-steps",
+             cl::desc("With --steps: log every this many steps (default: "
+                      "about ten lines in all)"),
+             cl::init(0), cl::cat(runCategory));
 cl::opt<std::string> microBatchSize(
     "micro-batch-size",
     cl::desc("Micro-batch per system (overrides the file): an integer, "
@@ -368,23 +371,22 @@ static bool drawPlacement(ModuleOp module) {
 /// progress bar when standard error is a terminal.
 static void logTraining(const cgpt::report::StepReport &report) {
   cgpt::report::StepRates rates = cgpt::report::computeStepRates(report);
-  bool terminal = llvm::sys::Process::StandardErrIsDisplayed();
-  for (int64_t step = 1; step <= steps; ++step) {
-    if (step % logSteps == 0 || step == steps)
-      llvm::outs() << llvm::formatv(
-          "global_step = {0}, rate = {1:f4} steps/sec, samples/sec = {2:f2}, "
-          "simulated time = {3:f3} s\n",
-          step, rates.stepsPerSecond, rates.samplesPerSecond,
-          step * rates.seconds);
-    if (terminal) {
-      int filled = static_cast<int>(40 * step / steps);
-      llvm::errs() << "\r[" << std::string(filled, '#')
-                   << std::string(40 - filled, ' ') << "] " << step << "/"
-                   << steps;
-    }
+  // Every simulated step is the same step, so only the logged ones are
+  // visited: the loop runs once per line, whatever the number of steps.
+  int64_t every =
+      logSteps > 0 ? logSteps
+                   : std::max<int64_t>(1, steps / 10 + (steps % 10 != 0));
+  int64_t last = steps;
+  for (int64_t step = std::min(every, last); step <= last;) {
+    llvm::outs() << llvm::formatv(
+        "global_step = {0}, rate = {1:f4} steps/sec, samples/sec = {2:f2}, "
+        "simulated time = {3:f3} s\n",
+        step, rates.stepsPerSecond, rates.samplesPerSecond,
+        static_cast<double>(step) * rates.seconds);
+    if (step == last)
+      break;
+    step = last - step > every ? step + every : last;
   }
-  if (terminal)
-    llvm::errs() << "\n";
 }
 
 static bool writeReport(const cgpt::report::StepReport &report) {
@@ -594,6 +596,9 @@ static bool runFunctional(MLIRContext &context,
       data->describe());
   StepSnapshot before;
   std::vector<double> losses;
+  int64_t every =
+      logSteps > 0 ? logSteps
+                   : std::max<int64_t>(1, total / 10 + (total % 10 != 0));
   auto start = std::chrono::steady_clock::now();
   for (int64_t index = 0; index < total; ++index) {
     cgpt::exec::Batch batch = data->batch(index, trainer->getGlobalBatch());
@@ -603,8 +608,14 @@ static bool runFunctional(MLIRContext &context,
     FailureOr<cgpt::exec::Trainer::StepResult> result = trainer->step(batch);
     if (failed(result))
       return false;
+    if (!std::isfinite(result->loss)) {
+      llvm::errs() << "cgpt-run: the loss of step " << index + 1
+                   << " is not a number (" << result->loss
+                   << "): training diverged, and nothing is saved\n";
+      return false;
+    }
     losses.push_back(result->loss);
-    if ((index + 1) % logSteps == 0 || index + 1 == total)
+    if ((index + 1) % every == 0 || index + 1 == total)
       llvm::outs() << llvm::formatv(
           "global_step = {0}, loss = {1:f5}, rate = {2:f4} steps/sec\n",
           index + 1, result->loss, rates.stepsPerSecond);
@@ -657,8 +668,8 @@ static bool checkOptions() {
   if (cycleLevel && (numCsx.size() > 1 || functional))
     return refuse("--cycle-level runs one simulation; it does not apply to "
                   "--num-csx sweeps or --functional runs");
-  if (steps < 0 || logSteps < 1)
-    return refuse("--steps must be 0 or more and --log-steps 1 or more");
+  if (steps < 0 || logSteps < 0)
+    return refuse("--steps and --log-steps must be 0 or more");
   bool functionalOnly = seed.getNumOccurrences() || !dataPath.empty() ||
                         !initWeightsPath.empty() || !saveWeightsPath.empty() ||
                         !dumpStepPath.empty() || !lossCurvePath.empty() ||
