@@ -645,11 +645,55 @@ static bool runFunctional(MLIRContext &context,
 }
 
 /// Option combinations that cannot work, refused before any compiling.
+/// Output files: named, not empty, and never the input itself.
+static bool checkOutputPaths() {
+  std::pair<cl::opt<std::string> *, llvm::StringRef> outputs[] = {
+      {&reportPath, "--report"},         {&tracePath, "--trace"},
+      {&plotPath, "--plot"},             {&placementPath, "--emit-placement"},
+      {&saveWeightsPath, "--save-weights"}, {&dumpStepPath, "--dump-step"},
+      {&lossCurvePath, "--loss-curve"}};
+  for (auto [option, name] : outputs) {
+    llvm::StringRef path(*option);
+    if (option->getNumOccurrences() && path.empty()) {
+      llvm::errs() << "cgpt-run: " << name << " needs a file name\n";
+      return false;
+    }
+    if (!path.empty() && path != "-" &&
+        (llvm::sys::fs::equivalent(path, inputPath) ||
+         (!dataPath.empty() && llvm::sys::fs::equivalent(path, dataPath)))) {
+      llvm::errs() << "cgpt-run: " << name << " '" << path
+                   << "' is an input of this run; it would be overwritten\n";
+      return false;
+    }
+  }
+  llvm::StringRef picture(placementPath);
+  if (!picture.empty() && !picture.ends_with_insensitive(".svg")) {
+    llvm::errs() << "cgpt-run: --emit-placement '" << picture
+                 << "' must end in .svg: the picture is SVG\n";
+    return false;
+  }
+  return true;
+}
+
 static bool checkOptions() {
   auto refuse = [](const llvm::Twine &message) {
     llvm::errs() << "cgpt-run: " << message << "\n";
     return false;
   };
+  if (!checkOutputPaths())
+    return false;
+  // An option given twice is a mistake, not a choice of the last (lists,
+  // such as --num-csx, take several values).
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    bool ours = llvm::is_contained(option->Categories, &runCategory) ||
+                llvm::is_contained(option->Categories, &functionalCategory);
+    if (ours && option->getNumOccurrencesFlag() == cl::Optional &&
+        option->getNumOccurrences() > 1)
+      return refuse("--" + option->ArgStr + " is given " +
+                    llvm::Twine(option->getNumOccurrences()) +
+                    " times; give it once");
+  }
   if (!plotPath.empty()) {
     if (numCsx.size() < 2)
       return refuse("--plot draws a sweep; give --num-csx a list such as "
