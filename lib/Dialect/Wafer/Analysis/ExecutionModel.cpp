@@ -344,8 +344,12 @@ KernelTime ExecutionModel::timeWith(const Kernel &kernel, Layout layout,
                     target->getMeshWidth(), target->getMeshHeight());
 }
 
-Layout ExecutionModel::stageLayout(size_t stageIndex,
-                                   int64_t microBatch) const {
+Layout ExecutionModel::stageLayout(size_t stage, int64_t microBatch) const {
+  return at(microBatch).layouts[stage];
+}
+
+Layout ExecutionModel::searchLayout(size_t stageIndex,
+                                    int64_t microBatch) const {
   const Stage &stage = stages[stageIndex];
   int64_t cores = target->getNumCores();
   // Two families of splits: feature groups by powers of two, and token
@@ -376,18 +380,22 @@ Layout ExecutionModel::stageLayout(size_t stageIndex,
   return best;
 }
 
-const std::vector<Layout> &
-ExecutionModel::layoutsAt(int64_t microBatch) const {
-  auto [it, inserted] = layoutCache.try_emplace(microBatch);
+const ExecutionModel::AtMicroBatch &
+ExecutionModel::at(int64_t microBatch) const {
+  auto [it, inserted] = microBatchCache.try_emplace(microBatch);
   if (inserted)
-    for (size_t s = 0; s < stages.size(); ++s)
-      it->second.push_back(stageLayout(s, microBatch));
+    for (size_t s = 0; s < stages.size(); ++s) {
+      Layout layout = searchLayout(s, microBatch);
+      it->second.layouts.push_back(layout);
+      auto &times = it->second.times.emplace_back();
+      for (const Kernel &kernel : stages[s].kernels)
+        times.push_back(timeWith(kernel, layout, microBatch));
+    }
   return it->second;
 }
 
-int64_t ExecutionModel::checkpointBytesOnWafer(int64_t microBatch,
-                                               CheckpointPolicy policy,
-                                               Layout layout) const {
+int64_t
+ExecutionModel::checkpointBytesPerSequence(CheckpointPolicy policy) const {
   int64_t perSequence = 0, largestLayer = 0;
   for (const Stage &stage : stages) {
     if (!stage.checkpointBytes)
@@ -407,30 +415,38 @@ int64_t ExecutionModel::checkpointBytesOnWafer(int64_t microBatch,
     perSequence += (policy.interval - 1) * largestLayer;
   if (policy.kind == CheckpointPolicy::Kind::offload)
     perSequence += 2 * largestLayer;
-  // Spread like the activations: tokens over token groups, each token's
-  // bytes over feature groups.
-  int64_t seq = device.getSeqLen();
-  return ceilDiv(microBatch * seq, layout.tokenGroups) *
-         ceilDiv(ceilDiv(perSequence, seq), layout.featureGroups);
+  return perSequence;
 }
 
 CoreMemory ExecutionModel::regionMemory(size_t stageIndex, size_t index,
                                         int64_t microBatch,
                                         CheckpointPolicy policy) const {
+  return memoryOf(stageIndex, index, microBatch,
+                  checkpointBytesPerSequence(policy));
+}
+
+CoreMemory ExecutionModel::memoryOf(size_t stageIndex, size_t index,
+                                    int64_t microBatch,
+                                    int64_t checkpointBytes) const {
   const Kernel &kernel = stages[stageIndex].kernels[index];
-  Layout layout = layoutsAt(microBatch)[stageIndex];
+  const AtMicroBatch &cached = at(microBatch);
+  Layout layout = cached.layouts[stageIndex];
   int64_t cores = target->getNumCores(), seq = device.getSeqLen();
+  // Tokens over token groups, each token's bytes over feature groups.
+  auto spread = [&](int64_t perSequence) {
+    return ceilDiv(microBatch * seq, layout.tokenGroups) *
+           ceilDiv(ceilDiv(perSequence, seq), layout.featureGroups);
+  };
   CoreMemory memory;
   memory.reserve = target->getReservedBytes();
   memory.weightBuffers = 2 * ceilDiv(largestStageWeights, cores);
-  memory.checkpoints = checkpointBytesOnWafer(microBatch, policy, layout);
-  memory.live = ceilDiv(microBatch * seq, layout.tokenGroups) *
-                ceilDiv(ceilDiv(kernel.live, seq), layout.featureGroups);
+  memory.checkpoints = spread(checkpointBytes);
+  memory.live = spread(kernel.live);
   if (kernel.shape.kind == KernelKind::attention) {
     // A core takes its queries one row at a time against all its keys, with
     // a running maximum and sum (the online softmax): one row of f32 scores
     // and their gradient per (sequence, head) it holds.
-    KernelTime time = timeWith(kernel, layout, microBatch);
+    const KernelTime &time = cached.times[stageIndex][index];
     int64_t pairs =
         microBatch *
         std::max<int64_t>(1, kernel.shape.rows / kernel.shape.columns);
@@ -444,9 +460,10 @@ CoreMemory ExecutionModel::regionMemory(size_t stageIndex, size_t index,
 MemoryPeak ExecutionModel::memoryPeak(int64_t microBatch,
                                       CheckpointPolicy policy) const {
   MemoryPeak peak;
+  int64_t checkpointBytes = checkpointBytesPerSequence(policy);
   for (size_t s = 0; s < stages.size(); ++s)
     for (size_t k = 0; k < stages[s].kernels.size(); ++k) {
-      CoreMemory memory = regionMemory(s, k, microBatch, policy);
+      CoreMemory memory = memoryOf(s, k, microBatch, checkpointBytes);
       if (!peak.region || memory.total() > peak.memory.total())
         peak = {stages[s].kernels[k].op, memory};
     }
@@ -497,20 +514,7 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
                                         : t.getIoBytesPerSecond());
   bool offload = policy.kind == CheckpointPolicy::Kind::offload;
 
-  // Per stage at this micro-batch: each kernel's seconds and bound.
-  struct Timed {
-    std::vector<double> seconds;
-    std::vector<const char *> bounds;
-  };
-  std::vector<Timed> timed(stages.size());
-  for (size_t s = 0; s < stages.size(); ++s) {
-    Layout layout = layoutsAt(microBatch)[s];
-    for (const Kernel &kernel : stages[s].kernels) {
-      KernelTime time = timeWith(kernel, layout, microBatch);
-      timed[s].seconds.push_back(time.cycles() / clock);
-      timed[s].bounds.push_back(time.bound());
-    }
-  }
+  const std::vector<std::vector<KernelTime>> &times = at(microBatch).times;
   std::vector<std::pair<size_t, bool>> schedule = passSchedule(policy);
   int64_t perSystem = device.getPerSystemBatch();
   StepEstimate estimate;
@@ -551,16 +555,17 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
       const char *bound = "compute";
       bool ioBound = false;
       for (auto [k, kernel] : llvm::enumerate(stage.kernels)) {
+        double seconds = times[s][k].cycles() / clock;
         double begin = time;
-        double end = begin + timed[s].seconds[k];
+        double end = begin + seconds;
         arrived += static_cast<double>(kernel.ingressBytes) / inRate;
         if ((k == 0 || kernel.ingressBytes) && arrived > end) {
           end = arrived;
           ioBound = true;
         }
-        if (timed[s].seconds[k] > slowest) {
-          slowest = timed[s].seconds[k];
-          bound = timed[s].bounds[k];
+        if (seconds > slowest) {
+          slowest = seconds;
+          bound = times[s][k].bound();
         }
         if (first && observer)
           observer->interval(stringifyKernelKind(kernel.shape.kind),
@@ -657,10 +662,10 @@ void ExecutionModel::annotateLayouts(int64_t microBatch) const {
   MLIRContext *context = device.getContext();
   auto whole = RectAttr::get(context, 0, 0, target->getMeshWidth(),
                              target->getMeshHeight());
+  const AtMicroBatch &cached = at(microBatch);
   for (size_t s = 0; s < stages.size(); ++s) {
-    Layout layout = layoutsAt(microBatch)[s];
-    for (const Kernel &kernel : stages[s].kernels) {
-      KernelTime time = timeWith(kernel, layout, microBatch);
+    for (auto [k, kernel] : llvm::enumerate(stages[s].kernels)) {
+      const KernelTime &time = cached.times[s][k];
       bool streamsWeights = kernel.ingressBytes > 0;
       ReduceAxis partials = ReduceAxis::none;
       KernelKind kind = kernel.shape.kind;

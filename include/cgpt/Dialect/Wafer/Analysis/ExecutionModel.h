@@ -199,19 +199,29 @@ private:
 
   KernelTime timeWith(const Kernel &kernel, Layout layout,
                       int64_t microBatch) const;
-  int64_t checkpointBytesOnWafer(int64_t microBatch, CheckpointPolicy policy,
-                                 Layout layout) const;
+  /// Tries the splits of the mesh for `stage` and returns the fastest.
+  Layout searchLayout(size_t stage, int64_t microBatch) const;
+  /// Checkpoint bytes per sequence `policy` holds on the wafer at once.
+  int64_t checkpointBytesPerSequence(CheckpointPolicy policy) const;
+  CoreMemory memoryOf(size_t stage, size_t index, int64_t microBatch,
+                      int64_t checkpointBytes) const;
   /// The stage executions of one pass under `policy`: indices into
   /// `stages`, with true for a forward stage run again.
   std::vector<std::pair<size_t, bool>>
   passSchedule(CheckpointPolicy policy) const;
 
-  /// Each stage's layout at a micro-batch, computed once.
-  const std::vector<Layout> &layoutsAt(int64_t microBatch) const;
+  /// What depends on the micro-batch alone, whatever the policy: each
+  /// stage's layout and each of its kernels' time with it.
+  struct AtMicroBatch {
+    std::vector<Layout> layouts;
+    std::vector<std::vector<KernelTime>> times;
+  };
+  /// Computed once per micro-batch, for every policy weighed at it.
+  const AtMicroBatch &at(int64_t microBatch) const;
 
   mutable DeviceOp device;
   const target::WaferTargetModel *target = nullptr;
-  mutable std::map<int64_t, std::vector<Layout>> layoutCache;
+  mutable std::map<int64_t, AtMicroBatch> microBatchCache;
   std::vector<Stage> stages;
   int64_t layers = 0;
   int64_t largestStageWeights = 0;
