@@ -416,13 +416,17 @@ llvm::Error writeTrace(llvm::StringRef path,
                                         {"ts", event.start * 1e6},
                                         {"dur", event.duration * 1e6}});
   }
-  for (auto [tid, track] : llvm::enumerate(tracks))
+  // A track's name: a metadata event of process `pid`, thread `tid`.
+  auto nameTrack = [&](int64_t pid, size_t tid, const std::string &name) {
     events.push_back(
         llvm::json::Object{{"name", "thread_name"},
                            {"ph", "M"},
-                           {"pid", 0},
+                           {"pid", pid},
                            {"tid", static_cast<int64_t>(tid)},
-                           {"args", llvm::json::Object{{"name", track}}}});
+                           {"args", llvm::json::Object{{"name", name}}}});
+  };
+  for (auto [tid, track] : llvm::enumerate(tracks))
+    nameTrack(0, tid, track);
   if (cycleLevel) {
     events.push_back(llvm::json::Object{
         {"name", "process_name"},
@@ -450,12 +454,7 @@ llvm::Error writeTrace(llvm::StringRef path,
       start += k.simulatedCycles;
     }
     for (size_t row = 0; row < rows; ++row)
-      events.push_back(llvm::json::Object{
-          {"name", "thread_name"},
-          {"ph", "M"},
-          {"pid", 1},
-          {"tid", static_cast<int64_t>(row)},
-          {"args", llvm::json::Object{{"name", "row " + std::to_string(row)}}}});
+      nameTrack(1, row, "row " + std::to_string(row));
   }
   return writeJsonFile(path,
                        llvm::json::Object{{"traceEvents", std::move(events)},

@@ -167,10 +167,12 @@ int main(int argc, char **argv) {
   int64_t coreCycles = 0;
   double seconds = 0;
   for (const Case &c : table) {
-    wafer::KernelTime analytic = wafer::kernelTime(
-        c.kernel, sim::mesh::rectangleLayout(c.kernel, c.width, c.height),
-        c.microBatch, *target, c.width, c.height,
-        wafer::Layout{c.height, c.width});
+    // The rectangle's rows and columns are the split, and attention's
+    // block too.
+    wafer::Layout layout = sim::mesh::rectangleLayout(c.width, c.height);
+    wafer::KernelTime analytic =
+        wafer::kernelTime(c.kernel, layout, c.microBatch, *target, c.width,
+                          c.height, layout);
     sim::mesh::MeshProgram program = sim::mesh::buildKernelProgram(
         c.kernel, c.microBatch, *target, c.width, c.height);
     std::string error;

@@ -367,15 +367,21 @@ static bool drawPlacement(ModuleOp module) {
       "", placementPath);
 }
 
+/// Steps between log lines for a run of `total` steps: --log-steps, or
+/// about ten lines in all.
+static int64_t logInterval(int64_t total) {
+  if (logSteps > 0)
+    return logSteps;
+  return std::max<int64_t>(1, total / 10 + (total % 10 != 0));
+}
+
 /// Model Zoo style log lines for `steps` simulated optimizer steps, with a
 /// progress bar when standard error is a terminal.
 static void logTraining(const cgpt::report::StepReport &report) {
   cgpt::report::StepRates rates = cgpt::report::computeStepRates(report);
   // Every simulated step is the same step, so only the logged ones are
   // visited: the loop runs once per line, whatever the number of steps.
-  int64_t every =
-      logSteps > 0 ? logSteps
-                   : std::max<int64_t>(1, steps / 10 + (steps % 10 != 0));
+  int64_t every = logInterval(steps);
   int64_t last = steps;
   for (int64_t step = std::min(every, last); step <= last;) {
     llvm::outs() << llvm::formatv(
@@ -596,9 +602,7 @@ static bool runFunctional(MLIRContext &context,
       data->describe());
   StepSnapshot before;
   std::vector<double> losses;
-  int64_t every =
-      logSteps > 0 ? logSteps
-                   : std::max<int64_t>(1, total / 10 + (total % 10 != 0));
+  int64_t every = logInterval(total);
   auto start = std::chrono::steady_clock::now();
   for (int64_t index = 0; index < total; ++index) {
     cgpt::exec::Batch batch = data->batch(index, trainer->getGlobalBatch());

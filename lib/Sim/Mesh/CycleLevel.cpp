@@ -73,7 +73,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
         rectHeight = static_cast<int>(block.tokenGroups);
         rectWidth = static_cast<int>(block.featureGroups);
       }
-      Layout layout = rectangleLayout(kernel, rectWidth, rectHeight);
+      Layout layout = rectangleLayout(rectWidth, rectHeight);
       double analytic = kernelTime(kernel, layout, batch, target, rectWidth,
                                    rectHeight, layout)
                             .cycles();

@@ -15,8 +15,6 @@ using cgpt::wafer::KernelShape;
 namespace cgpt::sim::mesh {
 namespace {
 
-constexpr int64_t kSumBytes = 4;
-
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 uint8_t bit(Port port) { return static_cast<uint8_t>(1u << port); }
@@ -32,13 +30,6 @@ public:
   }
   void emit(int x, int y, Instruction in) {
     program.programs[program.index(x, y)].push_back(in);
-  }
-  int64_t lanes(int64_t elementBytes) const {
-    return elementBytes <= 2 ? target.getMixedFmacsPerCycle()
-                             : target.getF32FmacsPerCycle();
-  }
-  int64_t perWavelet(int64_t elementBytes) const {
-    return std::max<int64_t>(1, target.getLinkBytesPerCycle() / elementBytes);
   }
 
   /// Streams from an edge: `count` wavelets of `color` enter every core of
@@ -129,7 +120,8 @@ public:
     everywhere({Instruction::receive, 0, 0, count, cycles});
     if ((downColumns ? program.width : program.height) > 1)
       chain(/*alongRows=*/downColumns, 1,
-            partials * kSumBytes / target.getLinkBytesPerCycle());
+            partials * wafer::kPartialSumBytes /
+                target.getLinkBytesPerCycle());
   }
 
   /// The same program on every core.
@@ -145,8 +137,7 @@ public:
 
 } // namespace
 
-wafer::Layout rectangleLayout(const KernelShape &kernel, int width,
-                              int height) {
+wafer::Layout rectangleLayout(int width, int height) {
   return {height, width};
 }
 
@@ -162,8 +153,8 @@ MeshProgram buildKernelProgram(const KernelShape &k, int64_t microBatch,
                                const target::WaferTargetModel &target,
                                int width, int height) {
   Builder b(target, width, height);
-  int64_t lanes = b.lanes(k.elementBytes);
-  int64_t perWavelet = b.perWavelet(k.elementBytes);
+  int64_t lanes = wafer::fmacLanes(target, k.elementBytes);
+  int64_t perWavelet = wafer::elementsPerWavelet(target, k.elementBytes);
   auto wavelets = [&](int64_t elements) {
     return ceilDiv(elements, perWavelet);
   };

@@ -30,8 +30,7 @@ MeshProgram buildKernelProgram(const wafer::KernelShape &kernel,
                                int width, int height);
 
 /// The layout the rectangle stands for: its rows and columns.
-wafer::Layout rectangleLayout(const wafer::KernelShape &kernel, int width,
-                              int height);
+wafer::Layout rectangleLayout(int width, int height);
 
 /// The mesh model's figures from `target`.
 MeshConfig meshConfig(const target::WaferTargetModel &target);

@@ -17,8 +17,6 @@ using namespace mlir;
 
 namespace cgpt::wafer {
 
-/// Partial sums and weight gradients are f32.
-constexpr int64_t kSumBytes = 4;
 /// The weight servers read and write an f32 weight and two f32 Adam
 /// moments per parameter, and read its f32 gradient: 28 bytes.
 constexpr double kOptimizerBytesPerParameter = 28;
@@ -139,6 +137,17 @@ FailureOr<ExecutionModel> ExecutionModel::build(DeviceOp device) {
   return model;
 }
 
+int64_t fmacLanes(const target::WaferTargetModel &target,
+                  int64_t elementBytes) {
+  return elementBytes <= 2 ? target.getMixedFmacsPerCycle()
+                           : target.getF32FmacsPerCycle();
+}
+
+int64_t elementsPerWavelet(const target::WaferTargetModel &target,
+                           int64_t elementBytes) {
+  return std::max<int64_t>(1, target.getLinkBytesPerCycle() / elementBytes);
+}
+
 KernelShape KernelShape::of(RegionOp region) {
   KernelShape shape;
   shape.kind = region.getKind();
@@ -163,14 +172,10 @@ KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
   double read = static_cast<double>(t.getSramReadBytesPerCycle());
   double write = static_cast<double>(t.getSramWriteBytesPerCycle());
   double a = static_cast<double>(t.getTaskActivationCycles());
-  // 16-bit operands accumulate in f32 (bf16 storage, f32 accumulation);
-  // all-f32 programs run the f32 FMAC.
-  double lanes = static_cast<double>(k.elementBytes <= 2
-                                         ? t.getMixedFmacsPerCycle()
-                                         : t.getF32FmacsPerCycle());
+  double lanes = static_cast<double>(fmacLanes(t, k.elementBytes));
   double eb = static_cast<double>(k.elementBytes);
-  // Elements one wavelet carries (two 16-bit values in 32 bits).
-  double perWavelet = std::max(1.0, link / eb);
+  double perWavelet =
+      static_cast<double>(elementsPerWavelet(t, k.elementBytes));
   auto wavelets = [&](double elements) {
     return std::ceil(elements / perWavelet);
   };
@@ -181,7 +186,7 @@ KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
   // A stream of f32 values forwarded through each core of a chain, one
   // wavelet a cycle after one activation.
   auto chain = [&](double values) {
-    return values > 0 ? a + values * kSumBytes / link : 0.0;
+    return values > 0 ? a + values * kPartialSumBytes / link : 0.0;
   };
   int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
   double hop = static_cast<double>(t.getHopLatencyCycles());
@@ -212,9 +217,9 @@ KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
                    elements * std::ceil(static_cast<double>(tb) / lanes) +
                    chain(partials);
     // Weights in, partial sums in: the core's ramp carries both.
-    time.fabric = wavelets(elements) + partials * kSumBytes / link;
-    time.sram = elements * std::max(tb * (eb + kSumBytes) / read,
-                                    tb * kSumBytes / write);
+    time.fabric = wavelets(elements) + partials * kPartialSumBytes / link;
+    time.sram = elements * std::max(tb * (eb + kPartialSumBytes) / read,
+                                    tb * kPartialSumBytes / write);
     // Weights fill a feature group's columns; partial sums cross the row.
     time.fixed = multicastFill(height + ceilDiv(width, gk)) +
                  chainFill(gk, width);
@@ -231,8 +236,8 @@ KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
     time.compute = wavelets(gradient) * a +
                    gradient * std::ceil(static_cast<double>(kb) / lanes) +
                    chain(partials);
-    time.fabric = wavelets(gradient) + partials * kSumBytes / link;
-    time.sram = gradient * kb * (eb + kSumBytes) / read;
+    time.fabric = wavelets(gradient) + partials * kPartialSumBytes / link;
+    time.sram = gradient * kb * (eb + kPartialSumBytes) / read;
     time.fixed = multicastFill(width + ceilDiv(height, gt)) +
                  chainFill(gt, height);
     break;
@@ -294,8 +299,8 @@ KernelTime kernelTime(const KernelShape &k, Layout layout, int64_t microBatch,
     // Queries, then keys and values, each stored as one stream.
     time.compute = 2 * a + stored + perCore / 2 / keys * vectorOp(keys) +
                    chain(partials);
-    time.fabric = stored + partials * kSumBytes / link;
-    time.sram = perCore / 2 * (eb + kSumBytes) / read;
+    time.fabric = stored + partials * kPartialSumBytes / link;
+    time.sram = perCore / 2 * (eb + kPartialSumBytes) / read;
     time.fixed = multicastFill(std::max(cq, ck)) + chainFill(ck, ck);
     break;
   }
@@ -451,7 +456,7 @@ CoreMemory ExecutionModel::memoryOf(size_t stageIndex, size_t index,
         microBatch *
         std::max<int64_t>(1, kernel.shape.rows / kernel.shape.columns);
     int64_t keys = ceilDiv(kernel.shape.columns, time.layout.featureGroups);
-    memory.live += 2 * keys * kSumBytes * ceilDiv(pairs, cores);
+    memory.live += 2 * keys * kPartialSumBytes * ceilDiv(pairs, cores);
   }
   memory.accumulator = ceilDiv(kernel.shape.accumulator, cores);
   return memory;

@@ -62,6 +62,18 @@ struct KernelTime {
   const char *bound() const;
 };
 
+/// Partial sums and weight gradients are f32.
+constexpr int64_t kPartialSumBytes = 4;
+
+/// FMACs per cycle for operands of `elementBytes`: 16-bit operands
+/// accumulate in f32 (bf16 storage, f32 accumulation), f32 ones run the
+/// f32 FMAC.
+int64_t fmacLanes(const target::WaferTargetModel &target,
+                  int64_t elementBytes);
+/// Elements of `elementBytes` one wavelet carries (two 16-bit values).
+int64_t elementsPerWavelet(const target::WaferTargetModel &target,
+                           int64_t elementBytes);
+
 /// What the timing model needs of one kernel: a region's attributes.
 struct KernelShape {
   KernelKind kind = KernelKind::elementwise;
