@@ -28,8 +28,8 @@ void buildLowerToDataflowPipeline(OpPassManager &pm,
 
 void buildDataflowToWaferPipeline(OpPassManager &pm) {
   pm.addPass(createConvertDataflowToWafer());
-  pm.addPass(wafer::createWaferPlace());
   pm.addPass(wafer::createWaferPlanBatch());
+  pm.addPass(wafer::createWaferPlace());
   pm.addPass(wafer::createWaferRoute());
   pm.addPass(wafer::createWaferCheckMemory());
 }

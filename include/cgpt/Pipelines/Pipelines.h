@@ -41,9 +41,9 @@ struct LowerToDataflowOptions
 void buildLowerToDataflowPipeline(mlir::OpPassManager &pm,
                                   const LowerToDataflowOptions &options);
 
-/// dataflow -> wafer: convert-dataflow-to-wafer, wafer-place,
-/// wafer-plan-batch (which places again for the micro-batch it picks),
-/// wafer-route, wafer-check-memory.
+/// dataflow -> wafer: convert-dataflow-to-wafer, wafer-plan-batch,
+/// wafer-place (for the micro-batch planned), wafer-route,
+/// wafer-check-memory.
 void buildDataflowToWaferPipeline(mlir::OpPassManager &pm);
 
 /// transformer -> wafer: the two pipelines above, one after the other.

@@ -1,10 +1,10 @@
-// RUN: cgpt-opt %S/Inputs/deep-checkpoints.mlir --wafer-place --wafer-plan-batch --wafer-check-memory | FileCheck %s
-// RUN: sed 's/micro_batch<auto>/micro_batch<explore>/' %S/Inputs/deep-checkpoints.mlir | cgpt-opt --wafer-place --wafer-plan-batch | FileCheck %s --check-prefix=EXPLORE
-// RUN: sed 's/checkpoint_bytes = 2097152/checkpoint_bytes = 8388608/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-place --wafer-plan-batch 2>&1 | FileCheck %s --check-prefix=NOFIT
-// RUN: sed 's/micro_batch<auto>/micro_batch<2>/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-place --wafer-plan-batch 2>&1 | FileCheck %s --check-prefix=FIXED
-// RUN: sed 's|target "mini"|target "%S/Inputs/small-servers.yaml"|; s/parameters = 16384/parameters = 100000/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-place --wafer-plan-batch 2>&1 | FileCheck %s --check-prefix=SERVERS
+// RUN: cgpt-opt %S/Inputs/deep-checkpoints.mlir --wafer-plan-batch --wafer-place --wafer-check-memory | FileCheck %s
+// RUN: sed 's/micro_batch<auto>/micro_batch<explore>/' %S/Inputs/deep-checkpoints.mlir | cgpt-opt --wafer-plan-batch --wafer-place | FileCheck %s --check-prefix=EXPLORE
+// RUN: sed 's/checkpoint_bytes = 2097152/checkpoint_bytes = 8388608/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-plan-batch --wafer-place 2>&1 | FileCheck %s --check-prefix=NOFIT
+// RUN: sed 's/micro_batch<auto>/micro_batch<2>/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-plan-batch --wafer-place 2>&1 | FileCheck %s --check-prefix=FIXED
+// RUN: sed 's|target "mini"|target "%S/Inputs/small-servers.yaml"|; s/parameters = 16384/parameters = 100000/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-plan-batch --wafer-place 2>&1 | FileCheck %s --check-prefix=SERVERS
 // RUN: not cgpt-opt %S/Inputs/deep-checkpoints.mlir --wafer-check-memory 2>&1 | FileCheck %s --check-prefix=UNPLANNED
-// RUN: cgpt-opt %S/Inputs/deep-checkpoints.mlir --wafer-place --wafer-plan-batch | sed 's/micro_batch = 1 : i64/micro_batch = 2 : i64/; s/grad_accum_steps = 2 : i64/grad_accum_steps = 1 : i64/; s/#wafer.checkpoint<[a-z0-9 ]*>/#wafer.checkpoint<keep>/' | not cgpt-opt --wafer-check-memory 2>&1 | FileCheck %s --check-prefix=OVER
+// RUN: cgpt-opt %S/Inputs/deep-checkpoints.mlir --wafer-plan-batch --wafer-place | sed 's/micro_batch = 1 : i64/micro_batch = 2 : i64/; s/grad_accum_steps = 2 : i64/grad_accum_steps = 1 : i64/; s/#wafer.checkpoint<[a-z0-9 ]*>/#wafer.checkpoint<keep>/' | not cgpt-opt --wafer-check-memory 2>&1 | FileCheck %s --check-prefix=OVER
 
 // Four layers whose checkpoints (8 MiB per sequence) do not fit the mini
 // mesh beside the reserve, though each layer does: the planner keeps one

@@ -221,7 +221,6 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
   device.setGradAccumSteps(perSystem / chosen.microBatch);
   device.setCheckpointAttr(chosen.policy.toAttr(&getContext()));
   device.setPlanAttr(builder.getStringAttr(reason));
-  model->annotateLayouts(chosen.microBatch);
   return success();
 }
 

@@ -76,8 +76,9 @@ def WaferPlanBatch : Pass<"wafer-plan-batch", "::mlir::ModuleOp"> {
     - `none`: the whole per-system batch, or an error.
 
     Sets `micro_batch`, `grad_accum_steps`, `checkpoint` and `plan`, a
-    sentence saying why, and lays the kernels out for the chosen
-    micro-batch. A model that does not fit even one sequence with any
+    sentence saying why; `wafer-place` then lays the kernels out for that
+    micro-batch. The planner weighs layouts itself and needs none in the
+    IR. A model that does not fit even one sequence with any
     policy, or whose weights and optimizer state (12 bytes per parameter)
     exceed the weight servers, is an error that says where and by how much.
 
