@@ -18,11 +18,15 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py",
 llvm_config.use_default_substitutions()
 config.substitutions.append(("%cgpt_src", config.cgpt_src_root))
 config.substitutions.append(("%cgpt_obj", config.cgpt_obj_root))
-# Real Model Zoo params files, kept in the tree (test/Inputs/modelzoo) so
+# Real Model Zoo params files and Hugging Face configs, kept in the tree
+# (test/Inputs/modelzoo, test/Inputs/hf) so
 # the suite runs on a clean clone.
 config.substitutions.append(("%modelzoo",
                              os.path.join(config.cgpt_src_root, "test",
                                           "Inputs", "modelzoo")))
+config.substitutions.append(("%hf",
+                             os.path.join(config.cgpt_src_root, "test",
+                                          "Inputs", "hf")))
 config.substitutions.append(("%python", config.python_executable))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

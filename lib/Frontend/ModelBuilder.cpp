@@ -194,7 +194,11 @@ OwningOpRef<ModuleOp> importModelFile(StringRef path, MLIRContext *context,
   FailureOr<ModelSpec> spec = readModelFile(path, context, options);
   if (failed(spec))
     return nullptr;
-  OwningOpRef<ModuleOp> module = buildTrainStep(*spec, context);
+  return importModel(*spec, context);
+}
+
+OwningOpRef<ModuleOp> importModel(const ModelSpec &spec, MLIRContext *context) {
+  OwningOpRef<ModuleOp> module = buildTrainStep(spec, context);
   if (failed(verify(*module)))
     return nullptr;
   return module;

@@ -21,10 +21,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
 #include <cstdio>
 
 using namespace mlir;
@@ -61,19 +62,61 @@ llvm::StringRef stringifySchema(Schema schema) {
   return "unknown";
 }
 
+llvm::StringRef stringifyBatchSemantics(BatchSemantics semantics) {
+  return semantics == BatchSemantics::Global ? "global" : "per-system";
+}
+
 std::string describeOrigin(const ModelSpec &spec) {
   std::string origin = stringifySchema(spec.schema).str();
-  if (spec.schema == Schema::ModelZooTensorFlow)
-    origin += " (batch_size per system)";
   origin += spec.blockStyle == BlockStyle::Sequential
                 ? "; sequential GPT-2/3 blocks"
                 : "; parallel GPT-J/NeoX blocks";
   return origin + " (" + spec.blockStyleReason + ")";
 }
 
-bool isModelFile(StringRef path) {
+std::string describeBatchReading(const ModelSpec &spec) {
+  return "batch_size " + stringifyBatchSemantics(spec.batchSemantics).str() +
+         " (" + spec.batchSemanticsReason + ")";
+}
+
+std::optional<ModelFormat> modelFormatOf(StringRef path) {
   StringRef ext = llvm::sys::path::extension(path);
-  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+  if (ext == ".yaml" || ext == ".yml")
+    return ModelFormat::Yaml;
+  if (ext == ".json")
+    return ModelFormat::Json;
+  return std::nullopt;
+}
+
+std::optional<ModelFormat> modelFormatOfInput(StringRef path, StringRef text) {
+  return path == "-" ? sniffModelFormat(text) : modelFormatOf(path);
+}
+
+std::optional<ModelFormat> sniffModelFormat(StringRef text) {
+  text.consume_front("\xEF\xBB\xBF");
+  StringRef rest = text;
+  while (!rest.empty()) {
+    auto [line, next] = rest.split('\n');
+    rest = next;
+    line = line.trim();
+    // A YAML comment, or an MLIR alias definition, which cannot start a
+    // model file either way: look further.
+    if (line.empty() || line.starts_with("#") || line == "---")
+      continue;
+    if (line.starts_with("{"))
+      return ModelFormat::Json;
+    if (line.starts_with("//"))
+      return std::nullopt;
+    size_t colon = line.find(':');
+    StringRef key = line.take_front(colon);
+    bool yamlKey = colon != StringRef::npos && !key.empty() &&
+                   llvm::all_of(key, [](char c) {
+                     return llvm::isAlnum(c) || c == '_' || c == '-' ||
+                            c == '.';
+                   });
+    return yamlKey ? std::optional(ModelFormat::Yaml) : std::nullopt;
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -87,30 +130,45 @@ const StringRef kUsedModelKeys[] = {
     "use_projection_bias_in_attention", "use_ffn_bias_in_attention",
     "use_ffn_bias", "use_untied_layer_norm", "attention_type", "norm_type",
     "scale_qk_dot_by_d", "output_logits_scale", "embeddings_scale",
-    "mixed_precision", "fp16_type", "loss_scaling", "loss_weight"};
-/// Model-section keys that do not change the compiled step: dropout (zero
-/// in every GPT recipe here, and the wafer's timing does not depend on it),
-/// initializers (used only to make weights) and TensorFlow-only switches.
+    "mup_base_hidden_size", "mup_base_filter_size", "output_logits_alpha",
+    "attention_logits_alpha", "scale_output_logits_by_d", "mixed_precision",
+    "use_bfloat16", "fp16_type", "loss_scaling", "loss_weight"};
+/// Dropout rates: cgpt trains without dropout, and says so when a rate is
+/// above zero.
+const StringRef kDropoutKeys[] = {"dropout_rate", "attention_dropout_rate",
+                                  "embedding_dropout_rate",
+                                  "residual_dropout_rate"};
+/// Model-section keys that do not change the compiled step: initializers
+/// (used only to make weights), the Cerebras compiler's own optimization
+/// level and TensorFlow-only switches.
 const StringRef kIgnoredModelKeys[] = {
-    "dropout_rate", "attention_dropout_rate", "embedding_dropout_rate",
-    "residual_dropout_rate", "boundary_casting", "tf_summary",
-    "embedding_initializer", "initializer", "output_layer_initializer",
-    "initializer_range", "attention_softmax_fp32", "attention_kernel",
-    "position_embedding_offset", "fixed_sparse_attention"};
+    "boundary_casting", "tf_summary", "embedding_initializer", "initializer",
+    "output_layer_initializer", "initializer_range", "attention_softmax_fp32",
+    "attention_kernel", "position_embedding_offset", "fixed_sparse_attention",
+    "precision_opt_level"};
 
-/// Hugging Face GPT-2 config keys: read, and known but without effect on a
-/// training step (generation settings, dropout, bookkeeping).
+/// Hugging Face config keys (GPT-2, GPT-J and GPT-NeoX): read, or known but
+/// without effect on a training step (generation settings, bookkeeping).
 const StringRef kHuggingFaceKeys[] = {
     "model_type", "n_embd", "n_layer", "n_head", "n_inner", "n_positions",
     "n_ctx", "vocab_size", "activation_function", "layer_norm_epsilon",
-    "tie_word_embeddings", "scale_attn_weights", "_name_or_path",
-    "architectures", "attn_pdrop", "embd_pdrop", "resid_pdrop",
-    "bos_token_id", "eos_token_id", "initializer_range",
-    "reorder_and_upcast_attn", "scale_attn_by_inverse_layer_idx",
-    "summary_activation", "summary_first_dropout", "summary_proj_to_labels",
-    "summary_type", "summary_use_proj", "task_specific_params", "torch_dtype",
+    "tie_word_embeddings", "scale_attn_weights", "rotary", "rotary_dim",
+    "hidden_size", "intermediate_size", "num_attention_heads",
+    "num_hidden_layers", "max_position_embeddings", "hidden_act",
+    "layer_norm_eps", "rotary_pct", "rotary_emb_base", "use_parallel_residual",
+    "attention_bias", "_name_or_path", "architectures", "bos_token_id",
+    "eos_token_id", "initializer_range", "reorder_and_upcast_attn",
+    "scale_attn_by_inverse_layer_idx", "summary_activation",
+    "summary_first_dropout", "summary_proj_to_labels", "summary_type",
+    "summary_use_proj", "task_specific_params", "torch_dtype",
     "transformers_version", "use_cache", "gradient_checkpointing",
-    "pad_token_id", "n_special", "predict_special_tokens"};
+    "pad_token_id", "n_special", "predict_special_tokens", "tokenizer_class",
+    "attn_pdrop", "embd_pdrop", "resid_pdrop", "attention_probs_dropout_prob",
+    "hidden_dropout_prob", "attention_dropout", "hidden_dropout"};
+/// Hugging Face dropout keys, warned about as kDropoutKeys are.
+const StringRef kHuggingFaceDropoutKeys[] = {
+    "attn_pdrop", "embd_pdrop", "resid_pdrop", "attention_probs_dropout_prob",
+    "hidden_dropout_prob", "attention_dropout", "hidden_dropout"};
 
 /// `name` lowered, without '_', '-' and ' ', for forgiving enum matching.
 std::string normalizeName(StringRef name) {
@@ -145,6 +203,15 @@ private:
   void readTensorFlowOrPyTorch(const Section &root);
   void readTrainer(const Section &root);
   void readHuggingFace(const Section &root);
+  void readHuggingFaceGpt2(const Section &root);
+  void readHuggingFaceGptJ(const Section &root);
+  void readHuggingFaceNeoX(const Section &root);
+  /// Reads a positive integer size that must be given, under one of
+  /// `keys` (Hugging Face spells some sizes two ways), and records where.
+  int64_t requireSize(const Section &section, StringRef key, int64_t max,
+                      mlir::LocationAttr &where);
+  void requireHeadsDivide(const Section &section, StringRef hiddenKey,
+                          StringRef headsKey);
 
   /// One accepted value of an enumerated key: its spellings, compared
   /// without case, '_', '-' and ' '; the first is the one errors list.
@@ -163,7 +230,13 @@ private:
   void readStorageType(const Section &section);
 
   void readModel(const Section &model);
+  void readMuP(const Section &model);
   void chooseBlockStyle(const Section &model);
+  /// Warns for each of `keys` in `section` whose rate is above zero.
+  void warnDropout(const Section &section, llvm::ArrayRef<StringRef> keys);
+  /// Warns that a sparsity section is simulated as dense.
+  void warnSparsity(const Section &sparsity);
+  void readBatchSize(const Section &section);
   void readMicroBatch(const YAML::Node &node, const std::string &what);
   void readOptimizer(const Section &optimizer);
   void readTrainerOptimizer(const Section &init);
@@ -172,6 +245,7 @@ private:
   void readPhase(const YAML::Node &node, const std::string &what,
                  StringRef schedulerName, const Section &params);
   void finish(const ImportOptions &options);
+  void applyBatchOverrides(const ImportOptions &options);
 
   ConfigSource &src;
   ModelSpec &spec;
@@ -180,6 +254,9 @@ private:
   std::string batchWhat;
   YAML::Node microBatchNode;
   bool sawSchedule = false;
+  /// The batch reading is a default the file cannot confirm (a PyTorch file
+  /// of release 1.x): warn when the reading changes the step.
+  bool batchSemanticsGuessed = false;
 };
 
 void ModelReader::read(const YAML::Node &root, const ImportOptions &options) {
@@ -253,39 +330,90 @@ void ModelReader::readTensorFlowOrPyTorch(const Section &root) {
   Section optimizer = src.subsection(root, "optimizer");
   Section runconfig = src.subsection(root, "runconfig");
 
-  // TensorFlow-era files state the batch per system. They are told apart by
-  // keys only the TensorFlow implementation had.
+  // Keys only the TensorFlow implementation had. `weight_decay_rate` is not
+  // one: PyTorch files of 1.7 to 1.9.1 spell the decay that way too.
   std::optional<std::string> processor =
       src.readString(trainInput, "data_processor");
   bool tensorflow =
-      src.lookup(optimizer, "weight_decay_rate").IsDefined() ||
       src.lookup(model, "tf_summary").IsDefined() ||
       src.lookup(model, "boundary_casting").IsDefined() ||
       (processor && StringRef(*processor).contains("TfRecords"));
-  spec.schema =
-      tensorflow ? Schema::ModelZooTensorFlow : Schema::ModelZooPyTorch;
+  if (tensorflow) {
+    spec.schema = Schema::ModelZooTensorFlow;
+    spec.batchSemantics = BatchSemantics::PerSystem;
+    spec.batchSemanticsReason = "TensorFlow schema";
+  } else if (src.lookup(optimizer, "weight_decay_rate").IsDefined()) {
+    // Releases 1.7 to 1.9.1: only 1.9.x reads batch_size as global, and
+    // nothing in the file tells them apart. Model Zoo reads it as global
+    // today, so cgpt does, and says so where it matters.
+    spec.schema = Schema::ModelZooPyTorch;
+    spec.batchSemantics = BatchSemantics::Global;
+    spec.batchSemanticsReason =
+        "'" + optimizer.qualify("weight_decay_rate") +
+        "' marks a PyTorch file of release 1.x, read as releases 1.9.0 on "
+        "read it; --batch-semantics=per-system for 1.7 and 1.8";
+    batchSemanticsGuessed = true;
+  } else {
+    spec.schema = Schema::ModelZooPyTorch;
+    spec.batchSemantics = BatchSemantics::Global;
+    spec.batchSemanticsReason = "PyTorch schema, no release 1.x spelling";
+  }
 
   readModel(model);
-  if (!src.lookup(model, "vocab_size").IsDefined())
+  if (!src.lookup(model, "vocab_size").IsDefined()) {
     spec.vocabSize = src.requireInt(trainInput, "vocab_size", 1, kMaxVocab);
+    spec.locations.vocab =
+        src.locate(src.lookup(trainInput, "vocab_size"), "vocab_size");
+  }
   if (std::optional<int64_t> msl = src.readInt(
           trainInput, "max_sequence_length", 1, kMaxPositions))
     spec.sequenceLength = *msl;
 
-  batchNode = src.lookup(trainInput, "batch_size");
-  batchWhat = trainInput.qualify("batch_size");
-  spec.globalBatch = src.requireInt(trainInput, "batch_size", 1, kMaxBatch);
+  readBatchSize(trainInput);
   spec.numCsx = src.readInt(runconfig, "num_csx", 1, kMaxSystems).value_or(1);
-  if (tensorflow)
-    spec.globalBatch *= spec.numCsx;
   readMicroBatch(src.lookup(trainInput, "micro_batch_size"),
                  trainInput.qualify("micro_batch_size"));
   readOptimizer(optimizer);
+  warnSparsity(src.subsection(root, "sparsity"));
+}
+
+void ModelReader::readBatchSize(const Section &section) {
+  batchNode = src.lookup(section, "batch_size");
+  batchWhat = section.qualify("batch_size");
+  spec.batchSize = src.requireInt(section, "batch_size", 1, kMaxBatch);
+  spec.locations.batch = src.locate(batchNode, "batch_size");
+}
+
+void ModelReader::warnDropout(const Section &section,
+                              llvm::ArrayRef<StringRef> keys) {
+  for (StringRef key : keys)
+    if (std::optional<double> rate = src.readDouble(section, key, 0, 1);
+        rate && *rate > 0)
+      src.warning(src.locate(src.lookup(section, key), key),
+                  "'" + section.qualify(key) + "' is " +
+                      formatExactDouble(*rate) +
+                      "; cgpt does not model dropout and trains and "
+                      "simulates the step as if it were 0");
+}
+
+void ModelReader::warnSparsity(const Section &sparsity) {
+  if (src.hasFailed() || !sparsity.present())
+    return;
+  std::string what = "'" + sparsity.name + "'";
+  // `sparsity` is a level or, per parameter group, a schedule: quote it.
+  if (YAML::Node level = src.lookup(sparsity, "sparsity"); level.IsScalar())
+    what += " (sparsity " + level.Scalar() + ")";
+  src.warning(src.locate(sparsity.node, sparsity.name),
+              what + " is not modelled: cgpt trains and simulates dense "
+                     "weights, so time, memory and streamed bytes are those "
+                     "of the dense model");
 }
 
 void ModelReader::readOptimizer(const Section &optimizer) {
   if (!optimizer.present())
     return;
+  if (!spec.locations.optimizer)
+    spec.locations.optimizer = src.locate(optimizer.node);
   if (std::optional<std::string> type =
           src.readString(optimizer, "optimizer_type"))
     if (normalizeName(*type) != "adamw")
@@ -440,27 +568,31 @@ void ModelReader::readModel(const Section &model) {
                                  std::end(kUsedModelKeys));
     known.insert(known.end(), std::begin(kIgnoredModelKeys),
                  std::end(kIgnoredModelKeys));
+    known.insert(known.end(), std::begin(kDropoutKeys), std::end(kDropoutKeys));
     return known;
   }());
 
-  spec.hiddenSize = src.requireInt(model, "hidden_size", 1, kMaxHidden);
-  spec.numLayers = src.requireInt(model, "num_hidden_layers", 1, kMaxLayers);
-  spec.numHeads = src.requireInt(model, "num_heads", 1, kMaxHidden);
-  if (!src.hasFailed() && spec.hiddenSize % spec.numHeads != 0)
-    src.error(src.locate(src.lookup(model, "num_heads"), "num_heads"),
-              "'" + model.qualify("hidden_size") + "' (" +
-                  std::to_string(spec.hiddenSize) +
-                  ") must be divisible by '" + model.qualify("num_heads") +
-                  "' (" + std::to_string(spec.numHeads) + ")");
-  spec.headSize = spec.hiddenSize / std::max<int64_t>(spec.numHeads, 1);
+  spec.hiddenSize =
+      requireSize(model, "hidden_size", kMaxHidden, spec.locations.hidden);
+  spec.numLayers = requireSize(model, "num_hidden_layers", kMaxLayers,
+                               spec.locations.layers);
+  spec.numHeads =
+      requireSize(model, "num_heads", kMaxHidden, spec.locations.heads);
+  requireHeadsDivide(model, "hidden_size", "num_heads");
   spec.ffnSize = src.readInt(model, "filter_size", 1, kMaxFfn)
                      .value_or(4 * spec.hiddenSize);
-  spec.maxPositions =
-      src.requireInt(model, "max_position_embeddings", 1, kMaxPositions);
+  spec.locations.ffn =
+      src.locate(src.lookup(model, "filter_size"), "filter_size");
+  spec.maxPositions = requireSize(model, "max_position_embeddings",
+                                  kMaxPositions, spec.locations.positions);
   spec.sequenceLength = spec.maxPositions;
   if (std::optional<int64_t> vocab =
-          src.readInt(model, "vocab_size", 1, kMaxVocab))
+          src.readInt(model, "vocab_size", 1, kMaxVocab)) {
     spec.vocabSize = *vocab;
+    spec.locations.vocab =
+        src.locate(src.lookup(model, "vocab_size"), "vocab_size");
+  }
+  warnDropout(model, kDropoutKeys);
 
   if (src.readBool(model, "use_position_embedding") == false)
     src.error(src.locate(src.lookup(model, "use_position_embedding")),
@@ -502,18 +634,14 @@ void ModelReader::readModel(const Section &model) {
   spec.layerNormEpsilon =
       src.readDouble(model, "layer_norm_epsilon", 1e-30, 0.5).value_or(1e-5);
 
-  spec.scaleQkByHeadSize =
-      src.readBool(model, "scale_qk_dot_by_d").value_or(false);
-  if (auto scale = src.readDouble(model, "output_logits_scale", 1e-12, 1e12))
-    spec.outputLogitsScale = *scale;
-  if (auto scale = src.readDouble(model, "embeddings_scale", 1e-12, 1e12))
-    spec.embeddingsScale = *scale;
-  spec.mup = spec.mup || spec.scaleQkByHeadSize ||
-             src.lookup(model, "output_logits_scale").IsDefined() ||
-             src.lookup(model, "embeddings_scale").IsDefined();
+  readMuP(model);
 
+  // Mixed precision stores bfloat16 unless a 1.x file says float16
+  // (`use_bfloat16: false`) or a later one names its `fp16_type`.
   if (src.readBool(model, "mixed_precision") == false)
     spec.storage = StorageType::F32;
+  else if (std::optional<bool> bf16 = src.readBool(model, "use_bfloat16"))
+    spec.storage = *bf16 ? StorageType::BF16 : StorageType::F16;
   readStorageType(model);
   spec.lossScaling = readChoice<LossScaling>(
                          model, "loss_scaling",
@@ -523,6 +651,90 @@ void ModelReader::readModel(const Section &model) {
   spec.lossWeight =
       src.readDouble(model, "loss_weight", 1e-30, 1e30).value_or(1.0);
   chooseBlockStyle(model);
+}
+
+int64_t ModelReader::requireSize(const Section &section, StringRef key,
+                                 int64_t max, mlir::LocationAttr &where) {
+  where = src.locate(src.lookup(section, key), key);
+  return src.requireInt(section, key, 1, max);
+}
+
+void ModelReader::requireHeadsDivide(const Section &section,
+                                     StringRef hiddenKey, StringRef headsKey) {
+  if (!src.hasFailed() && spec.hiddenSize % spec.numHeads != 0)
+    src.error(src.locate(src.lookup(section, headsKey), headsKey),
+              "'" + section.qualify(hiddenKey) + "' (" +
+                  std::to_string(spec.hiddenSize) +
+                  ") must be divisible by '" + section.qualify(headsKey) +
+                  "' (" + std::to_string(spec.numHeads) + ")");
+  spec.headSize = spec.hiddenSize / std::max<int64_t>(spec.numHeads, 1);
+}
+
+/// muP as Model Zoo writes it: release 2.3 states the multipliers
+/// (`output_logits_scale`, `adjust_learning_rate.decoder_kernel`); release
+/// 2.x derives them from the base model's widths, as Model Zoo's GPT-2
+/// model does: width multiplier m = hidden_size / mup_base_hidden_size,
+/// logits scaled by output_logits_alpha / m, decoder matrices learning at
+/// 1 / m (the FFN's output matrix at mup_base_filter_size / filter_size),
+/// attention scores by 1 / head_size.
+void ModelReader::readMuP(const Section &model) {
+  spec.scaleQkByHeadSize =
+      src.readBool(model, "scale_qk_dot_by_d").value_or(false);
+  if (auto scale = src.readDouble(model, "embeddings_scale", 1e-12, 1e12))
+    spec.embeddingsScale = *scale;
+  std::optional<int64_t> baseHidden =
+      src.readInt(model, "mup_base_hidden_size", 1, kMaxHidden);
+  std::optional<int64_t> baseFilter =
+      src.readInt(model, "mup_base_filter_size", 1, kMaxFfn);
+  std::optional<double> logitsAlpha =
+      src.readDouble(model, "output_logits_alpha", 1e-12, 1e12);
+  if (std::optional<double> alpha =
+          src.readDouble(model, "attention_logits_alpha", 1e-12, 1e12);
+      alpha && *alpha != 1.0)
+    src.error(src.locate(src.lookup(model, "attention_logits_alpha"),
+                         "attention_logits_alpha"),
+              "'" + model.qualify("attention_logits_alpha") + "' is " +
+                  formatExactDouble(*alpha) +
+                  "; cgpt scales attention scores by 1/head_size under muP "
+                  "and models no other factor (allowed: 1.0)");
+  if (src.readBool(model, "scale_output_logits_by_d") == false)
+    src.error(src.locate(src.lookup(model, "scale_output_logits_by_d"),
+                         "scale_output_logits_by_d"),
+              "'" + model.qualify("scale_output_logits_by_d") +
+                  "' is false; cgpt models muP's output_logits_alpha / "
+                  "width-multiplier logits only (allowed: true)");
+  if (baseHidden) {
+    double widthMultiplier = double(spec.hiddenSize) / double(*baseHidden);
+    spec.scaleQkByHeadSize = true;
+    spec.outputLogitsScale = logitsAlpha.value_or(1.0) / widthMultiplier;
+    spec.decoderKernelLrScale = 1.0 / widthMultiplier;
+    if (baseFilter) {
+      double filterMultiplier = double(spec.ffnSize) / double(*baseFilter);
+      if (std::fabs(filterMultiplier - widthMultiplier) >
+          1e-12 * widthMultiplier)
+        src.error(src.locate(src.lookup(model, "mup_base_filter_size"),
+                             "mup_base_filter_size"),
+                  "muP width multipliers differ: filter_size / "
+                  "mup_base_filter_size is " +
+                      formatExactDouble(filterMultiplier) +
+                      ", hidden_size / mup_base_hidden_size is " +
+                      formatExactDouble(widthMultiplier) +
+                      "; cgpt gives all decoder matrices one learning-rate "
+                      "scale, so they must agree");
+    }
+  } else if (baseFilter || logitsAlpha) {
+    StringRef key = baseFilter ? "mup_base_filter_size" : "output_logits_alpha";
+    src.error(src.locate(src.lookup(model, key), key),
+              "'" + model.qualify(key) + "' needs '" +
+                  model.qualify("mup_base_hidden_size") +
+                  "', from which muP's multipliers are derived");
+  }
+  // A stated scale wins over a derived one.
+  if (auto scale = src.readDouble(model, "output_logits_scale", 1e-12, 1e12))
+    spec.outputLogitsScale = *scale;
+  spec.mup = spec.mup || spec.scaleQkByHeadSize || baseHidden ||
+             src.lookup(model, "output_logits_scale").IsDefined() ||
+             src.lookup(model, "embeddings_scale").IsDefined();
 }
 
 void ModelReader::chooseBlockStyle(const Section &model) {
@@ -558,6 +770,7 @@ void ModelReader::readMicroBatch(const YAML::Node &node,
   if (!node.IsDefined() || node.IsNull())
     return;
   microBatchNode = node;
+  spec.locations.microBatch = src.locate(node, "micro_batch_size");
   if (node.IsMap()) {
     // {explore: {min: a, max: b}}
     Section explore = src.subsection(Section{node, what}, "explore");
@@ -618,9 +831,9 @@ void ModelReader::readTrainer(const Section &root) {
   readModel(src.subsection(init, "model"));
 
   Section loader = src.subsection(fit, "train_dataloader");
-  batchNode = src.lookup(loader, "batch_size");
-  batchWhat = loader.qualify("batch_size");
-  spec.globalBatch = src.requireInt(loader, "batch_size", 1, kMaxBatch);
+  readBatchSize(loader);
+  spec.batchSemantics = BatchSemantics::Global;
+  spec.batchSemanticsReason = "trainer schema";
   if (std::optional<int64_t> msl =
           src.readInt(loader, "max_sequence_length", 1, kMaxPositions))
     spec.sequenceLength = *msl;
@@ -650,18 +863,28 @@ void ModelReader::readTrainer(const Section &root) {
                      flags.qualify("csx.performance.micro_batch_size"));
     }
   readTrainerOptimizer(init);
+  warnSparsity(src.subsection(init, "sparsity"));
 }
 
 void ModelReader::readTrainerOptimizer(const Section &init) {
   Section optimizer = src.subsection(init, "optimizer");
   if (optimizer.present()) {
-    if (optimizer.node.size() != 1 || !optimizer.node["AdamW"]) {
+    // Model Zoo looks optimizers up by name without case ("adamw:" in the
+    // GPT-J and NeoX files of 2.4 and 2.10).
+    auto isAdamW = [](const auto &entry) {
+      return entry.first.IsScalar() &&
+             normalizeName(entry.first.Scalar()) == "adamw";
+    };
+    if (!optimizer.node.IsMap() || optimizer.node.size() != 1 ||
+        !isAdamW(*optimizer.node.begin())) {
       src.error(src.locate(optimizer.node), "'" + optimizer.name +
                                                 "' must be {AdamW: {...}}; "
                                                 "allowed optimizers: AdamW");
       return;
     }
-    readOptimizer(src.subsection(optimizer, "AdamW"));
+    spec.locations.optimizer = src.locate(optimizer.node);
+    readOptimizer(src.subsection(
+        optimizer, optimizer.node.begin()->first.Scalar()));
   }
   YAML::Node schedulers = src.lookup(init, "schedulers");
   if (schedulers.IsDefined())
@@ -674,35 +897,59 @@ void ModelReader::readTrainerOptimizer(const Section &init) {
 
 void ModelReader::readHuggingFace(const Section &root) {
   src.warnUnknownKeys(root, kHuggingFaceKeys);
-  // Only GPT-2 type configs (the released Cerebras-GPT ones) are read.
-  readChoice<int>(root, "model_type", {{0, {"gpt2"}}});
+  std::optional<int> type = readChoice<int>(
+      root, "model_type", {{0, {"gpt2"}}, {1, {"gptj"}}, {2, {"gpt_neox"}}});
   if (src.hasFailed())
     return;
+  spec.blockStyleReason =
+      "'model_type' is '" + src.readString(root, "model_type").value_or("gpt2") +
+      "'";
+  switch (type.value_or(0)) {
+  case 0:
+    readHuggingFaceGpt2(root);
+    break;
+  case 1:
+    readHuggingFaceGptJ(root);
+    break;
+  case 2:
+    readHuggingFaceNeoX(root);
+    break;
+  }
+  spec.layerNormEpsilon =
+      src.readDouble(root, "layer_norm_epsilon", 1e-30, 0.5)
+          .value_or(src.readDouble(root, "layer_norm_eps", 1e-30, 0.5)
+                        .value_or(1e-5));
+  spec.sequenceLength = spec.maxPositions;
+  warnDropout(root, kHuggingFaceDropoutKeys);
+  // config.json describes the network, not its training run: the batch
+  // comes from --batch-size, or is one sequence.
+  spec.batchSemantics = BatchSemantics::Global;
+}
+
+/// GPT-2 (and the released Cerebras-GPT configs): learned positions,
+/// biases on every projection but the head.
+void ModelReader::readHuggingFaceGpt2(const Section &root) {
   spec.blockStyle = BlockStyle::Sequential;
-  spec.blockStyleReason = "'model_type' is 'gpt2'";
-  spec.hiddenSize = src.requireInt(root, "n_embd", 1, kMaxHidden);
-  spec.numLayers = src.requireInt(root, "n_layer", 1, kMaxLayers);
-  spec.numHeads = src.requireInt(root, "n_head", 1, kMaxHidden);
-  if (!src.hasFailed() && spec.hiddenSize % spec.numHeads != 0)
-    src.error(src.locate(src.lookup(root, "n_head"), "n_head"),
-              "'n_embd' (" + std::to_string(spec.hiddenSize) +
-                  ") must be divisible by 'n_head' (" +
-                  std::to_string(spec.numHeads) + ")");
-  spec.headSize = spec.hiddenSize / std::max<int64_t>(spec.numHeads, 1);
+  spec.hiddenSize =
+      requireSize(root, "n_embd", kMaxHidden, spec.locations.hidden);
+  spec.numLayers =
+      requireSize(root, "n_layer", kMaxLayers, spec.locations.layers);
+  spec.numHeads = requireSize(root, "n_head", kMaxHidden, spec.locations.heads);
+  requireHeadsDivide(root, "n_embd", "n_head");
   spec.ffnSize =
       src.readInt(root, "n_inner", 1, kMaxFfn).value_or(4 * spec.hiddenSize);
-  if (std::optional<int64_t> positions =
-          src.readInt(root, "n_positions", 1, kMaxPositions))
-    spec.maxPositions = *positions;
+  spec.locations.ffn = src.locate(src.lookup(root, "n_inner"), "n_inner");
+  if (src.lookup(root, "n_positions").IsDefined())
+    spec.maxPositions = requireSize(root, "n_positions", kMaxPositions,
+                                    spec.locations.positions);
   else
-    spec.maxPositions = src.requireInt(root, "n_ctx", 1, kMaxPositions);
-  spec.sequenceLength = spec.maxPositions;
-  spec.vocabSize = src.requireInt(root, "vocab_size", 1, kMaxVocab);
+    spec.maxPositions =
+        requireSize(root, "n_ctx", kMaxPositions, spec.locations.positions);
+  spec.vocabSize =
+      requireSize(root, "vocab_size", kMaxVocab, spec.locations.vocab);
   // GPT-2's own default is the tanh form.
   spec.activation = readActivation(root, "activation_function")
                         .value_or(Activation::gelu_tanh);
-  spec.layerNormEpsilon =
-      src.readDouble(root, "layer_norm_epsilon", 1e-30, 0.5).value_or(1e-5);
   spec.tiedEmbeddings =
       src.readBool(root, "tie_word_embeddings").value_or(true);
   if (src.readBool(root, "scale_attn_weights") == false)
@@ -710,19 +957,170 @@ void ModelReader::readHuggingFace(const Section &root) {
                          "scale_attn_weights"),
               "'scale_attn_weights' is false; unscaled attention is not "
               "supported (allowed: true)");
-  // GPT-2 projections all carry biases; the head does not.
   spec.qkvBias = spec.attentionOutBias = spec.ffnBias = true;
   spec.outputBias = false;
-  // config.json describes the network, not its training run.
-  spec.globalBatch = 1;
-  src.warning(src.fileStart(),
-              "config.json states no batch size; using 1 sequence per step "
-              "(write a Model Zoo params file to set train_input.batch_size)");
+}
+
+/// GPT-J (transformers' GPTJConfig): GPT-2's key names, rotary positions on
+/// `rotary_dim` of each head, parallel blocks with one layer norm, no
+/// attention biases, an untied head with a bias.
+void ModelReader::readHuggingFaceGptJ(const Section &root) {
+  readHuggingFaceGpt2(root);
+  spec.blockStyle = BlockStyle::Parallel;
+  spec.untiedLayerNorm = false;
+  spec.tiedEmbeddings =
+      src.readBool(root, "tie_word_embeddings").value_or(false);
+  spec.qkvBias = spec.attentionOutBias = false;
+  spec.ffnBias = true;
+  spec.outputBias = true;
+  if (src.readBool(root, "rotary") == false)
+    src.error(src.locate(src.lookup(root, "rotary"), "rotary"),
+              "'rotary' is false; GPT-J without rotary positions is not "
+              "supported (allowed: true)");
+  spec.position = PositionKind::Rotary;
+  // transformers' GPTJConfig default.
+  spec.rotaryDim = src.readInt(root, "rotary_dim", 2, spec.headSize)
+                       .value_or(std::min<int64_t>(64, spec.headSize));
+  if (spec.rotaryDim % 2 != 0)
+    src.error(src.locate(src.lookup(root, "rotary_dim"), "rotary_dim"),
+              "'rotary_dim' (" + std::to_string(spec.rotaryDim) +
+                  ") must be even");
+}
+
+/// GPT-NeoX (transformers' GPTNeoXConfig): BERT-style key names, rotary
+/// positions on `rotary_pct` of each head, parallel blocks with two layer
+/// norms (or sequential ones), biases on every projection, an untied head
+/// without a bias.
+void ModelReader::readHuggingFaceNeoX(const Section &root) {
+  spec.hiddenSize =
+      requireSize(root, "hidden_size", kMaxHidden, spec.locations.hidden);
+  spec.numLayers = requireSize(root, "num_hidden_layers", kMaxLayers,
+                               spec.locations.layers);
+  spec.numHeads = requireSize(root, "num_attention_heads", kMaxHidden,
+                              spec.locations.heads);
+  requireHeadsDivide(root, "hidden_size", "num_attention_heads");
+  spec.ffnSize =
+      requireSize(root, "intermediate_size", kMaxFfn, spec.locations.ffn);
+  spec.maxPositions = requireSize(root, "max_position_embeddings",
+                                  kMaxPositions, spec.locations.positions);
+  spec.vocabSize =
+      requireSize(root, "vocab_size", kMaxVocab, spec.locations.vocab);
+  spec.activation =
+      readActivation(root, "hidden_act").value_or(Activation::gelu);
+  bool parallel = src.readBool(root, "use_parallel_residual").value_or(true);
+  spec.blockStyle = parallel ? BlockStyle::Parallel : BlockStyle::Sequential;
+  spec.untiedLayerNorm = true;
+  spec.tiedEmbeddings =
+      src.readBool(root, "tie_word_embeddings").value_or(false);
+  bool biases = src.readBool(root, "attention_bias").value_or(true);
+  spec.qkvBias = spec.attentionOutBias = biases;
+  spec.ffnBias = true;
+  spec.outputBias = false;
+  spec.position = PositionKind::Rotary;
+  double fraction = src.readDouble(root, "rotary_pct", 0, 1).value_or(0.25);
+  // transformers rounds down: rotary_ndims = int(head_size * rotary_pct).
+  spec.rotaryDim = static_cast<int64_t>(double(spec.headSize) * fraction);
+  if (!src.hasFailed() && (spec.rotaryDim < 2 || spec.rotaryDim % 2 != 0))
+    src.error(src.locate(src.lookup(root, "rotary_pct"), "rotary_pct"),
+              "'rotary_pct' (" + formatExactDouble(fraction) + ") of head size " +
+                  std::to_string(spec.headSize) + " gives " +
+                  std::to_string(spec.rotaryDim) +
+                  " rotary dimensions; cgpt needs an even number, at least 2");
+  spec.rotaryBase =
+      src.readDouble(root, "rotary_emb_base", 1.0000001, 1e12).value_or(10000);
 }
 
 //===----------------------------------------------------------------------===//
 // Cross-key checks and command-line overrides
 //===----------------------------------------------------------------------===//
+
+/// The sequence length, the systems and the batch, from the file and the
+/// command line, which wins.
+void ModelReader::applyBatchOverrides(const ImportOptions &options) {
+  if (options.sequenceLength) {
+    if (*options.sequenceLength < 1 ||
+        *options.sequenceLength > spec.maxPositions) {
+      src.error(src.fileStart(),
+                "--sequence-length is " +
+                    std::to_string(*options.sequenceLength) +
+                    "; allowed 1 to the model's max_position_embeddings (" +
+                    std::to_string(spec.maxPositions) + ")");
+      return;
+    }
+    spec.sequenceLength = *options.sequenceLength;
+  }
+  if (spec.sequenceLength > spec.maxPositions) {
+    src.error(src.fileStart(),
+              "sequence length " + std::to_string(spec.sequenceLength) +
+                  " exceeds max_position_embeddings " +
+                  std::to_string(spec.maxPositions));
+    return;
+  }
+  if (options.numCsx) {
+    if (*options.numCsx < 1 || *options.numCsx > kMaxSystems) {
+      src.error(src.fileStart(), "--num-csx is " +
+                                     std::to_string(*options.numCsx) +
+                                     "; allowed 1 to " +
+                                     std::to_string(kMaxSystems));
+      return;
+    }
+    spec.numCsx = *options.numCsx;
+  }
+  if (options.batchSize) {
+    if (*options.batchSize < 1 || *options.batchSize > kMaxBatch) {
+      src.error(src.fileStart(), "--batch-size is " +
+                                     std::to_string(*options.batchSize) +
+                                     "; allowed 1 to " +
+                                     std::to_string(kMaxBatch));
+      return;
+    }
+    spec.batchSize = *options.batchSize;
+    batchNode = YAML::Node();
+    batchWhat = "--batch-size";
+    spec.locations.batch = nullptr;
+    if (spec.schema == Schema::HuggingFace)
+      spec.batchSemanticsReason = "from --batch-size";
+  } else if (spec.schema == Schema::HuggingFace) {
+    spec.batchSize = 1;
+    batchWhat = "the batch";
+    spec.batchSemanticsReason = "config.json states none: 1 sequence";
+    src.warning(src.fileStart(),
+                "config.json states no batch size; using 1 sequence per step "
+                "(--batch-size sets one)");
+  }
+  if (options.batchSemantics) {
+    spec.batchSemantics = *options.batchSemantics;
+    spec.batchSemanticsReason = "--batch-semantics";
+  } else if (batchSemanticsGuessed && spec.numCsx > 1) {
+    src.warning(src.locate(batchNode, "batch_size"),
+                "'" + batchWhat + "' (" + std::to_string(spec.batchSize) +
+                    ") read as the global batch over " +
+                    std::to_string(spec.numCsx) +
+                    " systems, as Model Zoo 1.9.0 and later read it; this "
+                    "file's 1.x spelling fits releases 1.7 to 1.9.1, and "
+                    "before 1.9.0 batch_size was per system: pass "
+                    "--batch-semantics=per-system for such a file");
+  }
+  spec.globalBatch = spec.batchSemantics == BatchSemantics::PerSystem
+                         ? spec.batchSize * spec.numCsx
+                         : spec.batchSize;
+  if (spec.globalBatch > kMaxBatch) {
+    src.error(src.locate(batchNode, "batch_size"),
+              "'" + batchWhat + "' (" + std::to_string(spec.batchSize) +
+                  ") per system on " + std::to_string(spec.numCsx) +
+                  " systems is a global batch of " +
+                  std::to_string(spec.globalBatch) + "; the limit is " +
+                  std::to_string(kMaxBatch));
+    return;
+  }
+  if (spec.globalBatch < spec.numCsx)
+    src.error(src.locate(batchNode, "batch_size"),
+              "'" + batchWhat + "' (" + std::to_string(spec.globalBatch) +
+                  ") is smaller than num_csx (" +
+                  std::to_string(spec.numCsx) +
+                  (options.numCsx ? ", from --num-csx" : "") +
+                  "): every system needs at least one sequence");
+}
 
 void ModelReader::finish(const ImportOptions &options) {
   if (src.hasFailed())
@@ -743,36 +1141,13 @@ void ModelReader::finish(const ImportOptions &options) {
     spec.microBatchMode = MicroBatchMode::automatic;
     spec.microBatchSize = spec.microBatchMin = spec.microBatchMax = 0;
     readMicroBatch(node, "--micro-batch-size");
+    spec.locations.microBatch = nullptr;
     if (src.hasFailed())
       return;
   }
-  if (spec.sequenceLength > spec.maxPositions)
-    src.error(src.fileStart(),
-              "sequence length " + std::to_string(spec.sequenceLength) +
-                  " exceeds max_position_embeddings " +
-                  std::to_string(spec.maxPositions));
-  if (options.numCsx) {
-    if (*options.numCsx < 1 || *options.numCsx > kMaxSystems) {
-      src.error(src.fileStart(), "--num-csx is " +
-                                     std::to_string(*options.numCsx) +
-                                     "; allowed 1 to " +
-                                     std::to_string(kMaxSystems));
-      return;
-    }
-    // A TensorFlow file's batch is per system: it scales with the systems.
-    if (spec.schema == Schema::ModelZooTensorFlow)
-      spec.globalBatch = spec.globalBatch / spec.numCsx * *options.numCsx;
-    spec.numCsx = *options.numCsx;
-  }
-  if (spec.globalBatch < spec.numCsx) {
-    src.error(src.locate(batchNode, "batch_size"),
-              "'" + batchWhat + "' (" + std::to_string(spec.globalBatch) +
-                  ") is smaller than num_csx (" +
-                  std::to_string(spec.numCsx) +
-                  (options.numCsx ? ", from --num-csx" : "") +
-                  "): every system needs at least one sequence");
+  applyBatchOverrides(options);
+  if (src.hasFailed())
     return;
-  }
   int64_t perSystem = llvm::divideCeil(spec.globalBatch, spec.numCsx);
   if (spec.microBatchMode == MicroBatchMode::fixed &&
       perSystem % spec.microBatchSize != 0) {
@@ -839,31 +1214,45 @@ YAML::Node jsonToYaml(const llvm::json::Value &value) {
 
 } // namespace
 
-/// The first key that a mapping under `node` repeats. yaml-cpp keeps both
-/// entries and a lookup finds one, so the other would be silently ignored.
+/// Makes every mapping under `node` keep only the last of a repeated key,
+/// as PyYAML (which Model Zoo reads its files with) does, and warns naming
+/// both lines. yaml-cpp keeps both entries and a lookup finds the first.
 /// An alias shares its anchor's node and position: `visited` (positions in
 /// the text) makes each node count once, so alias cycles and alias fan-out
 /// ("billion laughs") cost no more than the text.
-static std::optional<YAML::Node> findRepeatedKey(const YAML::Node &node,
-                                                 llvm::DenseSet<int> &visited) {
+static void keepLastOfRepeatedKeys(YAML::Node node, ConfigSource &source,
+                                   llvm::DenseSet<int> &visited) {
   if (!visited.insert(node.Mark().pos).second)
-    return std::nullopt;
+    return;
   if (node.IsSequence()) {
-    for (const YAML::Node &element : node)
-      if (std::optional<YAML::Node> repeated =
-              findRepeatedKey(element, visited))
-        return repeated;
-  } else if (node.IsMap()) {
-    llvm::StringSet<> keys;
-    for (const auto &entry : node) {
-      if (entry.first.IsScalar() && !keys.insert(entry.first.Scalar()).second)
-        return entry.first;
-      if (std::optional<YAML::Node> repeated =
-              findRepeatedKey(entry.second, visited))
-        return repeated;
-    }
+    for (YAML::Node element : node)
+      keepLastOfRepeatedKeys(element, source, visited);
+    return;
   }
-  return std::nullopt;
+  if (!node.IsMap())
+    return;
+  llvm::StringMap<YAML::Node> lastKey;
+  std::vector<YAML::Node> overridden;
+  for (const auto &entry : node) {
+    if (!entry.first.IsScalar())
+      continue;
+    auto [slot, inserted] =
+        lastKey.try_emplace(entry.first.Scalar(), entry.first);
+    if (!inserted) {
+      source.warning(source.locate(entry.first),
+                     "key '" + entry.first.Scalar() + "' is given again (line " +
+                         std::to_string(slot->second.Mark().line + 1) +
+                         " and line " +
+                         std::to_string(entry.first.Mark().line + 1) +
+                         "); the last one counts, as in PyYAML");
+      overridden.push_back(slot->second);
+      slot->second = entry.first;
+    }
+    keepLastOfRepeatedKeys(entry.second, source, visited);
+  }
+  // Removing by key node drops exactly that entry, not every equal key.
+  for (const YAML::Node &key : overridden)
+    node.remove(key);
 }
 
 /// Emits `message` at `loc`; the failure every reader error returns.
@@ -880,17 +1269,19 @@ FailureOr<ModelSpec> readModelFile(StringRef path, MLIRContext *context,
   if (!buffer)
     return fail(fileLoc, "cannot read model file '" + path +
                              "': " + llvm::toString(buffer.takeError()));
-  return readModelText(path, (*buffer)->getBuffer(), context, options);
+  return readModelText(path, (*buffer)->getBuffer(),
+                       modelFormatOf(path).value_or(ModelFormat::Yaml),
+                       context, options);
 }
 
 FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
-                                   MLIRContext *context,
+                                   ModelFormat format, MLIRContext *context,
                                    const ImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 1, 1);
   if (text.contains('\0'))
     return fail(fileLoc, "'" + path + "' is a binary file, not a model file");
 
-  bool isJson = llvm::sys::path::extension(path) == ".json";
+  bool isJson = format == ModelFormat::Json;
   ConfigSource source(context, path.str(), text.str(), isJson);
   YAML::Node root;
   if (isJson) {
@@ -925,11 +1316,7 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
                 "a model file must be a mapping of sections, got " +
                     describeNode(root));
   llvm::DenseSet<int> visited;
-  if (std::optional<YAML::Node> repeated = findRepeatedKey(root, visited))
-    return fail(source.locate(*repeated),
-                "key '" + repeated->Scalar() +
-                    "' is given twice in the same mapping; only one can "
-                    "count");
+  keepLastOfRepeatedKeys(root, source, visited);
 
   ModelSpec spec;
   spec.path = path.str();

@@ -222,6 +222,8 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
   os << "\n";
   if (!report.origin.empty())
     os << "  read as     " << report.origin << "\n";
+  if (!report.batchReading.empty())
+    os << "              " << report.batchReading << "\n";
   if (report.fromStep) {
     os << llvm::formatv("  model       {0} layers, d_model {1}, {2} heads x "
                         "{3}, d_ffn {4}, vocab {5}\n",

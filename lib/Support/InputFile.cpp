@@ -8,6 +8,7 @@
 
 #include "cgpt/Support/Format.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 
 namespace cgpt {
@@ -38,9 +39,27 @@ readInputFile(llvm::StringRef path) {
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readToolInput(llvm::StringRef path) {
-  if (path == "-")
-    return llvm::errorOrToExpected(llvm::MemoryBuffer::getSTDIN());
-  return readInputFile(path);
+  if (path != "-")
+    return readInputFile(path);
+  // A pipe has no size to check first: read in chunks and stop one byte
+  // past the limit.
+  llvm::SmallString<0> text;
+  char chunk[1 << 16];
+  while (true) {
+    llvm::Expected<size_t> read = llvm::sys::fs::readNativeFile(
+        llvm::sys::fs::getStdinHandle(), llvm::MutableArrayRef(chunk));
+    if (!read)
+      return read.takeError();
+    if (*read == 0)
+      break;
+    text.append(chunk, chunk + *read);
+    if (text.size() > kMaxInputFileBytes)
+      return llvm::createStringError(
+          std::errc::file_too_large,
+          "standard input has more than %s bytes, the limit",
+          formatGrouped(static_cast<int64_t>(kMaxInputFileBytes)).c_str());
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(text, "<stdin>");
 }
 
 } // namespace cgpt

@@ -58,12 +58,128 @@ TEST(Frontend, PyTorchBatchIsGlobal) {
 }
 
 TEST(Frontend, TensorFlowBatchIsPerSystem) {
-  auto spec = read(std::string("train_input:\n    batch_size: 16\n") + kModel +
-                   "optimizer:\n    weight_decay_rate: 0.01\n"
-                   "runconfig:\n    num_csx: 4\n");
+  auto spec = read(std::string("train_input:\n    batch_size: 16\n"
+                               "    data_processor: GptTfRecordsProcessor\n") +
+                   kModel + "runconfig:\n    num_csx: 4\n");
   ASSERT_TRUE(mlir::succeeded(spec));
   EXPECT_EQ(spec->schema, Schema::ModelZooTensorFlow);
+  EXPECT_EQ(spec->batchSemantics, BatchSemantics::PerSystem);
   EXPECT_EQ(spec->globalBatch, 64);
+}
+
+// PyTorch files of 1.7 to 1.9.1 spell the decay as TensorFlow files do; the
+// spelling does not make the batch per system.
+TEST(Frontend, PyTorchWeightDecayRateKeepsGlobalBatchAndWarns) {
+  std::string errors;
+  auto spec = read(std::string("train_input:\n    batch_size: 16\n") + kModel +
+                       "optimizer:\n    weight_decay_rate: 0.01\n"
+                       "runconfig:\n    num_csx: 4\n",
+                   &errors);
+  ASSERT_TRUE(mlir::succeeded(spec));
+  EXPECT_EQ(spec->schema, Schema::ModelZooPyTorch);
+  EXPECT_EQ(spec->batchSemantics, BatchSemantics::Global);
+  EXPECT_EQ(spec->globalBatch, 16);
+  EXPECT_NE(errors.find("--batch-semantics=per-system"), std::string::npos)
+      << errors;
+}
+
+TEST(Frontend, BatchSemanticsOverrideWins) {
+  ImportOptions options;
+  options.batchSemantics = BatchSemantics::PerSystem;
+  options.numCsx = 3;
+  std::string errors;
+  auto spec = read(std::string("train_input:\n    batch_size: 16\n") + kModel +
+                       "optimizer:\n    weight_decay_rate: 0.01\n",
+                   &errors, options);
+  ASSERT_TRUE(mlir::succeeded(spec));
+  EXPECT_EQ(spec->globalBatch, 48);
+  EXPECT_EQ(errors.find("warning"), std::string::npos) << errors;
+}
+
+TEST(Frontend, BatchSizeAndSequenceLengthOverridesWin) {
+  ImportOptions options;
+  options.batchSize = 6;
+  options.sequenceLength = 32;
+  auto spec = read(std::string("train_input:\n    batch_size: 16\n") + kModel,
+                   nullptr, options);
+  ASSERT_TRUE(mlir::succeeded(spec));
+  EXPECT_EQ(spec->globalBatch, 6);
+  EXPECT_EQ(spec->sequenceLength, 32);
+  options.sequenceLength = 65;
+  std::string errors;
+  EXPECT_TRUE(mlir::failed(read(std::string("train_input:\n    batch_size: "
+                                            "16\n") +
+                                    kModel,
+                                &errors, options)));
+  EXPECT_NE(errors.find("--sequence-length is 65; allowed 1 to the model's "
+                        "max_position_embeddings (64)"),
+            std::string::npos)
+      << errors;
+}
+
+TEST(Frontend, RepeatedKeyLastWins) {
+  std::string errors;
+  auto spec = read(std::string("train_input:\n    batch_size: 16\n"
+                               "    batch_size: 8\n") +
+                       kModel,
+                   &errors);
+  ASSERT_TRUE(mlir::succeeded(spec));
+  EXPECT_EQ(spec->globalBatch, 8);
+  EXPECT_NE(errors.find("key 'batch_size' is given again (line 2 and line 3)"),
+            std::string::npos)
+      << errors;
+}
+
+// Release 2.x muP: multipliers derived from the base widths.
+TEST(Frontend, MuPFromBaseWidths) {
+  const char *model = R"(
+model:
+    vocab_size: 256
+    hidden_size: 512
+    num_hidden_layers: 2
+    num_heads: 4
+    filter_size: 2048
+    max_position_embeddings: 64
+    mup_base_hidden_size: 128
+    mup_base_filter_size: 512
+    output_logits_alpha: 2.0
+    embeddings_scale: 10.0
+)";
+  auto spec = read(std::string("train_input:\n    batch_size: 16\n") + model);
+  ASSERT_TRUE(mlir::succeeded(spec));
+  EXPECT_TRUE(spec->mup);
+  EXPECT_TRUE(spec->scaleQkByHeadSize);
+  EXPECT_DOUBLE_EQ(spec->outputLogitsScale, 0.5);
+  EXPECT_DOUBLE_EQ(spec->decoderKernelLrScale, 0.25);
+  EXPECT_DOUBLE_EQ(spec->embeddingsScale, 10.0);
+
+  std::string errors;
+  std::string uneven(model);
+  uneven.replace(uneven.find("mup_base_filter_size: 512"), 25,
+                 "mup_base_filter_size: 1024");
+  EXPECT_TRUE(mlir::failed(
+      read(std::string("train_input:\n    batch_size: 16\n") + uneven,
+           &errors)));
+  EXPECT_NE(errors.find("muP width multipliers differ"), std::string::npos)
+      << errors;
+}
+
+TEST(Frontend, UseBfloat16FalseStoresFloat16) {
+  auto spec = read(std::string("train_input:\n    batch_size: 16\n") + kModel +
+                   "    mixed_precision: true\n    use_bfloat16: false\n");
+  ASSERT_TRUE(mlir::succeeded(spec));
+  EXPECT_EQ(spec->storage, StorageType::F16);
+}
+
+TEST(Frontend, SniffsStandardInput) {
+  EXPECT_EQ(sniffModelFormat("{\"n_embd\": 8}"), ModelFormat::Json);
+  EXPECT_EQ(sniffModelFormat("# comment\n\ntrainer:\n  init: {}\n"),
+            ModelFormat::Yaml);
+  EXPECT_EQ(sniffModelFormat("module {\n}\n"), std::nullopt);
+  EXPECT_EQ(sniffModelFormat("// RUN: x\nmodule {}\n"), std::nullopt);
+  EXPECT_EQ(sniffModelFormat("#map = affine_map<(d0) -> (d0)>\nmodule {}\n"),
+            std::nullopt);
+  EXPECT_EQ(sniffModelFormat(""), std::nullopt);
 }
 
 TEST(Frontend, NumCsxOverrideWins) {

@@ -29,25 +29,31 @@ using namespace mlir;
 /// locations, so diagnostics of later passes still point into the file.
 static std::unique_ptr<llvm::MemoryBuffer>
 loadInput(llvm::StringRef path, DialectRegistry &registry) {
-  if (!cgpt::frontend::isModelFile(path)) {
-    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-        cgpt::readToolInput(path);
-    if (buffer)
-      return std::move(*buffer);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      cgpt::readToolInput(path);
+  if (!buffer) {
     llvm::errs() << "cgpt-opt: cannot read '" << path
                  << "': " << llvm::toString(buffer.takeError()) << "\n";
     return nullptr;
   }
+  std::optional<cgpt::frontend::ModelFormat> format =
+      cgpt::frontend::modelFormatOfInput(path, (*buffer)->getBuffer());
+  if (!format)
+    return std::move(*buffer);
   MLIRContext context(registry);
   cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
-  OwningOpRef<ModuleOp> module =
-      cgpt::frontend::importModelFile(path, &context);
+  llvm::StringRef name = (*buffer)->getBufferIdentifier();
+  FailureOr<cgpt::frontend::ModelSpec> spec = cgpt::frontend::readModelText(
+      name, (*buffer)->getBuffer(), *format, &context);
+  if (failed(spec))
+    return nullptr;
+  OwningOpRef<ModuleOp> module = cgpt::frontend::importModel(*spec, &context);
   if (!module)
     return nullptr;
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os, OpPrintingFlags().enableDebugInfo());
-  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+  return llvm::MemoryBuffer::getMemBufferCopy(text, name);
 }
 
 int main(int argc, char **argv) {

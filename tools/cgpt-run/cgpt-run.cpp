@@ -89,6 +89,28 @@ cl::opt<std::string> microBatchSize(
     cl::desc("Micro-batch per system (overrides the file): an integer, "
              "auto, explore, explore:MIN-MAX or none"),
     cl::value_desc("size"), cl::cat(runCategory));
+cl::opt<int64_t> batchSize(
+    "batch-size",
+    cl::desc("batch_size as the file would give it (overrides the file; a "
+             "config.json gives none)"),
+    cl::value_desc("sequences"), cl::cat(runCategory));
+cl::opt<cgpt::frontend::BatchSemantics> batchSemantics(
+    "batch-semantics",
+    cl::desc("How to read the file's batch_size (default: from the file's "
+             "schema and release, as the summary's 'read as' line says)"),
+    cl::values(clEnumValN(cgpt::frontend::BatchSemantics::Global, "global",
+                          "the batch of all systems together (Model Zoo "
+                          "1.9.0 on)"),
+               clEnumValN(cgpt::frontend::BatchSemantics::PerSystem,
+                          "per-system",
+                          "each system's batch (TensorFlow files and "
+                          "PyTorch files before 1.9.0)")),
+    cl::cat(runCategory));
+cl::opt<int64_t> sequenceLength(
+    "sequence-length",
+    cl::desc("Tokens per sequence (overrides the file; at most "
+             "max_position_embeddings)"),
+    cl::value_desc("tokens"), cl::cat(runCategory));
 cl::opt<std::string>
     placementPath("emit-placement",
                   cl::desc("Draw a stage's placement and SRAM heat map as SVG"),
@@ -160,41 +182,55 @@ cl::opt<bool> bf16Storage(
     cl::cat(functionalCategory));
 } // namespace
 
-/// The input as a verified module: a model file is imported (and `origin`
+/// The input as a verified module: a model file is imported (and `report`
 /// says how it was read), anything else is parsed as MLIR.
 static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
                                         std::optional<int64_t> systems,
-                                        std::string &origin) {
+                                        cgpt::report::StepReport &report) {
   cgpt::frontend::ImportOptions options;
   options.numCsx = systems;
   if (microBatchSize.getNumOccurrences())
     options.microBatchSize = microBatchSize;
-  if (cgpt::frontend::isModelFile(inputPath)) {
+  if (batchSize.getNumOccurrences())
+    options.batchSize = batchSize;
+  if (batchSemantics.getNumOccurrences())
+    options.batchSemantics = batchSemantics;
+  if (sequenceLength.getNumOccurrences())
+    options.sequenceLength = sequenceLength;
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      cgpt::readToolInput(inputPath);
+  if (!buffer) {
+    std::string reason = llvm::toString(buffer.takeError());
+    if (cgpt::frontend::modelFormatOf(inputPath))
+      emitError(FileLineColLoc::get(&context, inputPath, 1, 1))
+          << "cannot read model file '" << inputPath << "': " << reason;
+    else
+      llvm::errs() << "cgpt-run: cannot read '" << inputPath
+                   << "': " << reason << "\n";
+    return nullptr;
+  }
+  if (std::optional<cgpt::frontend::ModelFormat> format =
+          cgpt::frontend::modelFormatOfInput(inputPath,
+                                             (*buffer)->getBuffer())) {
     FailureOr<cgpt::frontend::ModelSpec> spec =
-        cgpt::frontend::readModelFile(inputPath, &context, options);
+        cgpt::frontend::readModelText((*buffer)->getBufferIdentifier(),
+                                      (*buffer)->getBuffer(), *format,
+                                      &context, options);
     if (failed(spec))
       return nullptr;
-    origin = cgpt::frontend::describeOrigin(*spec);
-    OwningOpRef<ModuleOp> module =
-        cgpt::frontend::buildTrainStep(*spec, &context);
-    if (failed(verify(*module)))
-      return nullptr;
-    return module;
+    report.origin = cgpt::frontend::describeOrigin(*spec);
+    report.batchReading = cgpt::frontend::describeBatchReading(*spec);
+    return cgpt::frontend::importModel(*spec, &context);
   }
-  if (options.numCsx || options.microBatchSize) {
-    llvm::errs() << "cgpt-run: --num-csx and --micro-batch-size apply to "
-                    "model files; '"
+  if (options.numCsx || options.microBatchSize || options.batchSize ||
+      options.batchSemantics || options.sequenceLength) {
+    llvm::errs() << "cgpt-run: --num-csx, --micro-batch-size, --batch-size, "
+                    "--batch-semantics and --sequence-length apply to model "
+                    "files; '"
                  << inputPath << "' is IR whose batch is already fixed\n";
     return nullptr;
   }
   llvm::SourceMgr sourceMgr;
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      cgpt::readToolInput(inputPath);
-  if (!buffer) {
-    llvm::errs() << "cgpt-run: cannot read '" << inputPath
-                 << "': " << llvm::toString(buffer.takeError()) << "\n";
-    return nullptr;
-  }
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
@@ -290,7 +326,7 @@ compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
                    OwningOpRef<ModuleOp> &module) {
   cgpt::report::StepReport report;
   report.sourcePath = inputPath;
-  module = loadModule(context, systems, report.origin);
+  module = loadModule(context, systems, report);
   if (!module)
     return failure();
   FailureOr<cgpt::transformer::TrainStepOp> step =
@@ -524,7 +560,7 @@ static bool runFunctional(MLIRContext &context,
                           std::optional<int64_t> systems) {
   cgpt::report::StepReport report;
   report.sourcePath = inputPath;
-  OwningOpRef<ModuleOp> module = loadModule(context, systems, report.origin);
+  OwningOpRef<ModuleOp> module = loadModule(context, systems, report);
   if (!module)
     return false;
   FailureOr<cgpt::transformer::TrainStepOp> step =

@@ -27,9 +27,9 @@ namespace cgpt::frontend {
 
 /// The dialect of model file a spec was read from.
 enum class Schema {
-  /// Model Zoo TensorFlow (R1.x): `batch_size` is per system.
+  /// Model Zoo TensorFlow (R1.x).
   ModelZooTensorFlow,
-  /// Model Zoo PyTorch (R1.9.1 on): `batch_size` is global.
+  /// Model Zoo PyTorch (R1.7 on).
   ModelZooPyTorch,
   /// Model Zoo `trainer:` schema (R2.4 on).
   ModelZooTrainer,
@@ -45,6 +45,13 @@ enum class BlockStyle {
   /// GPT-J/NeoX: x += attn(ln1(x)) + ffn(ln2(x)), ln2 == ln1 unless untied.
   Parallel,
 };
+
+/// What a file's `batch_size` counts. Model Zoo's release notes (1.9.1):
+/// TensorFlow files and PyTorch files before 1.9.0 give it per system;
+/// PyTorch files from 1.9.0 on and all trainer files give the global batch,
+/// divided evenly across num_csx systems.
+enum class BatchSemantics { Global, PerSystem };
+llvm::StringRef stringifyBatchSemantics(BatchSemantics semantics);
 
 enum class PositionKind { Learned, Rotary };
 enum class StorageType { F32, BF16, F16 };
@@ -96,7 +103,12 @@ struct ModelSpec {
   // Precision.
   StorageType storage = StorageType::BF16;
 
-  // Batch.
+  // Batch. `batchSize` is the number the file (or --batch-size) gives, read
+  // as `batchSemantics` says; `globalBatch` is what a step trains on.
+  int64_t batchSize = 0;
+  BatchSemantics batchSemantics = BatchSemantics::Global;
+  /// Why batchSemantics was chosen, for the summary.
+  std::string batchSemanticsReason;
   int64_t globalBatch = 0;
   int64_t numCsx = 1;
   transformer::MicroBatchMode microBatchMode =
@@ -114,15 +126,33 @@ struct ModelSpec {
   std::vector<LRPhase> schedule;
   transformer::LossScaling lossScaling = transformer::LossScaling::num_tokens;
   double lossWeight = 1.0;
+
+  /// Where the keys that shape the step were read (file:line:col; null
+  /// when the file did not give the key), so that an error a later pass
+  /// reports on an op points at the line the user wrote.
+  struct KeyLocations {
+    mlir::LocationAttr batch, microBatch, hidden, layers, heads, ffn, vocab,
+        positions, optimizer;
+  } locations;
 };
 
 /// What the frontend decided about a file, for the summary: "Model Zoo
 /// PyTorch params; sequential GPT-2/3 blocks (GPT-2/3 default)".
 std::string describeOrigin(const ModelSpec &spec);
+/// How the file's batch_size was read, for the summary: "batch_size global
+/// (trainer schema)".
+std::string describeBatchReading(const ModelSpec &spec);
 
 /// Overrides a user gives on the command line; they win over the file.
 struct ImportOptions {
   std::optional<int64_t> numCsx;
+  /// `batch_size` as a file would give it (a Hugging Face config.json gives
+  /// none), read with the file's batch semantics.
+  std::optional<int64_t> batchSize;
+  /// How to read the file's `batch_size`, where the file cannot say.
+  std::optional<BatchSemantics> batchSemantics;
+  /// Tokens per sequence, at most max_position_embeddings.
+  std::optional<int64_t> sequenceLength;
   /// A micro_batch_size as a params file writes it: a positive integer,
   /// `auto`, `explore`, `explore:MIN-MAX` or `none`.
   std::optional<std::string> microBatchSize;
@@ -134,10 +164,13 @@ mlir::FailureOr<ModelSpec> readModelFile(llvm::StringRef path,
                                          mlir::MLIRContext *context,
                                          const ImportOptions &options = {});
 
+enum class ModelFormat { Yaml, Json };
+
 /// readModelFile on `text` already in memory; `path` names it in
-/// diagnostics and its extension (.json or not) picks the parser.
+/// diagnostics.
 mlir::FailureOr<ModelSpec> readModelText(llvm::StringRef path,
                                          llvm::StringRef text,
+                                         ModelFormat format,
                                          mlir::MLIRContext *context,
                                          const ImportOptions &options = {});
 
@@ -150,8 +183,24 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importModelFile(llvm::StringRef path, mlir::MLIRContext *context,
                 const ImportOptions &options = {});
 
-/// True when `path` names a model file (.yaml, .yml, .json) rather than IR.
-bool isModelFile(llvm::StringRef path);
+/// buildTrainStep on `spec`, verified; null after a diagnostic.
+mlir::OwningOpRef<mlir::ModuleOp> importModel(const ModelSpec &spec,
+                                              mlir::MLIRContext *context);
+
+/// The model format `path` names by its extension (.yaml, .yml, .json), or
+/// nullopt for anything else (IR).
+std::optional<ModelFormat> modelFormatOf(llvm::StringRef path);
+
+/// The model format of `text` read from standard input, or nullopt when it
+/// is IR: JSON starts with '{', a YAML model file's first line that is not
+/// blank or a comment is a `key:`; MLIR's first is an op, an alias
+/// definition or a `//` comment.
+std::optional<ModelFormat> sniffModelFormat(llvm::StringRef text);
+
+/// The model format of a tool's input: by `path`'s extension, or by
+/// `text` for standard input ("-"); nullopt when the input is IR.
+std::optional<ModelFormat> modelFormatOfInput(llvm::StringRef path,
+                                              llvm::StringRef text);
 
 } // namespace cgpt::frontend
 

@@ -34,6 +34,8 @@ struct StepReport {
   /// it was read (empty for IR).
   std::string sourcePath;
   std::string origin;
+  /// How the model file's batch_size was read (empty for IR).
+  std::string batchReading;
 
   // From the transformer step; for wafer IR input only what the device
   // keeps (name, parameters, layers, batch and sequence length).

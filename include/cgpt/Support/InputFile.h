@@ -27,8 +27,9 @@ constexpr uint64_t kMaxInputFileBytes = 256ull << 20;
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path);
 
-/// A tool's input: standard input for "-", read as it comes, otherwise
-/// readInputFile(path).
+/// A tool's input: standard input for "-", read to its end but no further
+/// than kMaxInputFileBytes, otherwise readInputFile(path). The buffer of
+/// standard input is named "<stdin>".
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readToolInput(llvm::StringRef path);
 
