@@ -36,22 +36,28 @@ public:
   OwningOpRef<ModuleOp> build();
 
 private:
-  Location loc(StringRef scope) { return NameLoc::get(builder.getStringAttr(scope), fileLoc); }
+  /// Where `key` was read, or the file's start when the file did not give
+  /// it (a default, or the command line).
+  Location at(LocationAttr key) { return key ? Location(key) : fileLoc; }
+  /// `scope` (a weight or op name) at the line of the key that sized it.
+  Location loc(StringRef scope, LocationAttr key) {
+    return NameLoc::get(builder.getStringAttr(scope), at(key));
+  }
   RankedTensorType activations(int64_t features) {
     return RankedTensorType::get(
         {ShapedType::kDynamic, spec.sequenceLength, features}, storage);
   }
   Value weight(StringRef name, ArrayRef<int64_t> shape,
-               std::optional<int64_t> layer) {
+               std::optional<int64_t> layer, LocationAttr key) {
     auto op = builder.create<WeightOp>(
-        loc(name), RankedTensorType::get(shape, storage),
+        loc(name, key), RankedTensorType::get(shape, storage),
         builder.getStringAttr(name),
         layer ? builder.getI64IntegerAttr(*layer) : IntegerAttr());
     return op.getResult();
   }
   Value optionalWeight(bool present, StringRef name, ArrayRef<int64_t> shape,
-                       std::optional<int64_t> layer) {
-    return present ? weight(name, shape, layer) : Value();
+                       std::optional<int64_t> layer, LocationAttr key) {
+    return present ? weight(name, shape, layer, key) : Value();
   }
   Value layerNorm(StringRef prefix, Value input, std::optional<int64_t> layer);
   Value decoderBlock(int64_t layer, Value x, Value rope);
@@ -65,10 +71,11 @@ private:
 Value TrainStepBuilder::layerNorm(StringRef prefix, Value input,
                                   std::optional<int64_t> layer) {
   int64_t d = spec.hiddenSize;
-  Value gamma = weight((prefix + ".weight").str(), {d}, layer);
-  Value beta = weight((prefix + ".bias").str(), {d}, layer);
+  LocationAttr key = spec.locations.hidden;
+  Value gamma = weight((prefix + ".weight").str(), {d}, layer, key);
+  Value beta = weight((prefix + ".bias").str(), {d}, layer, key);
   return builder.create<LayerNormOp>(
-      loc(prefix), input.getType(), input, gamma, beta,
+      loc(prefix, key), input.getType(), input, gamma, beta,
       builder.getF64FloatAttr(spec.layerNormEpsilon));
 }
 
@@ -77,37 +84,44 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
   int64_t d = spec.hiddenSize, inner = spec.numHeads * spec.headSize;
   int64_t f = spec.ffnSize;
 
+  // Attention is sized by num_heads, the FFN by filter_size (hidden_size
+  // when the file leaves it to its default).
+  LocationAttr heads = spec.locations.heads;
+  LocationAttr ffnKey =
+      spec.locations.ffn ? spec.locations.ffn : spec.locations.hidden;
   Value ln1 = layerNorm(p + ".ln_1", x, layer);
-  Value qkvW = weight(p + ".attn.qkv.weight", {d, 3 * inner}, layer);
+  Value qkvW = weight(p + ".attn.qkv.weight", {d, 3 * inner}, layer, heads);
   Value qkvB = optionalWeight(spec.qkvBias, p + ".attn.qkv.bias", {3 * inner},
-                              layer);
-  Value outW = weight(p + ".attn.proj.weight", {inner, d}, layer);
-  Value outB =
-      optionalWeight(spec.attentionOutBias, p + ".attn.proj.bias", {d}, layer);
+                              layer, heads);
+  Value outW = weight(p + ".attn.proj.weight", {inner, d}, layer, heads);
+  Value outB = optionalWeight(spec.attentionOutBias, p + ".attn.proj.bias",
+                              {d}, layer, heads);
   auto scaling = spec.scaleQkByHeadSize ? ScoreScaling::inv_head_size
                                         : ScoreScaling::inv_sqrt_head_size;
   Value attn = builder.create<AttentionOp>(
-      loc(p + ".attn"), x.getType(), ln1, qkvW, qkvB, outW, outB, rope,
+      loc(p + ".attn", heads), x.getType(), ln1, qkvW, qkvB, outW, outB, rope,
       spec.numHeads, spec.headSize, scaling);
 
   Value ffnInput;
   if (spec.blockStyle == BlockStyle::Sequential) {
-    x = builder.create<ResidualAddOp>(loc(p + ".attn"), x, attn);
+    x = builder.create<ResidualAddOp>(loc(p + ".attn", heads), x, attn);
     ffnInput = layerNorm(p + ".ln_2", x, layer);
   } else {
     // Parallel blocks read one normalized input (GPT-J) or two (NeoX).
     ffnInput = spec.untiedLayerNorm ? layerNorm(p + ".ln_2", x, layer) : ln1;
   }
-  Value upW = weight(p + ".mlp.fc.weight", {d, f}, layer);
-  Value upB = optionalWeight(spec.ffnBias, p + ".mlp.fc.bias", {f}, layer);
-  Value downW = weight(p + ".mlp.proj.weight", {f, d}, layer);
-  Value downB = optionalWeight(spec.ffnBias, p + ".mlp.proj.bias", {d}, layer);
-  Value ffn = builder.create<FeedForwardOp>(loc(p + ".mlp"), x.getType(),
+  Value upW = weight(p + ".mlp.fc.weight", {d, f}, layer, ffnKey);
+  Value upB =
+      optionalWeight(spec.ffnBias, p + ".mlp.fc.bias", {f}, layer, ffnKey);
+  Value downW = weight(p + ".mlp.proj.weight", {f, d}, layer, ffnKey);
+  Value downB =
+      optionalWeight(spec.ffnBias, p + ".mlp.proj.bias", {d}, layer, ffnKey);
+  Value ffn = builder.create<FeedForwardOp>(loc(p + ".mlp", ffnKey), x.getType(),
                                             ffnInput, upW, upB, downW, downB,
                                             spec.activation);
   if (spec.blockStyle == BlockStyle::Parallel)
-    x = builder.create<ResidualAddOp>(loc(p + ".attn"), x, attn);
-  return builder.create<ResidualAddOp>(loc(p + ".mlp"), x, ffn);
+    x = builder.create<ResidualAddOp>(loc(p + ".attn", heads), x, attn);
+  return builder.create<ResidualAddOp>(loc(p + ".mlp", ffnKey), x, ffn);
 }
 
 OwningOpRef<ModuleOp> TrainStepBuilder::build() {
@@ -127,8 +141,12 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
     mup = MuPAttr::get(ctx, APFloat(spec.embeddingsScale),
                        APFloat(spec.outputLogitsScale),
                        APFloat(spec.decoderKernelLrScale));
+  // The step is sized by its batch: planning errors point at the
+  // micro-batch the file asks for, or at its batch.
+  Location stepLoc = at(spec.locations.microBatch ? spec.locations.microBatch
+                                                  : spec.locations.batch);
   auto step = builder.create<TrainStepOp>(
-      fileLoc, spec.name, spec.globalBatch, spec.numCsx, spec.sequenceLength,
+      stepLoc, spec.name, spec.globalBatch, spec.numCsx, spec.sequenceLength,
       microBatch,
       AdamWAttr::get(ctx, APFloat(spec.beta1), APFloat(spec.beta2),
                      APFloat(spec.epsilon), APFloat(spec.weightDecay)),
@@ -140,24 +158,28 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
       {ShapedType::kDynamic, spec.sequenceLength}, builder.getI32Type());
   Block *body = builder.createBlock(&step.getBody(), {},
                                     {tokenType, tokenType},
-                                    {fileLoc, fileLoc});
+                                    {stepLoc, stepLoc});
   Value tokens = body->getArgument(0), labels = body->getArgument(1);
 
   int64_t d = spec.hiddenSize, vocab = spec.vocabSize;
-  Value wte = weight("wte", {vocab, d}, std::nullopt);
+  LocationAttr vocabKey = spec.locations.vocab;
+  LocationAttr positionsKey = spec.locations.positions;
+  Value wte = weight("wte", {vocab, d}, std::nullopt, vocabKey);
   FloatAttr embeddingsScale =
       spec.mup ? builder.getF64FloatAttr(spec.embeddingsScale) : FloatAttr();
-  Value x = builder.create<TokenEmbeddingOp>(loc("wte"), activations(d),
+  Value x = builder.create<TokenEmbeddingOp>(loc("wte", vocabKey), activations(d),
                                              tokens, wte, embeddingsScale);
   Value rope;
   if (spec.position == PositionKind::Learned) {
-    Value wpe = weight("wpe", {spec.maxPositions, d}, std::nullopt);
-    x = builder.create<PositionEmbeddingOp>(loc("wpe"), x.getType(), x, wpe);
+    Value wpe = weight("wpe", {spec.maxPositions, d}, std::nullopt,
+                       positionsKey);
+    x = builder.create<PositionEmbeddingOp>(loc("wpe", positionsKey),
+                                            x.getType(), x, wpe);
   } else {
     auto angles = RankedTensorType::get(
         {spec.sequenceLength, spec.rotaryDim / 2, 2}, builder.getF32Type());
     rope = builder.create<RotaryEmbeddingOp>(
-        loc("rope"), angles, builder.getI64IntegerAttr(spec.rotaryDim),
+        loc("rope", positionsKey), angles, builder.getI64IntegerAttr(spec.rotaryDim),
         builder.getF64FloatAttr(spec.rotaryBase));
   }
 
@@ -165,19 +187,21 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
     x = decoderBlock(layer, x, rope);
 
   Value h = layerNorm("ln_f", x, std::nullopt);
-  Value headWeight =
-      spec.tiedEmbeddings ? wte : weight("lm_head.weight", {vocab, d}, {});
-  Value headBias =
-      optionalWeight(spec.outputBias, "lm_head.bias", {vocab}, std::nullopt);
+  Value headWeight = spec.tiedEmbeddings
+                         ? wte
+                         : weight("lm_head.weight", {vocab, d}, {}, vocabKey);
+  Value headBias = optionalWeight(spec.outputBias, "lm_head.bias", {vocab},
+                                  std::nullopt, vocabKey);
   FloatAttr logitsScale =
       spec.mup ? builder.getF64FloatAttr(spec.outputLogitsScale) : FloatAttr();
   Value logits = builder.create<OutputHeadOp>(
-      loc("lm_head"), activations(vocab), h, headWeight, headBias,
+      loc("lm_head", vocabKey), activations(vocab), h, headWeight, headBias,
       spec.tiedEmbeddings ? builder.getUnitAttr() : UnitAttr(), logitsScale);
   Value loss = builder.create<CrossEntropyOp>(
-      loc("loss"), RankedTensorType::get({}, builder.getF32Type()), logits,
+      loc("loss", vocabKey), RankedTensorType::get({}, builder.getF32Type()),
+      logits,
       labels, spec.lossScaling, APFloat(spec.lossWeight));
-  builder.create<YieldOp>(loc("loss"), loss);
+  builder.create<YieldOp>(loc("loss", vocabKey), loss);
   return module;
 }
 
