@@ -8,34 +8,17 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <fmt/format.h>
+
+#include <locale>
 
 namespace cgpt {
 
-/// The shortest rendering of `value` under `format` (one precision
-/// argument) that reads back exactly, trying precisions up to `maxPrecision`.
-static std::string shortestRoundTrip(const char *format, double value,
-                                     int maxPrecision) {
-  char buffer[512];
-  for (int precision = 0; precision <= maxPrecision; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), format, precision, value);
-    if (std::strtod(buffer, nullptr) == value)
-      break;
-  }
-  return buffer;
-}
-
 std::string formatExactDouble(double value) {
-  double magnitude = std::fabs(value);
-  // Plain decimals where people write them (0.0006, 10.0), exponents for
-  // the very small and very large (1.0e-08).
-  bool plain = magnitude == 0 || (magnitude >= 1e-4 && magnitude < 1e15);
-  // 17 significant digits always round-trip; as decimals below 1e-4 is
-  // excluded, 4 leading zeros more always suffice.
-  std::string text = plain ? shortestRoundTrip("%.*f", value, 17 + 4)
-                           : shortestRoundTrip("%.*g", value, 17);
+  // fmt's default float format is the shortest text that reads back
+  // exactly: plain decimals where people write them (0.0006, 10), an
+  // exponent for the very small and very large (1e-08).
+  std::string text = fmt::format("{}", value);
   // MLIR and YAML read a float only with a '.' in its mantissa: "10.0" and
   // "1.0e-08", never "10" or "1e-08". inf and nan are left as they are.
   if (text.find_first_of(".ni") != std::string::npos)
@@ -46,15 +29,18 @@ std::string formatExactDouble(double value) {
   return text.insert(exponent, ".0");
 }
 
+namespace {
+/// Digits grouped by threes with ',' whatever the user's locale.
+struct ThousandsSeparated : std::numpunct<char> {
+  char do_thousands_sep() const override { return ','; }
+  std::string do_grouping() const override { return "\3"; }
+};
+} // namespace
+
 std::string formatGrouped(int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i != 0 && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return value < 0 ? "-" + out : out;
+  static const std::locale grouped(std::locale::classic(),
+                                   new ThousandsSeparated);
+  return fmt::format(grouped, "{:L}", value);
 }
 
 std::string formatShape(llvm::ArrayRef<int64_t> shape) {
