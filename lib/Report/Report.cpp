@@ -7,6 +7,7 @@
 #include "cgpt/Report/Report.h"
 
 #include "cgpt/Support/Format.h"
+#include "cgpt/Support/Version.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -76,6 +77,7 @@ void describeDevice(wafer::DeviceOp device,
                     StepReport &report) {
   StepReport::Wafer w;
   w.targetName = target.getName().str();
+  w.targetSource = device.getTarget().str();
   w.meshCores = target.getNumCores();
   w.clockHz = target.getClockHz();
   w.peakFlops = target.getPeakFlopsPerSecond();
@@ -275,7 +277,16 @@ llvm::json::Value buildReport(const StepReport &report) {
     model["tied_embeddings"] = m.tiedEmbeddings;
     model["mup"] = report.mup;
   }
+  llvm::json::Object input{{"path", report.sourcePath}};
+  if (!report.origin.empty()) {
+    input["read_as"] = report.origin;
+    input["batch_reading"] = report.batchReading;
+  }
   llvm::json::Object json{
+      {"cgpt",
+       llvm::json::Object{{"version", getVersion()},
+                          {"commit", getGitCommit()}}},
+      {"input", std::move(input)},
       {"model", std::move(model)},
       {"batch",
        llvm::json::Object{
@@ -306,6 +317,7 @@ llvm::json::Value buildReport(const StepReport &report) {
   if (report.wafer) {
     const StepReport::Wafer &w = *report.wafer;
     json["target"] = llvm::json::Object{{"name", w.targetName},
+                                        {"source", w.targetSource},
                                         {"cores", w.meshCores},
                                         {"clock_hz", w.clockHz},
                                         {"peak_flops", w.peakFlops}};

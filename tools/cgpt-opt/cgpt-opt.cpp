@@ -15,6 +15,7 @@
 #include "cgpt/InitAllPasses.h"
 #include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/InputFile.h"
+#include "cgpt/Support/Version.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
@@ -62,6 +63,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   cgpt::registerAllDialects(registry);
 
+  llvm::cl::SetVersionPrinter(cgpt::printVersion);
   auto [inputPath, outputPath] = registerAndParseCLIOptions(
       argc, argv, "cgpt optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();

@@ -22,6 +22,7 @@
 #include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
+#include "cgpt/Support/Version.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -779,6 +780,7 @@ static bool checkOptions() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&runCategory, &functionalCategory});
+  llvm::cl::SetVersionPrinter(cgpt::printVersion);
   cl::ParseCommandLineOptions(argc, argv,
                               "cgpt-run: compile a GPT training step and "
                               "simulate it on a wafer-scale cluster\n");

@@ -66,6 +66,8 @@ struct StepReport {
   };
   struct Wafer {
     std::string targetName;
+    /// The target as the device names it: a built-in name or a file path.
+    std::string targetSource;
     int64_t meshCores = 0;
     double clockHz = 0;
     double peakFlops = 0;
