@@ -12,6 +12,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <fmt/format.h>
+
 #include <map>
 
 using namespace cgpt::transformer;
@@ -85,6 +87,13 @@ void describeDevice(wafer::DeviceOp device,
   w.microBatch = device.getMicroBatch();
   w.gradAccumSteps = device.getGradAccumSteps();
   w.plan = device.getPlan().value_or("").str();
+  if (std::optional<mlir::ArrayAttr> explored = device.getExplored())
+    for (auto candidate : explored->getAsRange<wafer::CandidateAttr>())
+      w.explored.push_back(
+          {candidate.getMicroBatch(),
+           wafer::CheckpointPolicy::fromAttr(candidate.getCheckpoint()).str(),
+           candidate.getFits(), candidate.getSramPeak(),
+           candidate.getSamplesPerSecond().convertToDouble()});
   if (wafer::CheckpointAttr checkpoint = device.getCheckpointAttr())
     w.checkpoint = wafer::CheckpointPolicy::fromAttr(checkpoint).str();
   w.sramLimit = target.getCoreSramBytes();
@@ -218,6 +227,8 @@ static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
 
 void printSummary(llvm::raw_ostream &os, const StepReport &report) {
   const ModelFacts &m = report.model;
+  if (report.wafer && !report.wafer->explored.empty())
+    printExploreTable(os, report.wafer->explored);
   os << "cgpt: " << m.name;
   if (!report.sourcePath.empty())
     os << " (" << report.sourcePath << ")";
@@ -487,6 +498,88 @@ void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows) {
         llvm::formatv("{0:f2}",
                       row.samplesPerSecond / rows.front().samplesPerSecond)
             .str());
+}
+
+void printExploreTable(llvm::raw_ostream &os,
+                       llvm::ArrayRef<StepReport::Wafer::Explored> rows) {
+  os << llvm::formatv("{0,12} {1,12} {2,5} {3,16} {4,18}\n", "micro-batch",
+                      "checkpoints", "fits", "SRAM peak (B)", "samples/s");
+  for (const StepReport::Wafer::Explored &row : rows)
+    os << llvm::formatv("{0,12} {1,12} {2,5} {3,16} {4,18}\n", row.microBatch,
+                        row.checkpoint, row.fits ? "yes" : "no",
+                        formatGrouped(row.sramPeak),
+                        row.fits ? llvm::formatv("{0:f2}", row.samplesPerSecond)
+                                       .str()
+                                 : std::string("-"));
+}
+
+DataTable scalingData(llvm::ArrayRef<ScalingRow> rows) {
+  DataTable table{{"systems", "micro_batch", "grad_accum_steps",
+                   "step_seconds", "samples_per_second", "speed_up"},
+                  {}};
+  for (const ScalingRow &row : rows)
+    table.rows.push_back(llvm::json::Object{
+        {"systems", row.systems},
+        {"micro_batch", row.microBatch},
+        {"grad_accum_steps", row.gradAccumSteps},
+        {"step_seconds", row.stepSeconds},
+        {"samples_per_second", row.samplesPerSecond},
+        {"speed_up", row.samplesPerSecond / rows.front().samplesPerSecond}});
+  return table;
+}
+
+DataTable exploreData(llvm::ArrayRef<StepReport::Wafer::Explored> rows) {
+  DataTable table{{"micro_batch", "checkpoint", "fits", "sram_peak_bytes",
+                   "samples_per_second"},
+                  {}};
+  for (const StepReport::Wafer::Explored &row : rows) {
+    llvm::json::Object object{{"micro_batch", row.microBatch},
+                              {"checkpoint", row.checkpoint},
+                              {"fits", row.fits},
+                              {"sram_peak_bytes", row.sramPeak},
+                              {"samples_per_second", nullptr}};
+    if (row.fits)
+      object["samples_per_second"] = row.samplesPerSecond;
+    table.rows.push_back(std::move(object));
+  }
+  return table;
+}
+
+/// One CSV field (RFC 4180): numbers in their shortest exact form, text
+/// quoted when it holds a separator, a quote or a line break, null empty.
+static std::string csvField(const llvm::json::Value &value) {
+  if (value.kind() == llvm::json::Value::Null)
+    return "";
+  if (std::optional<int64_t> integer = value.getAsInteger())
+    return std::to_string(*integer);
+  if (std::optional<double> number = value.getAsNumber())
+    return fmt::format("{}", *number);
+  if (std::optional<bool> flag = value.getAsBoolean())
+    return *flag ? "true" : "false";
+  std::string text = value.getAsString().value_or("").str();
+  if (text.find_first_of(",\"\r\n") == std::string::npos)
+    return text;
+  std::string quoted = "\"";
+  for (char c : text)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+llvm::Error writeDataTable(llvm::StringRef path, const DataTable &table) {
+  if (!path.ends_with_insensitive(".csv"))
+    return writeJsonFile(path, llvm::json::Array(table.rows));
+  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+    os << fmt::format("{}", fmt::join(table.keys, ",")) << "\n";
+    for (const llvm::json::Value &row : table.rows) {
+      const llvm::json::Object &object = *row.getAsObject();
+      llvm::interleave(
+          table.keys, os,
+          [&](const std::string &key) { os << csvField(*object.get(key)); },
+          ",");
+      os << "\n";
+    }
+    return llvm::Error::success();
+  });
 }
 
 namespace {

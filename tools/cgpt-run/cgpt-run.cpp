@@ -63,6 +63,11 @@ cl::opt<EmitKind>
 cl::opt<std::string> reportPath("report",
                                 cl::desc("Write the JSON report to this file"),
                                 cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<std::string> tablePath(
+    "table",
+    cl::desc("Write the --num-csx sweep's table, or explore's, as CSV "
+             "(.csv) or JSON (.json)"),
+    cl::value_desc("file.csv|file.json"), cl::cat(runCategory));
 cl::opt<std::string> tracePath(
     "trace", cl::desc("Write the simulated timeline (Chrome trace-event JSON)"),
     cl::value_desc("file"), cl::cat(runCategory));
@@ -438,6 +443,19 @@ static bool writeReport(const cgpt::report::StepReport &report) {
                                            cgpt::report::buildReport(report)),
                "report ", reportPath))
     return false;
+  if (!tablePath.empty()) {
+    if (report.wafer->explored.empty()) {
+      llvm::errs() << "cgpt-run: --table writes a --num-csx sweep's table or "
+                      "explore's; this run explored no micro-batches (give "
+                      "--micro-batch-size explore)\n";
+      return false;
+    }
+    if (!written(cgpt::report::writeDataTable(
+                     tablePath,
+                     cgpt::report::exploreData(report.wafer->explored)),
+                 "table ", tablePath))
+      return false;
+  }
   return tracePath.empty() ||
          written(cgpt::report::writeTrace(tracePath, *report.simulation,
                                           report.cycleLevel
@@ -745,11 +763,21 @@ static bool checkOptions() {
       return refuse("--plot '" + path + "' must end in .svg or .png");
   }
   if (numCsx.size() > 1 &&
-      (!reportPath.empty() || !tracePath.empty() || !placementPath.empty() ||
-       steps > 0 || emit != EmitKind::Summary))
-    return refuse("a --num-csx sweep prints its table only; run one number "
-                  "of systems for --report, --trace, --emit-placement, "
-                  "--steps or --emit");
+      (!tracePath.empty() || !placementPath.empty() || steps > 0 ||
+       emit != EmitKind::Summary))
+    return refuse("a --num-csx sweep prints its table (and writes --report, "
+                  "--table, --plot); run one number of systems for --trace, "
+                  "--emit-placement, --steps or --emit");
+  if (!tablePath.empty()) {
+    llvm::StringRef path(tablePath);
+    if (!path.ends_with_insensitive(".csv") &&
+        !path.ends_with_insensitive(".json"))
+      return refuse("--table '" + path + "' must end in .csv or .json");
+    bool exploring = llvm::StringRef(microBatchSize).starts_with("explore");
+    if (numCsx.size() < 2 && !exploring && !microBatchSize.empty())
+      return refuse("--table writes a --num-csx sweep's table or explore's; "
+                    "--micro-batch-size " + microBatchSize + " has none");
+  }
   if (cycleLevel && (numCsx.size() > 1 || functional))
     return refuse("--cycle-level runs one simulation; it does not apply to "
                   "--num-csx sweeps or --functional runs");
@@ -797,6 +825,7 @@ int main(int argc, char **argv) {
   // A sweep: one compile and simulation per number of systems.
   if (numCsx.size() > 1) {
     std::vector<cgpt::report::ScalingRow> rows;
+    llvm::json::Array reports;
     std::string model;
     for (int64_t systems : numCsx) {
       OwningOpRef<ModuleOp> module;
@@ -809,8 +838,21 @@ int main(int argc, char **argv) {
       rows.push_back({systems, report->wafer->microBatch,
                       report->wafer->gradAccumSteps, rates.seconds,
                       rates.samplesPerSecond});
+      if (!reportPath.empty())
+        reports.push_back(cgpt::report::buildReport(*report));
     }
     cgpt::report::printScalingTable(llvm::outs(), rows);
+    if (!reportPath.empty() &&
+        !written(cgpt::report::writeJsonFile(
+                     reportPath,
+                     llvm::json::Object{{"sweep", std::move(reports)}}),
+                 "report ", reportPath))
+      return EXIT_FAILURE;
+    if (!tablePath.empty() &&
+        !written(cgpt::report::writeDataTable(
+                     tablePath, cgpt::report::scalingData(rows)),
+                 "table ", tablePath))
+      return EXIT_FAILURE;
     if (!plotPath.empty() &&
         !writeChart(plotPath, [&](llvm::StringRef svg) {
           return cgpt::report::writeScalingPlot(svg, model, rows);

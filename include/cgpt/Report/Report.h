@@ -80,6 +80,16 @@ struct StepReport {
     int64_t sramPeak = 0;
     int64_t sramLimit = 0;
     std::string sramPeakWhere;
+    /// What `micro_batch_size: explore` weighed (empty otherwise).
+    struct Explored {
+      int64_t microBatch;
+      std::string checkpoint;
+      bool fits;
+      int64_t sramPeak;
+      /// 0 where the micro-batch does not fit.
+      double samplesPerSecond;
+    };
+    std::vector<Explored> explored;
     std::vector<Stage> stages;
   };
   std::optional<Wafer> wafer;
@@ -152,6 +162,24 @@ struct ScalingRow {
 };
 /// Prints the sweep as a table, speed-up relative to the first row.
 void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows);
+
+/// Prints what `explore` weighed: each micro-batch with its best policy (or
+/// its leanest where none fits), whether it fits, SRAM peak, samples/s.
+void printExploreTable(llvm::raw_ostream &os,
+                       llvm::ArrayRef<StepReport::Wafer::Explored> rows);
+
+/// A table as data for programs: one JSON object per row, with `keys` in
+/// column order (numbers stay numbers).
+struct DataTable {
+  std::vector<std::string> keys;
+  llvm::json::Array rows;
+};
+DataTable scalingData(llvm::ArrayRef<ScalingRow> rows);
+DataTable exploreData(llvm::ArrayRef<StepReport::Wafer::Explored> rows);
+/// Writes `table` as CSV (`path` ends in .csv: a header of keys, then one
+/// line per row) or JSON (.json: an array of row objects), through a
+/// temporary file renamed into place.
+llvm::Error writeDataTable(llvm::StringRef path, const DataTable &table);
 /// Draws the sweep as an SVG chart: samples/s against systems, with the
 /// linear ideal from the first row.
 llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,

@@ -276,7 +276,7 @@ public:
         program.getMicroBatch(), /*micro_batch=*/0, /*grad_accum_steps=*/0,
         costs.keptBytesPerSequence, optimizer.getParameters(),
         costs.flopsPerSequence, /*checkpoint=*/wafer::CheckpointAttr(),
-        /*plan=*/StringAttr());
+        /*plan=*/StringAttr(), /*explored=*/ArrayAttr());
     builder.setInsertionPointToEnd(&device->getBody().emplaceBlock());
 
     int64_t order = 0;

@@ -16,11 +16,9 @@
 // Every region records its per-core peak.
 // CHECK: wafer.region @norm {{.*}}sram_bytes = {{[0-9]+}} : i64
 
-// explore: one row per micro-batch with its best policy, or its leanest
-// when none fits.
-// EXPLORE:      micro-batch  checkpoints  fits    SRAM peak (B)          samples/s
-// EXPLORE-NEXT:           1 {{every [0-9]+|offload}} yes
-// EXPLORE-NEXT:           2 {{every [0-9]+|offload}} no {{[0-9,]+}} -
+// explore: one candidate per micro-batch with its best policy, or its
+// leanest when none fits (and then no rate).
+// EXPLORE: explored = [#wafer.candidate<micro_batch = 1, checkpoint = <{{every [0-9]+|offload}}>, fits = true, sram_peak = {{[0-9]+}}, samples_per_second = {{[0-9.e+-]+}}>, #wafer.candidate<micro_batch = 2, checkpoint = <{{every [0-9]+|offload}}>, fits = false, sram_peak = {{[0-9]+}}, samples_per_second = 0.0{{0*}}>]
 
 // NOFIT: error: 'wafer.region' op even micro-batch 1 does not fit with any checkpoint policy: even with 'offload', @dw (dataflow.matmul) of stage @h.3.backward (layer 3) needs {{[0-9,]+}} B per core; the core has 49,152 B, {{[0-9,]+}} B short
 // NOFIT: note: memory map per core: reserve 8,192 B, weight buffers 86 B, checkpoints {{[0-9,]+}} B, live activations {{[0-9,]+}} B, gradient accumulator {{[0-9,]+}} B

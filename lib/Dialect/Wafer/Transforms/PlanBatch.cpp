@@ -177,15 +177,13 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
              << "no divisor of the per-system batch " << perSystem
              << " lies in the explore range " << low << ".." << high;
     if (explore) {
-      llvm::outs() << llvm::formatv("{0,12} {1,12} {2,5} {3,16} {4,18}\n",
-                                    "micro-batch", "checkpoints", "fits",
-                                    "SRAM peak (B)", "samples/s");
+      SmallVector<Attribute> explored;
       for (const Candidate &c : rows)
-        llvm::outs() << llvm::formatv(
-            "{0,12} {1,12} {2,5} {3,16} {4,18}\n", c.microBatch,
-            c.policy.str(), c.fits ? "yes" : "no",
-            formatGrouped(c.peak.memory.total()),
-            c.fits ? rounded(c.cost.samplesPerSecond) : std::string("-"));
+        explored.push_back(CandidateAttr::get(
+            &getContext(), c.microBatch, c.policy.toAttr(&getContext()),
+            c.fits, c.peak.memory.total(),
+            APFloat(c.fits ? c.cost.samplesPerSecond : 0.0)));
+      device.setExploredAttr(ArrayAttr::get(&getContext(), explored));
     }
     const Candidate *fitting = best(rows);
     if (!fitting)

@@ -111,6 +111,26 @@ def Wafer_CheckpointAttr : AttrDef<Wafer_Dialect, "Checkpoint"> {
   let genVerifyDecl = 1;
 }
 
+def Wafer_CandidateAttr : AttrDef<Wafer_Dialect, "Candidate"> {
+  let mnemonic = "candidate";
+  let summary = "one micro-batch the planner weighed, with its best policy";
+  let description = [{
+    A row of `micro_batch_size: explore`: the micro-batch, the fastest
+    checkpoint policy that fits at it (or the leanest when none fits),
+    whether it fits, its SRAM peak per core and, when it fits, the samples
+    per second the execution model predicts for the step (0 otherwise).
+
+    ```mlir
+    #wafer.candidate<micro_batch = 24, checkpoint = #wafer.checkpoint<keep>, fits = true, sram_peak = 40960, samples_per_second = 91.5>
+    ```
+  }];
+  let parameters = (ins "int64_t":$micro_batch,
+                        Wafer_CheckpointAttr:$checkpoint, "bool":$fits,
+                        "int64_t":$sram_peak,
+                        Transformer_F64Param:$samples_per_second);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 def Wafer_DeviceOp : Wafer_Op<"device", [
     IsolatedFromAbove, Symbol, SymbolTable, SingleBlock, NoTerminator]> {
   let summary = "a training step compiled for one target";
@@ -120,8 +140,9 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
     `getTargetModel()`, never from copies in the IR. Holds the stages in
     schedule order. The batch facts come from the dataflow program;
     `micro_batch` and `grad_accum_steps` are 0 until `wafer-plan-batch`
-    chooses them, with the `checkpoint` policy, and says why in `plan`.
-    `kept_bytes_per_sequence` is what every sequence keeps for its backward
+    chooses them, with the `checkpoint` policy, and says why in `plan`;
+    under `micro_batch_size: explore` it records every micro-batch it
+    weighed in `explored`. `kept_bytes_per_sequence` is what every sequence keeps for its backward
     pass (the sum of the stages' `checkpoint_bytes`); `flops_per_sequence`
     is the step's algorithmic FLOPs for one sequence (recomputation
     excluded), the numerator of utilization.
@@ -143,7 +164,9 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
                        CGPT_I64Attr:$parameters,
                        CGPT_I64Attr:$flops_per_sequence,
                        OptionalAttr<Wafer_CheckpointAttr>:$checkpoint,
-                       OptionalAttr<StrAttr>:$plan);
+                       OptionalAttr<StrAttr>:$plan,
+                       OptionalAttr<TypedArrayAttrBase<Wafer_CandidateAttr,
+                           "micro-batches weighed">>:$explored);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `target` $target attr-dict-with-keyword $body

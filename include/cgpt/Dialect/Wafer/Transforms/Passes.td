@@ -69,9 +69,10 @@ def WaferPlanBatch : Pass<"wafer-plan-batch", "::mlir::ModuleOp"> {
     says which micro-batches to weigh:
 
     - `auto`: every divisor of the per-system batch;
-    - `explore`: the same (in `min..max` if given), after printing a table
-      of each micro-batch with its best policy: fits, SRAM peak, predicted
-      samples/s;
+    - `explore`: the same (in `min..max` if given), recording each
+      micro-batch with its best policy in the device's `explored`
+      (`#wafer.candidate`: fits, SRAM peak, predicted samples/s), which
+      `cgpt-run` prints as a table;
     - an integer: that one, or an error with the limit;
     - `none`: the whole per-system batch, or an error.
 
