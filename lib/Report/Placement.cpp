@@ -75,6 +75,9 @@ std::string escape(llvm::StringRef text) {
 /// Pixels per row of the kernel table.
 constexpr double kRowHeight = 22;
 constexpr double kBarWidth = 220;
+/// The narrowest bar drawn for a region that holds any SRAM, so that a
+/// small share stays visible rather than vanishing to a hairline.
+constexpr double kMinBarWidth = 2;
 
 class SvgWriter {
 public:
@@ -92,6 +95,7 @@ public:
 
 private:
   void writeMesh(RegionOp region, double left, double top);
+  void writeLegend(double top);
   void writeTable(double top);
 
   llvm::raw_ostream &os;
@@ -135,6 +139,7 @@ void SvgWriter::write() {
                       kMargin);
   if (RegionOp region = drawnRegion(stage))
     writeMesh(region, kMargin, kTitleHeight);
+  writeLegend(kTitleHeight + panelH + kMargin);
   writeTable(kTitleHeight + panelH + kMargin + kLegendRow);
   os << "</svg>\n";
 }
@@ -185,6 +190,38 @@ void SvgWriter::writeMesh(RegionOp region, double left, double top) {
                       layout.getFeatureGroups());
 }
 
+/// One swatch per kernel that this stage runs (nothing it does not), then
+/// the SRAM bars' scale.
+void SvgWriter::writeLegend(double top) {
+  llvm::SmallVector<llvm::StringRef> kernels;
+  for (auto region : stage.getBody().front().getOps<RegionOp>())
+    if (!llvm::is_contained(kernels, region.getKernel()))
+      kernels.push_back(region.getKernel());
+  double x = kMargin;
+  for (llvm::StringRef kernel : kernels) {
+    os << llvm::formatv("<rect data-legend=\"{0}\" x=\"{1}\" y=\"{2}\" "
+                        "width=\"10\" height=\"10\" fill=\"{3}\"/>\n",
+                        escape(kernel), x, top - 9, kernelColor(kernel));
+    llvm::StringRef shortName = kernel.split('.').second;
+    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\">{2}"
+                        "</text>\n",
+                        x + 13, top, escape(shortName));
+    x += 13 + 6.5 * static_cast<double>(shortName.size()) + 12;
+  }
+  double barLeft = std::max(panelW + 2 * kMargin, 900.0) - kMargin - kBarWidth;
+  os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\">SRAM "
+                      "bars: </text>\n",
+                      barLeft, top);
+  for (int step = 0; step <= 4; ++step)
+    os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"20\" "
+                        "height=\"10\" fill=\"{2}\"/>\n",
+                        barLeft + 60 + 20 * step, top - 9,
+                        heatColor(step / 4.0));
+  os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\">empty "
+                      "to full</text>\n",
+                      barLeft + 166, top);
+}
+
 void SvgWriter::writeTable(double top) {
   double sram = static_cast<double>(target.getCoreSramBytes());
   os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-weight=\"bold\">kernels "
@@ -214,7 +251,10 @@ void SvgWriter::writeTable(double top) {
     os << llvm::formatv("<rect data-sram=\"{0}\" x=\"{1}\" y=\"{2}\" "
                         "width=\"{3}\" height=\"12\" fill=\"{4}\"/>\n",
                         bytes, barLeft, y - 11,
-                        kBarWidth * std::clamp(share, 0.0, 1.0),
+                        bytes > 0 ? std::max(kMinBarWidth,
+                                             kBarWidth *
+                                                 std::clamp(share, 0.0, 1.0))
+                                  : 0.0,
                         heatColor(share));
     y += kRowHeight;
   }

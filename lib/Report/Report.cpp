@@ -583,22 +583,55 @@ llvm::Error writeDataTable(llvm::StringRef path, const DataTable &table) {
 }
 
 namespace {
-/// The frame of a line chart from zero: title, axes, four labelled grid
-/// lines and the axis names. Data maps to pixels with x() and y().
+/// An axis from zero with round ticks: a step of 1, 2 or 5 times a power of
+/// ten, giving about `ticks` intervals, and the first multiple of it at or
+/// above the data's maximum as the axis' end.
+struct RoundAxis {
+  double step, top;
+  /// Decimals that show every tick exactly.
+  int decimals;
+
+  RoundAxis(double dataMax, int ticks) {
+    double raw = dataMax > 0 ? dataMax / ticks : 1;
+    double power = std::pow(10.0, std::floor(std::log10(raw)));
+    double mantissa = raw / power;
+    step = (mantissa <= 1 ? 1 : mantissa <= 2 ? 2 : mantissa <= 5 ? 5 : 10) *
+           power;
+    top = std::max(step, std::ceil(dataMax / step - 1e-9) * step);
+    decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step))));
+  }
+  std::string label(double value) const {
+    return fmt::format("{:.{}f}", value, decimals);
+  }
+  /// The ticks, 0 included.
+  llvm::SmallVector<double> values() const {
+    llvm::SmallVector<double> out;
+    for (int i = 0; i * step <= top * (1 + 1e-9); ++i)
+      out.push_back(i * step);
+    return out;
+  }
+};
+
+/// The frame of a line chart from zero: title, axes, grid lines at round
+/// values of y from 0, and the axis names. Data maps to pixels with x() and
+/// y().
 struct ChartFrame {
   static constexpr double width = 640, height = 420, left = 80, right = 50,
                           top = 40, bottom = 50;
-  double xMax, yMax;
+  double xMax;
+  RoundAxis yAxis;
+
+  ChartFrame(double xMax, double yDataMax)
+      : xMax(xMax), yAxis(yDataMax, 5) {}
 
   double x(double value) const {
     return left + (width - left - right) * value / xMax;
   }
   double y(double value) const {
-    return height - bottom - (height - top - bottom) * value / yMax;
+    return height - bottom - (height - top - bottom) * value / yAxis.top;
   }
-  /// Opens the SVG; grid labels use `tickFormat` (formatv style).
-  void open(llvm::raw_ostream &os, const llvm::Twine &title,
-            const char *tickFormat) const {
+  /// Opens the SVG with the title, the axes and y's grid.
+  void open(llvm::raw_ostream &os, const llvm::Twine &title) const {
     os << llvm::formatv("<svg xmlns=\"http://www.w3.org/2000/svg\" "
                         "width=\"{0}\" height=\"{1}\" "
                         "font-family=\"sans-serif\">\n",
@@ -612,16 +645,22 @@ struct ChartFrame {
                         "x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\" "
                         "stroke=\"black\"/>\n",
                         left, height - bottom, width - right, top);
-    for (int tick = 1; tick <= 4; ++tick) {
-      double value = yMax / 1.05 * tick / 4;
-      os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
-                          "y2=\"{1}\" stroke=\"#ddd\"/>\n<text x=\"{3}\" "
-                          "y=\"{4}\" font-size=\"10\" "
-                          "text-anchor=\"end\">",
-                          left, y(value), width - right, left - 6,
-                          y(value) + 4);
-      os << llvm::formatv(tickFormat, value) << "</text>\n";
+    for (double value : yAxis.values()) {
+      if (value > 0)
+        os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
+                            "y2=\"{1}\" stroke=\"#ddd\"/>\n",
+                            left, y(value), width - right);
+      os << llvm::formatv("<text class=\"y-tick\" x=\"{0}\" y=\"{1}\" "
+                          "font-size=\"10\" text-anchor=\"end\">{2}</text>\n",
+                          left - 6, y(value) + 4, yAxis.label(value));
     }
+  }
+  /// A label under the x axis at `value`.
+  void xTick(llvm::raw_ostream &os, double value,
+             const std::string &label) const {
+    os << llvm::formatv("<text class=\"x-tick\" x=\"{0}\" y=\"{1}\" "
+                        "font-size=\"11\" text-anchor=\"middle\">{2}</text>\n",
+                        x(value), height - bottom + 16, label);
   }
   /// Names the axes and closes the SVG.
   void close(llvm::raw_ostream &os, llvm::StringRef xName,
@@ -647,8 +686,9 @@ llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
       maxRate = std::max(maxRate, row.samplesPerSecond);
     }
     double ideal = rows.front().samplesPerSecond / rows.front().systems;
-    ChartFrame frame{maxSystems, std::max(maxRate, ideal * maxSystems) * 1.05};
-    frame.open(os, model + ": samples/s by number of systems", "{0:f1}");
+    ChartFrame frame(maxSystems, std::max(maxRate, ideal * maxSystems));
+    frame.open(os, model + ": samples/s by number of systems");
+    frame.xTick(os, 0, "0");
     os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
                         "y2=\"{3}\" stroke=\"#999\" "
                         "stroke-dasharray=\"4 4\"/>\n",
@@ -665,10 +705,8 @@ llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
       os << llvm::formatv("<circle cx=\"{0}\" cy=\"{1}\" r=\"4\" "
                           "fill=\"#4e79a7\"/>\n",
                           x, y);
-      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\" "
-                          "text-anchor=\"middle\">{2}</text>\n",
-                          x, ChartFrame::height - ChartFrame::bottom + 16,
-                          row.systems);
+      frame.xTick(os, static_cast<double>(row.systems),
+                  std::to_string(row.systems));
       os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\" "
                           "text-anchor=\"middle\">{2:f1}</text>\n",
                           x, y - 9, row.samplesPerSecond);
@@ -685,21 +723,18 @@ llvm::Error writeLossCurve(llvm::StringRef path, llvm::StringRef model,
     double maxLoss = 0;
     for (double loss : losses)
       maxLoss = std::max(maxLoss, loss);
-    ChartFrame frame{static_cast<double>(losses.size()), maxLoss * 1.05};
-    frame.open(os, model + ": training loss by step", "{0:f2}");
+    // Steps on round ticks too: the x axis ends at the last of them.
+    RoundAxis steps(static_cast<double>(losses.size()), 4);
+    ChartFrame frame(steps.top, maxLoss);
+    frame.open(os, model + ": training loss by step");
     os << "<polyline fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.5\" "
           "points=\"";
     for (auto [index, loss] : llvm::enumerate(losses))
       os << llvm::formatv("{0:f1},{1:f1} ", frame.x(index + 1.0),
                           frame.y(loss));
     os << "\"/>\n";
-    for (int tick = 0; tick <= 4; ++tick) {
-      int64_t step = static_cast<int64_t>(losses.size()) * tick / 4;
-      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\" "
-                          "text-anchor=\"middle\">{2}</text>\n",
-                          frame.x(static_cast<double>(step)),
-                          ChartFrame::height - ChartFrame::bottom + 16, step);
-    }
+    for (double step : steps.values())
+      frame.xTick(os, step, steps.label(step));
     frame.close(os, "optimizer step", "loss");
     return llvm::Error::success();
   });
