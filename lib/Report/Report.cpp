@@ -197,9 +197,12 @@ static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
       approx(rates.achievedFlopsPerSecond),
       formatExactDouble(std::round(1000 * rates.utilization) / 10),
       approx(rates.peakFlopsPerSecond), r.numCsx);
-  os << llvm::formatv("              {0} passes of {1} s, then {2} s reduce "
-                      "and {3} s optimizer\n",
-                      r.passes, approx(r.firstPassSeconds),
+  // The four parts add up to the step time.
+  os << llvm::formatv("              {0} passes in {1} s (the first {2} s), "
+                      "then {3} s gradient drain, {4} s reduce and {5} s "
+                      "optimizer\n",
+                      r.passes, approx(r.passesSeconds),
+                      approx(r.firstPassSeconds), approx(r.drainSeconds),
                       approx(r.reduceSeconds), approx(r.optimizerSeconds));
   // What bounds the stages, and the stages that take longest.
   std::map<std::string, int> bounds;
@@ -370,7 +373,9 @@ llvm::json::Value buildReport(const StepReport &report) {
     (*step)["achieved_flops_per_second"] = rates.achievedFlopsPerSecond;
     (*step)["utilization"] = rates.utilization;
     (*step)["passes"] = r.passes;
-    (*step)["pass_seconds"] = r.firstPassSeconds;
+    (*step)["first_pass_seconds"] = r.firstPassSeconds;
+    (*step)["passes_seconds"] = r.passesSeconds;
+    (*step)["drain_seconds"] = r.drainSeconds;
     (*step)["reduce_seconds"] = r.reduceSeconds;
     (*step)["optimizer_seconds"] = r.optimizerSeconds;
     llvm::json::Array breakdown;
@@ -422,24 +427,39 @@ void printCycleLevel(llvm::raw_ostream &os,
                       100 * worst, worstKernel);
 }
 
-llvm::Error writeTrace(llvm::StringRef path,
+llvm::Error writeTrace(llvm::StringRef path, llvm::StringRef processName,
                        const sim::SimulationResult &simulation,
                        const sim::mesh::CycleLevelRun *cycleLevel) {
   // Tracks in order of first use, so the same step gives the same file.
   std::vector<std::string> tracks;
   llvm::json::Array events;
+  events.push_back(llvm::json::Object{
+      {"name", "process_name"},
+      {"ph", "M"},
+      {"pid", 0},
+      {"args", llvm::json::Object{{"name", processName}}}});
   for (const sim::TraceEvent &event : simulation.trace) {
     auto it = std::find(tracks.begin(), tracks.end(), event.track);
     int64_t tid = it - tracks.begin();
     if (it == tracks.end())
       tracks.push_back(event.track);
-    events.push_back(llvm::json::Object{{"name", event.name},
-                                        {"cat", event.track},
-                                        {"ph", "X"},
-                                        {"pid", 0},
-                                        {"tid", tid},
-                                        {"ts", event.start * 1e6},
-                                        {"dur", event.duration * 1e6}});
+    llvm::json::Object args;
+    if (event.facts.flops > 0)
+      args["flops"] = event.facts.flops;
+    if (event.facts.bytes > 0)
+      args["bytes"] = event.facts.bytes;
+    if (event.facts.bound)
+      args["bound"] = event.facts.bound;
+    llvm::json::Object slice{{"name", event.name},
+                             {"cat", event.track},
+                             {"ph", "X"},
+                             {"pid", 0},
+                             {"tid", tid},
+                             {"ts", event.start * 1e6},
+                             {"dur", event.duration * 1e6}};
+    if (!args.empty())
+      slice["args"] = std::move(args);
+    events.push_back(std::move(slice));
   }
   // A track's name: a metadata event of process `pid`, thread `tid`.
   auto nameTrack = [&](int64_t pid, size_t tid, const std::string &name) {

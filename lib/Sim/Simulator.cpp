@@ -17,8 +17,8 @@ class Recorder : public ScheduleObserver {
 public:
   explicit Recorder(SimulationResult &result) : result(result) {}
   void interval(llvm::StringRef track, llvm::StringRef name, double start,
-                double duration) override {
-    result.trace.push_back({track.str(), name.str(), start, duration});
+                double duration, const IntervalFacts &facts) override {
+    result.trace.push_back({track.str(), name.str(), start, duration, facts});
   }
   void stage(const StageRun &run) override { result.stages.push_back(run); }
 
@@ -45,6 +45,8 @@ FailureOr<SimulationResult> simulateStep(DeviceOp device) {
   result.passes = step.passes;
   result.checkpoint = policy.str();
   result.firstPassSeconds = step.firstPassSeconds;
+  result.passesSeconds = step.passesSeconds;
+  result.drainSeconds = step.drainSeconds;
   result.systemSeconds = step.systemSeconds;
   result.reduceSeconds = step.reduceSeconds;
   result.optimizerSeconds = step.optimizerSeconds;

@@ -457,7 +457,10 @@ static bool writeReport(const cgpt::report::StepReport &report) {
       return false;
   }
   return tracePath.empty() ||
-         written(cgpt::report::writeTrace(tracePath, *report.simulation,
+         written(cgpt::report::writeTrace(tracePath,
+                                          report.model.name + " on " +
+                                              report.wafer->targetName,
+                                          *report.simulation,
                                           report.cycleLevel
                                               ? &*report.cycleLevel
                                               : nullptr),

@@ -144,11 +144,13 @@ llvm::json::Value buildReport(const StepReport &report);
 llvm::Error writeJsonFile(llvm::StringRef path, const llvm::json::Value &value);
 
 /// Writes the simulation's timeline in the Chrome trace-event format
-/// (Perfetto and chrome://tracing open it): a track per kernel class, the
-/// weights in, the gradients out, the reduce and the optimizer. With a
-/// cycle-level run, a second process holds one track per row of cores:
-/// when each row worked in each kernel, the kernels one after another.
-llvm::Error writeTrace(llvm::StringRef path,
+/// (Perfetto and chrome://tracing open it): a process named `processName`
+/// with a track per kernel class, the weights in, the gradients out, the
+/// gradient drain, the reduce and the optimizer; each slice's `args` hold
+/// the FLOPs, bytes and bound it states. With a cycle-level run, a second
+/// process holds one track per row of cores: when each row worked in each
+/// kernel, the kernels one after another.
+llvm::Error writeTrace(llvm::StringRef path, llvm::StringRef processName,
                        const sim::SimulationResult &simulation,
                        const sim::mesh::CycleLevelRun *cycleLevel = nullptr);
 

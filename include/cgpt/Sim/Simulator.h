@@ -29,6 +29,7 @@ struct TraceEvent {
   std::string track; // "weight_matmul", "weights in", "reduce", ...
   std::string name;  // "h.0.forward @matmul.1"
   double start = 0, duration = 0;
+  wafer::IntervalFacts facts;
 };
 
 using StageTiming = wafer::StageRun;
@@ -38,6 +39,10 @@ struct SimulationResult {
   int64_t passes = 0;
   std::string checkpoint;
   double firstPassSeconds = 0;
+  /// Until the last pass's last kernel ends.
+  double passesSeconds = 0;
+  /// Then the gradients still leaving the system.
+  double drainSeconds = 0;
   /// All passes of one system, gradients and checkpoints out included.
   double systemSeconds = 0;
   /// After the last gradient leaves a system: the reduce tree.

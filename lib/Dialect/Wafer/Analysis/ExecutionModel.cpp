@@ -573,17 +573,22 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
           bound = times[s][k].bound();
         }
         if (first && observer)
-          observer->interval(stringifyKernelKind(kernel.shape.kind),
-                             stage.name + " @" +
-                                 kernel.op.getSymName().str(),
-                             begin, end - begin);
+          observer->interval(
+              stringifyKernelKind(kernel.shape.kind),
+              stage.name + " @" + kernel.op.getSymName().str(), begin,
+              end - begin,
+              {static_cast<double>(kernel.shape.flops) *
+                   static_cast<double>(microBatch),
+               static_cast<double>(kernel.ingressBytes),
+               end > begin + seconds ? "weights in" : times[s][k].bound()});
         time = end;
         if (kernel.egressBytes && !rerun) {
           double outStart = std::max(outFree, time);
           outFree = outStart + static_cast<double>(kernel.egressBytes) / outRate;
           if (first && observer)
             observer->interval("gradients out", stage.name, outStart,
-                               outFree - outStart);
+                               outFree - outStart,
+                               {0, static_cast<double>(kernel.egressBytes)});
           if (last)
             lastGradients.push_back(
                 {outFree + treeLatency, static_cast<double>(kernel.egressBytes)});
@@ -596,12 +601,14 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
                                  stage.checkpointBytes / outRate;
         if (first && observer)
           observer->interval("checkpoints out", stage.name, outStart,
-                             outFree - outStart);
+                             outFree - outStart,
+                             {0, static_cast<double>(microBatch) *
+                                     static_cast<double>(stage.checkpointBytes)});
       }
       if (first && observer) {
         if (weightsEnd > weightsStart)
           observer->interval("weights in", stage.name, weightsStart,
-                             weightsEnd - weightsStart);
+                             weightsEnd - weightsStart, {0, inBytes});
         observer->stage({stage.name, stage.layer,
                          rerun ? "recompute" : stage.phase, stageStart, time,
                          ioBound ? "weights in" : bound});
@@ -628,9 +635,15 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
       observer->interval("passes", "passes 2 to " +
                                        std::to_string(estimate.passes),
                          estimate.firstPassSeconds,
-                         time - estimate.firstPassSeconds);
+                         time - estimate.firstPassSeconds, {});
   }
+  estimate.passesSeconds = time;
   estimate.systemSeconds = std::max(time, outFree);
+  estimate.drainSeconds = estimate.systemSeconds - time;
+  if (observer && estimate.drainSeconds > 0)
+    observer->interval("gradient drain",
+                       "gradients still leaving after the last pass", time,
+                       estimate.drainSeconds, {});
 
   // The weight servers update each tensor once its reduced gradient has
   // arrived, one tensor after another at their bandwidth.
@@ -653,10 +666,10 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
   if (observer) {
     if (estimate.reduceSeconds > 0)
       observer->interval("reduce", "gradients through the tree",
-                         estimate.systemSeconds, estimate.reduceSeconds);
+                         estimate.systemSeconds, estimate.reduceSeconds, {});
     if (estimate.optimizerSeconds > 0)
       observer->interval("optimizer", "AdamW on the weight servers",
-                         lastArrival, estimate.optimizerSeconds);
+                         lastArrival, estimate.optimizerSeconds, {});
   }
   estimate.samplesPerSecond =
       static_cast<double>(device.getGlobalBatch()) / estimate.stepSeconds;

@@ -136,13 +136,24 @@ struct StageRun {
   std::string bound;
 };
 
+/// What an interval of the timeline did, for the trace's `args`: the
+/// FLOPs a kernel executed, the bytes a kernel streamed in or a transfer
+/// moved, and what bound a kernel ("compute", "fabric", "sram", or
+/// "weights in" when it waited for its weights). Zero and null: not stated.
+struct IntervalFacts {
+  double flops = 0;
+  double bytes = 0;
+  const char *bound = nullptr;
+};
+
 /// Receives the intervals of the first pass and of the step's tail as the
 /// schedule computes them (the simulator's timeline).
 class ScheduleObserver {
 public:
   virtual ~ScheduleObserver() = default;
   virtual void interval(llvm::StringRef track, llvm::StringRef name,
-                        double start, double duration) = 0;
+                        double start, double duration,
+                        const IntervalFacts &facts) = 0;
   virtual void stage(const StageRun &run) = 0;
 };
 
@@ -150,7 +161,12 @@ public:
 struct StepEstimate {
   int64_t passes = 0;
   double firstPassSeconds = 0;
-  /// All passes of one system, gradients and checkpoints out included.
+  /// Until the last pass's last kernel ends.
+  double passesSeconds = 0;
+  /// Then the gradients (and checkpoints) still leaving the system.
+  double drainSeconds = 0;
+  /// All passes of one system, gradients and checkpoints out included:
+  /// passesSeconds + drainSeconds.
   double systemSeconds = 0;
   /// After the last gradient leaves: the reduce tree's latency and drain.
   double reduceSeconds = 0;
