@@ -37,6 +37,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -269,6 +270,12 @@ def main():
                         help="more cgpt-run options, written with '=': "
                              "--cgpt-args='--target wse2 --num-csx 3'")
     args = parser.parse_args()
+    # A path or a name on PATH, as subprocess takes it.
+    if shutil.which(args.cgpt_run) is None:
+        print(f"check_against_torch: no cgpt-run at {args.cgpt_run}; build "
+              "it first (scripts/setup.sh), or name it with --cgpt-run",
+              file=sys.stderr)
+        return 2
 
     model = Model(args.model)
     with tempfile.TemporaryDirectory() as tmp:
