@@ -7,6 +7,7 @@
 #include "cgpt/Exec/Safetensors.h"
 
 #include "cgpt/Support/InputFile.h"
+#include "cgpt/Support/Nesting.h"
 
 #include "mlir/IR/BuiltinTypeInterfaces.h"
 #include "llvm/Support/Endian.h"
@@ -95,8 +96,13 @@ exec::parseSafetensors(llvm::StringRef bytes, llvm::StringRef path) {
   if (headerBytes > kMaxHeaderBytes || headerBytes > bytes.size() - 8)
     return malformed(path, "the header length " + llvm::Twine(headerBytes) +
                                " runs past the end of the file");
-  llvm::Expected<json::Value> header =
-      json::parse(bytes.substr(8, headerBytes));
+  llvm::StringRef headerText = bytes.substr(8, headerBytes);
+  if (std::optional<size_t> deep =
+          findDeepNesting(headerText, TextSyntax::Json))
+    return malformed(path, "the header nests deeper than " +
+                               llvm::Twine(kMaxNestingDepth) +
+                               " levels at byte " + llvm::Twine(8 + *deep));
+  llvm::Expected<json::Value> header = json::parse(headerText);
   if (!header)
     return malformed(path, "the header is not JSON: " +
                                llvm::toString(header.takeError()));

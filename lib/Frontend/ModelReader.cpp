@@ -16,6 +16,7 @@
 #include "cgpt/Support/BatchChecks.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
+#include "cgpt/Support/Nesting.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -1285,6 +1286,8 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
   ConfigSource source(context, path.str(), text.str(), isJson);
   YAML::Node root;
   if (isJson) {
+    if (failed(checkNestingDepth(path, text, TextSyntax::Json, context)))
+      return failure();
     llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
     if (!json) {
       // llvm::json reports "[line:column, byte=N]: message".

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/InitAllDialects.h"
+#include "cgpt/Support/Nesting.h"
 #include "cgpt/Pipelines/Pipelines.h"
 #include "cgpt/Sim/Simulator.h"
 
@@ -36,11 +37,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                 [](Diagnostic &) { return success(); });
   // MLIR's lexer reads a null-terminated buffer, as files are read; a copy
   // gives the fuzzer's bytes one.
+  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // As the tools do: deep nesting is refused before MLIR's parser recurses.
+  if (failed(cgpt::checkNestingDepth("fuzz.mlir", text, cgpt::TextSyntax::Mlir,
+                                     &context)))
+    return 0;
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          llvm::StringRef(reinterpret_cast<const char *>(data), size)),
-      llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text),
+                               llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 0;

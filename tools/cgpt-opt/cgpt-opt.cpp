@@ -15,6 +15,7 @@
 #include "cgpt/InitAllPasses.h"
 #include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/InputFile.h"
+#include "cgpt/Support/Nesting.h"
 #include "cgpt/Support/Version.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -39,10 +40,15 @@ loadInput(llvm::StringRef path, DialectRegistry &registry) {
   }
   std::optional<cgpt::frontend::ModelFormat> format =
       cgpt::frontend::modelFormatOfInput(path, (*buffer)->getBuffer());
-  if (!format)
-    return std::move(*buffer);
   MLIRContext context(registry);
   cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
+  if (!format) {
+    if (failed(cgpt::checkNestingDepth((*buffer)->getBufferIdentifier(),
+                                       (*buffer)->getBuffer(),
+                                       cgpt::TextSyntax::Mlir, &context)))
+      return nullptr;
+    return std::move(*buffer);
+  }
   llvm::StringRef name = (*buffer)->getBufferIdentifier();
   FailureOr<cgpt::frontend::ModelSpec> spec = cgpt::frontend::readModelText(
       name, (*buffer)->getBuffer(), *format, &context);

@@ -22,6 +22,7 @@
 #include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
+#include "cgpt/Support/Nesting.h"
 #include "cgpt/Support/Version.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -236,6 +237,10 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
                  << inputPath << "' is IR whose batch is already fixed\n";
     return nullptr;
   }
+  if (failed(cgpt::checkNestingDepth((*buffer)->getBufferIdentifier(),
+                                     (*buffer)->getBuffer(),
+                                     cgpt::TextSyntax::Mlir, &context)))
+    return nullptr;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
