@@ -9,6 +9,7 @@
 #include "cgpt/Support/Format.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 
 namespace cgpt {
@@ -60,6 +61,45 @@ readToolInput(llvm::StringRef path) {
           formatGrouped(static_cast<int64_t>(kMaxInputFileBytes)).c_str());
   }
   return llvm::MemoryBuffer::getMemBufferCopy(text, "<stdin>");
+}
+
+/// Appends `args`, expanding `@file` arguments, `depth` files deep so far.
+static llvm::Error expandInto(llvm::ArrayRef<const char *> args,
+                              llvm::StringSaver &saver, unsigned depth,
+                              llvm::SmallVectorImpl<const char *> &out) {
+  constexpr unsigned kMaxDepth = 8;
+  for (const char *arg : args) {
+    llvm::StringRef text(arg);
+    if (!text.starts_with("@") || text.size() == 1) {
+      out.push_back(arg);
+      continue;
+    }
+    llvm::StringRef path = text.drop_front();
+    if (depth == kMaxDepth)
+      return llvm::createStringError(
+          std::errc::too_many_links,
+          "response file '%s' is nested more than %u response files deep",
+          path.str().c_str(), kMaxDepth);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        readInputFile(path);
+    if (!buffer)
+      return llvm::createStringError(
+          std::errc::invalid_argument, "cannot read response file '%s': %s",
+          path.str().c_str(), llvm::toString(buffer.takeError()).c_str());
+    llvm::SmallVector<const char *> inner;
+    llvm::cl::TokenizeGNUCommandLine((*buffer)->getBuffer(), saver, inner);
+    if (llvm::Error error = expandInto(inner, saver, depth + 1, out))
+      return error;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<llvm::SmallVector<const char *>>
+expandResponseFiles(int argc, char **argv, llvm::StringSaver &saver) {
+  llvm::SmallVector<const char *> out;
+  if (llvm::Error error = expandInto(llvm::ArrayRef(argv, argc), saver, 0, out))
+    return std::move(error);
+  return out;
 }
 
 } // namespace cgpt

@@ -70,8 +70,17 @@ int main(int argc, char **argv) {
   cgpt::registerAllDialects(registry);
 
   llvm::cl::SetVersionPrinter(cgpt::printVersion);
+  llvm::BumpPtrAllocator allocator;
+  llvm::StringSaver saver(allocator);
+  llvm::Expected<llvm::SmallVector<const char *>> args =
+      cgpt::expandResponseFiles(argc, argv, saver);
+  if (!args) {
+    llvm::errs() << "cgpt-opt: " << llvm::toString(args.takeError()) << "\n";
+    return EXIT_FAILURE;
+  }
   auto [inputPath, outputPath] = registerAndParseCLIOptions(
-      argc, argv, "cgpt optimizer driver\n", registry);
+      args->size(), const_cast<char **>(args->data()),
+      "cgpt optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 
   std::unique_ptr<llvm::MemoryBuffer> input = loadInput(inputPath, registry);

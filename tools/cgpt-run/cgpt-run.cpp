@@ -817,7 +817,15 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&runCategory, &functionalCategory});
   llvm::cl::SetVersionPrinter(cgpt::printVersion);
-  cl::ParseCommandLineOptions(argc, argv,
+  llvm::BumpPtrAllocator allocator;
+  llvm::StringSaver saver(allocator);
+  llvm::Expected<llvm::SmallVector<const char *>> args =
+      cgpt::expandResponseFiles(argc, argv, saver);
+  if (!args) {
+    llvm::errs() << "cgpt-run: " << llvm::toString(args.takeError()) << "\n";
+    return EXIT_FAILURE;
+  }
+  cl::ParseCommandLineOptions(args->size(), args->data(),
                               "cgpt-run: compile a GPT training step and "
                               "simulate it on a wafer-scale cluster\n");
   if (!checkOptions())

@@ -7,7 +7,9 @@
 #ifndef CGPT_SUPPORT_INPUTFILE_H
 #define CGPT_SUPPORT_INPUTFILE_H
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -32,6 +34,15 @@ readInputFile(llvm::StringRef path);
 /// standard input is named "<stdin>".
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readToolInput(llvm::StringRef path);
+
+/// The command line with every `@file` argument replaced by the arguments
+/// the file holds, as LLVM's tools expand response files, but with each
+/// file read as readInputFile reads inputs (a regular file within
+/// kMaxInputFileBytes: not /dev/zero, not a fifo) and at most 8 files deep.
+/// The result holds no `@file` argument, so LLVM's own expansion, which
+/// reads without a bound, finds nothing left to do.
+llvm::Expected<llvm::SmallVector<const char *>>
+expandResponseFiles(int argc, char **argv, llvm::StringSaver &saver);
 
 } // namespace cgpt
 
