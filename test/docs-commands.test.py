@@ -7,9 +7,9 @@ that it prints what the page shows under it.
 A command is an indented line starting with `$ ` (with `\\` continuation
 lines); the output the page shows is the indented lines after it, up to a
 blank line or the next command. Commands run in a scratch directory where
-`models`, `test`, `scripts` and `bench` lead to the sources and `build` to
-BUILD_DIR, so that the files they write (scaling.svg, report.json) land
-there; `cgpt-run` and `cgpt-opt` alone (as the manuals write them) are the
+`models`, `test`, `scripts` and `bench` lead to the sources, `build` to
+BUILD_DIR and `docs/images` is empty, so that the files they write
+(scaling.svg, report.json, docs/images/tiny-loss.svg) land there; `cgpt-run` and `cgpt-opt` alone (as the manuals write them) are the
 built ones. Standard output must match line for line; standard error is not
 compared (it holds host timings). Exits 1 listing every mismatch; with
 --update, writes what the commands print into the pages instead.
@@ -57,6 +57,8 @@ def main():
         for name in ("models", "test", "scripts", "bench"):
             os.symlink(os.path.join(source, name), os.path.join(scratch, name))
         os.symlink(build, os.path.join(scratch, "build"))
+        # Pictures the docs draw into docs/images land in the scratch copy.
+        os.makedirs(os.path.join(scratch, "docs", "images"))
         env = dict(os.environ)
         env["PATH"] = os.path.join(build, "bin") + os.pathsep + env["PATH"]
         for page in pages:

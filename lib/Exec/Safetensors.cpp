@@ -24,10 +24,9 @@ namespace json = llvm::json;
 /// malformed file can make the reader allocate.
 static constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 
-llvm::Error
-exec::writeSafetensors(llvm::StringRef path,
-                       llvm::ArrayRef<SafetensorsEntry> entries,
-                       const std::map<std::string, std::string> &metadata) {
+void exec::printSafetensors(
+    llvm::raw_ostream &os, llvm::ArrayRef<SafetensorsEntry> entries,
+    const std::map<std::string, std::string> &metadata) {
   std::vector<const SafetensorsEntry *> sorted;
   for (const SafetensorsEntry &entry : entries)
     sorted.push_back(&entry);
@@ -56,19 +55,16 @@ exec::writeSafetensors(llvm::StringRef path,
   llvm::raw_string_ostream(text) << json::Value(std::move(header));
   // Pads the header with spaces so the data starts 8-byte aligned.
   text.append((8 - text.size() % 8) % 8, ' ');
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    char length[8];
-    llvm::support::endian::write64le(length, text.size());
-    os.write(length, 8);
-    os << text;
-    for (const SafetensorsEntry *entry : sorted) {
-      const void *data = entry->f32 ? static_cast<const void *>(entry->f32)
-                                    : static_cast<const void *>(entry->i32);
-      os.write(static_cast<const char *>(data),
-               mlir::ShapedType::getNumElements(entry->shape) * 4);
-    }
-    return llvm::Error::success();
-  });
+  char length[8];
+  llvm::support::endian::write64le(length, text.size());
+  os.write(length, 8);
+  os << text;
+  for (const SafetensorsEntry *entry : sorted) {
+    const void *data = entry->f32 ? static_cast<const void *>(entry->f32)
+                                  : static_cast<const void *>(entry->i32);
+    os.write(static_cast<const char *>(data),
+             mlir::ShapedType::getNumElements(entry->shape) * 4);
+  }
 }
 
 static llvm::Error malformed(llvm::StringRef path, const llvm::Twine &why) {

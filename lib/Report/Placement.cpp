@@ -262,13 +262,9 @@ void SvgWriter::writeTable(double top) {
 
 } // namespace
 
-llvm::Error writePlacementSvg(llvm::StringRef path, DeviceOp device,
-                              StageOp stage,
-                              const target::WaferTargetModel &target) {
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    SvgWriter(os, device, stage, target).write();
-    return llvm::Error::success();
-  });
+void printPlacementSvg(llvm::raw_ostream &os, DeviceOp device, StageOp stage,
+                       const target::WaferTargetModel &target) {
+  SvgWriter(os, device, stage, target).write();
 }
 
 } // namespace cgpt::report

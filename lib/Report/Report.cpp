@@ -427,9 +427,9 @@ void printCycleLevel(llvm::raw_ostream &os,
                       100 * worst, worstKernel);
 }
 
-llvm::Error writeTrace(llvm::StringRef path, llvm::StringRef processName,
-                       const sim::SimulationResult &simulation,
-                       const sim::mesh::CycleLevelRun *cycleLevel) {
+void printTrace(llvm::raw_ostream &os, llvm::StringRef processName,
+                const sim::SimulationResult &simulation,
+                const sim::mesh::CycleLevelRun *cycleLevel) {
   // Tracks in order of first use, so the same step gives the same file.
   std::vector<std::string> tracks;
   llvm::json::Array events;
@@ -501,9 +501,8 @@ llvm::Error writeTrace(llvm::StringRef path, llvm::StringRef processName,
     for (size_t row = 0; row < rows; ++row)
       nameTrack(1, row, "row " + std::to_string(row));
   }
-  return writeJsonFile(path,
-                       llvm::json::Object{{"traceEvents", std::move(events)},
-                                          {"displayTimeUnit", "ms"}});
+  printJson(os, llvm::json::Object{{"traceEvents", std::move(events)},
+                                   {"displayTimeUnit", "ms"}});
 }
 
 void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows) {
@@ -585,21 +584,20 @@ static std::string csvField(const llvm::json::Value &value) {
   return quoted + "\"";
 }
 
-llvm::Error writeDataTable(llvm::StringRef path, const DataTable &table) {
-  if (!path.ends_with_insensitive(".csv"))
-    return writeJsonFile(path, llvm::json::Array(table.rows));
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    os << fmt::format("{}", fmt::join(table.keys, ",")) << "\n";
-    for (const llvm::json::Value &row : table.rows) {
-      const llvm::json::Object &object = *row.getAsObject();
-      llvm::interleave(
-          table.keys, os,
-          [&](const std::string &key) { os << csvField(*object.get(key)); },
-          ",");
-      os << "\n";
-    }
-    return llvm::Error::success();
-  });
+void printDataTable(llvm::raw_ostream &os, const DataTable &table, bool csv) {
+  if (!csv) {
+    printJson(os, llvm::json::Array(table.rows));
+    return;
+  }
+  os << fmt::format("{}", fmt::join(table.keys, ",")) << "\n";
+  for (const llvm::json::Value &row : table.rows) {
+    const llvm::json::Object &object = *row.getAsObject();
+    llvm::interleave(
+        table.keys, os,
+        [&](const std::string &key) { os << csvField(*object.get(key)); },
+        ",");
+    os << "\n";
+  }
 }
 
 namespace {
@@ -697,75 +695,65 @@ struct ChartFrame {
 };
 } // namespace
 
-llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
-                             llvm::ArrayRef<ScalingRow> rows) {
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    double maxSystems = 0, maxRate = 0;
-    for (const ScalingRow &row : rows) {
-      maxSystems = std::max(maxSystems, static_cast<double>(row.systems));
-      maxRate = std::max(maxRate, row.samplesPerSecond);
-    }
-    double ideal = rows.front().samplesPerSecond / rows.front().systems;
-    ChartFrame frame(maxSystems, std::max(maxRate, ideal * maxSystems));
-    frame.open(os, model + ": samples/s by number of systems");
-    frame.xTick(os, 0, "0");
-    os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
-                        "y2=\"{3}\" stroke=\"#999\" "
-                        "stroke-dasharray=\"4 4\"/>\n",
-                        frame.x(0), frame.y(0), frame.x(maxSystems),
-                        frame.y(ideal * maxSystems));
-    os << "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" "
-          "points=\"";
-    for (const ScalingRow &row : rows)
-      os << llvm::formatv("{0},{1} ", frame.x(row.systems),
-                          frame.y(row.samplesPerSecond));
-    os << "\"/>\n";
-    for (const ScalingRow &row : rows) {
-      double x = frame.x(row.systems), y = frame.y(row.samplesPerSecond);
-      os << llvm::formatv("<circle cx=\"{0}\" cy=\"{1}\" r=\"4\" "
-                          "fill=\"#4e79a7\"/>\n",
-                          x, y);
-      frame.xTick(os, static_cast<double>(row.systems),
-                  std::to_string(row.systems));
-      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\" "
-                          "text-anchor=\"middle\">{2:f1}</text>\n",
-                          x, y - 9, row.samplesPerSecond);
-    }
-    frame.close(os, "systems (dashed: linear from the first point)",
-                "samples/s");
-    return llvm::Error::success();
-  });
+void printScalingPlot(llvm::raw_ostream &os, llvm::StringRef model,
+                      llvm::ArrayRef<ScalingRow> rows) {
+  double maxSystems = 0, maxRate = 0;
+  for (const ScalingRow &row : rows) {
+    maxSystems = std::max(maxSystems, static_cast<double>(row.systems));
+    maxRate = std::max(maxRate, row.samplesPerSecond);
+  }
+  double ideal = rows.front().samplesPerSecond / rows.front().systems;
+  ChartFrame frame(maxSystems, std::max(maxRate, ideal * maxSystems));
+  frame.open(os, model + ": samples/s by number of systems");
+  frame.xTick(os, 0, "0");
+  os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
+                      "y2=\"{3}\" stroke=\"#999\" "
+                      "stroke-dasharray=\"4 4\"/>\n",
+                      frame.x(0), frame.y(0), frame.x(maxSystems),
+                      frame.y(ideal * maxSystems));
+  os << "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" "
+        "points=\"";
+  for (const ScalingRow &row : rows)
+    os << llvm::formatv("{0},{1} ", frame.x(row.systems),
+                        frame.y(row.samplesPerSecond));
+  os << "\"/>\n";
+  for (const ScalingRow &row : rows) {
+    double x = frame.x(row.systems), y = frame.y(row.samplesPerSecond);
+    os << llvm::formatv("<circle cx=\"{0}\" cy=\"{1}\" r=\"4\" "
+                        "fill=\"#4e79a7\"/>\n",
+                        x, y);
+    frame.xTick(os, static_cast<double>(row.systems),
+                std::to_string(row.systems));
+    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\" "
+                        "text-anchor=\"middle\">{2:f1}</text>\n",
+                        x, y - 9, row.samplesPerSecond);
+  }
+  frame.close(os, "systems (dashed: linear from the first point)",
+              "samples/s");
 }
 
-llvm::Error writeLossCurve(llvm::StringRef path, llvm::StringRef model,
-                           llvm::ArrayRef<double> losses) {
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    double maxLoss = 0;
-    for (double loss : losses)
-      maxLoss = std::max(maxLoss, loss);
-    // Steps on round ticks too: the x axis ends at the last of them.
-    RoundAxis steps(static_cast<double>(losses.size()), 4);
-    ChartFrame frame(steps.top, maxLoss);
-    frame.open(os, model + ": training loss by step");
-    os << "<polyline fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.5\" "
-          "points=\"";
-    for (auto [index, loss] : llvm::enumerate(losses))
-      os << llvm::formatv("{0:f1},{1:f1} ", frame.x(index + 1.0),
-                          frame.y(loss));
-    os << "\"/>\n";
-    for (double step : steps.values())
-      frame.xTick(os, step, steps.label(step));
-    frame.close(os, "optimizer step", "loss");
-    return llvm::Error::success();
-  });
+void printLossCurve(llvm::raw_ostream &os, llvm::StringRef model,
+                    llvm::ArrayRef<double> losses) {
+  double maxLoss = 0;
+  for (double loss : losses)
+    maxLoss = std::max(maxLoss, loss);
+  // Steps on round ticks too: the x axis ends at the last of them.
+  RoundAxis steps(static_cast<double>(losses.size()), 4);
+  ChartFrame frame(steps.top, maxLoss);
+  frame.open(os, model + ": training loss by step");
+  os << "<polyline fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.5\" "
+        "points=\"";
+  for (auto [index, loss] : llvm::enumerate(losses))
+    os << llvm::formatv("{0:f1},{1:f1} ", frame.x(index + 1.0),
+                        frame.y(loss));
+  os << "\"/>\n";
+  for (double step : steps.values())
+    frame.xTick(os, step, steps.label(step));
+  frame.close(os, "optimizer step", "loss");
 }
 
-llvm::Error writeJsonFile(llvm::StringRef path,
-                          const llvm::json::Value &value) {
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    os << llvm::formatv("{0:2}", value) << "\n";
-    return llvm::Error::success();
-  });
+void printJson(llvm::raw_ostream &os, const llvm::json::Value &value) {
+  os << llvm::formatv("{0:2}", value) << "\n";
 }
 
 } // namespace cgpt::report

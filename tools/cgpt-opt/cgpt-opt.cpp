@@ -16,6 +16,7 @@
 #include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/InputFile.h"
 #include "cgpt/Support/Nesting.h"
+#include "cgpt/Support/OutputFiles.h"
 #include "cgpt/Support/Version.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -23,7 +24,6 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 
@@ -86,15 +86,30 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> input = loadInput(inputPath, registry);
   if (!input)
     return EXIT_FAILURE;
-  std::string message;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputPath, &message);
-  if (!output) {
-    llvm::errs() << "cgpt-opt: " << message << "\n";
+  // The output is written only when every pass succeeded, through
+  // cgpt::OutputFiles: a failed run leaves an existing -o file as it was.
+  if (llvm::Error error =
+          cgpt::OutputFiles::checkWritable(outputPath, {inputPath})) {
+    llvm::errs() << "cgpt-opt: -o '" << outputPath
+                 << "': " << llvm::toString(std::move(error)) << "\n";
     return EXIT_FAILURE;
   }
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  if (failed(MlirOptMain(os, std::move(input), registry, config)))
     return EXIT_FAILURE;
-  output->keep();
+  os.flush();
+  cgpt::OutputFiles outputs;
+  outputs.add(outputPath, std::move(result));
+  llvm::outs().flush();
+  if (llvm::Error error = outputs.commit()) {
+    llvm::errs() << "cgpt-opt: " << llvm::toString(std::move(error)) << "\n";
+    return EXIT_FAILURE;
+  }
+  if (llvm::outs().has_error()) {
+    llvm::outs().clear_error();
+    llvm::errs() << "cgpt-opt: cannot write standard output\n";
+    return EXIT_FAILURE;
+  }
   return EXIT_SUCCESS;
 }

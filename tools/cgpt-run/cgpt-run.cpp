@@ -23,6 +23,7 @@
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
 #include "cgpt/Support/Nesting.h"
+#include "cgpt/Support/OutputFiles.h"
 #include "cgpt/Support/Version.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -31,6 +32,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
@@ -381,14 +383,18 @@ compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
   return report;
 }
 
-/// Says why writing `what` (e.g. "report ", or "" for a picture) to `path`
-/// failed; true when `error` is success.
-static bool written(llvm::Error error, StringRef what, StringRef path) {
-  if (!error)
-    return true;
-  llvm::errs() << "cgpt-run: cannot write " << what << "'" << path
-               << "': " << llvm::toString(std::move(error)) << "\n";
-  return false;
+/// Every file this run writes, committed together once the run and its
+/// standard output have succeeded (cgpt::OutputFiles).
+static cgpt::OutputFiles outputs;
+
+/// Stages what `print` prints as the contents of `path`.
+static void stage(llvm::StringRef path,
+                  llvm::function_ref<void(llvm::raw_ostream &)> print) {
+  std::string contents;
+  llvm::raw_string_ostream os(contents);
+  print(os);
+  os.flush();
+  outputs.add(path, std::move(contents));
 }
 
 static bool drawPlacement(ModuleOp module) {
@@ -409,9 +415,10 @@ static bool drawPlacement(ModuleOp module) {
       device.getTargetModel();
   if (failed(target))
     return false;
-  return written(
-      cgpt::report::writePlacementSvg(placementPath, device, drawn, **target),
-      "", placementPath);
+  stage(placementPath, [&](llvm::raw_ostream &os) {
+    cgpt::report::printPlacementSvg(os, device, drawn, **target);
+  });
+  return true;
 }
 
 /// Steps between log lines for a run of `total` steps: --log-steps, or
@@ -443,11 +450,10 @@ static void logTraining(const cgpt::report::StepReport &report) {
 }
 
 static bool writeReport(const cgpt::report::StepReport &report) {
-  if (!reportPath.empty() &&
-      !written(cgpt::report::writeJsonFile(reportPath,
-                                           cgpt::report::buildReport(report)),
-               "report ", reportPath))
-    return false;
+  if (!reportPath.empty())
+    stage(reportPath, [&](llvm::raw_ostream &os) {
+      cgpt::report::printJson(os, cgpt::report::buildReport(report));
+    });
   if (!tablePath.empty()) {
     if (report.wafer->explored.empty()) {
       llvm::errs() << "cgpt-run: --table writes a --num-csx sweep's table or "
@@ -455,53 +461,66 @@ static bool writeReport(const cgpt::report::StepReport &report) {
                       "--micro-batch-size explore)\n";
       return false;
     }
-    if (!written(cgpt::report::writeDataTable(
-                     tablePath,
-                     cgpt::report::exploreData(report.wafer->explored)),
-                 "table ", tablePath))
-      return false;
+    stage(tablePath, [&](llvm::raw_ostream &os) {
+      cgpt::report::printDataTable(
+          os, cgpt::report::exploreData(report.wafer->explored),
+          llvm::StringRef(tablePath).ends_with_insensitive(".csv"));
+    });
   }
-  return tracePath.empty() ||
-         written(cgpt::report::writeTrace(tracePath,
-                                          report.model.name + " on " +
-                                              report.wafer->targetName,
-                                          *report.simulation,
-                                          report.cycleLevel
-                                              ? &*report.cycleLevel
-                                              : nullptr),
-                 "trace ", tracePath);
+  if (!tracePath.empty())
+    stage(tracePath, [&](llvm::raw_ostream &os) {
+      cgpt::report::printTrace(
+          os, report.model.name + " on " + report.wafer->targetName,
+          *report.simulation,
+          report.cycleLevel ? &*report.cycleLevel : nullptr);
+    });
+  return true;
 }
 
-/// Writes a chart to `path`: SVG as `draw` writes it, or PNG by converting
-/// that SVG with rsvg-convert (librsvg2-bin, which scripts/setup.sh
-/// installs).
+/// Stages a chart for `path`: SVG as `draw` prints it, or PNG converted
+/// from that SVG by rsvg-convert (librsvg2-bin, which scripts/setup.sh
+/// installs), through files of its own in the temporary folder.
 static bool writeChart(llvm::StringRef path,
-                       llvm::function_ref<llvm::Error(llvm::StringRef)> draw) {
-  bool png = path.ends_with_insensitive(".png");
-  std::string svgPath = png ? (path + ".svg").str() : path.str();
-  if (!written(draw(svgPath), "", svgPath))
-    return false;
-  if (!png)
+                       llvm::function_ref<void(llvm::raw_ostream &)> draw) {
+  if (!path.ends_with_insensitive(".png")) {
+    stage(path, draw);
     return true;
+  }
   llvm::ErrorOr<std::string> converter =
       llvm::sys::findProgramByName("rsvg-convert");
   if (!converter) {
     llvm::errs() << "cgpt-run: " << path
-                 << " needs rsvg-convert (Debian package librsvg2-bin); the "
-                    "chart is in '"
-                 << svgPath << "'\n";
+                 << " needs rsvg-convert (Debian package librsvg2-bin); "
+                    "write .svg instead\n";
     return false;
   }
+  llvm::SmallString<128> svgPath, pngPath;
+  if (llvm::sys::fs::createTemporaryFile("cgpt-chart", "svg", svgPath) ||
+      llvm::sys::fs::createTemporaryFile("cgpt-chart", "png", pngPath)) {
+    llvm::errs() << "cgpt-run: cannot make temporary files for '" << path
+                 << "'\n";
+    return false;
+  }
+  llvm::FileRemover removeSvg(svgPath), removePng(pngPath);
+  std::error_code error;
+  {
+    llvm::raw_fd_ostream svg(svgPath, error);
+    if (!error)
+      draw(svg);
+  }
   std::string message;
-  int status = llvm::sys::ExecuteAndWait(*converter,
-                                         {*converter, "-o", path, svgPath},
-                                         std::nullopt, {}, 0, 0, &message);
-  llvm::sys::fs::remove(svgPath);
-  if (status != 0) {
-    llvm::errs() << "cgpt-run: rsvg-convert could not write '" << path << "'"
+  int status = error ? -1
+                     : llvm::sys::ExecuteAndWait(
+                           *converter, {*converter, "-o", pngPath, svgPath},
+                           std::nullopt, {}, 0, 0, &message);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> png =
+      llvm::MemoryBuffer::getFile(pngPath, /*IsText=*/false);
+  if (status != 0 || !png) {
+    llvm::errs() << "cgpt-run: rsvg-convert could not draw '" << path << "'"
                  << (message.empty() ? "" : ": " + message) << "\n";
     return false;
   }
+  outputs.add(path, (*png)->getBuffer().str());
   return true;
 }
 
@@ -576,8 +595,10 @@ static bool dumpStep(const cgpt::exec::Trainer &trainer,
       {"learning_rate", llvm::formatv("{0:e9}", result.learningRate).str()},
       {"gradient_norm", llvm::formatv("{0:e9}", result.gradientNorm).str()},
       {"storage", bf16Storage ? "bf16" : "f32"}};
-  return written(cgpt::exec::writeSafetensors(dumpStepPath, entries, metadata),
-                 "step dump ", dumpStepPath);
+  stage(dumpStepPath, [&](llvm::raw_ostream &os) {
+    cgpt::exec::printSafetensors(os, entries, metadata);
+  });
+  return true;
 }
 
 /// --functional: compiles the step for the target (mini by default),
@@ -701,13 +722,13 @@ static bool runFunctional(MLIRContext &context,
     std::vector<cgpt::exec::SafetensorsEntry> entries;
     addParameterEntries(entries, "", trainer->getSpecs(),
                         trainer->getValues());
-    if (!written(cgpt::exec::writeSafetensors(saveWeightsPath, entries, {}),
-                 "weights ", saveWeightsPath))
-      return false;
+    stage(saveWeightsPath, [&](llvm::raw_ostream &os) {
+      cgpt::exec::printSafetensors(os, entries, {});
+    });
   }
   return lossCurvePath.empty() ||
-         writeChart(lossCurvePath, [&](llvm::StringRef svg) {
-           return cgpt::report::writeLossCurve(svg, report.model.name, losses);
+         writeChart(lossCurvePath, [&](llvm::raw_ostream &os) {
+           cgpt::report::printLossCurve(os, report.model.name, losses);
          });
 }
 
@@ -716,22 +737,30 @@ static bool runFunctional(MLIRContext &context,
 static bool checkOutputPaths() {
   std::pair<cl::opt<std::string> *, llvm::StringRef> outputs[] = {
       {&reportPath, "--report"},         {&tracePath, "--trace"},
-      {&plotPath, "--plot"},             {&placementPath, "--emit-placement"},
+      {&tablePath, "--table"},           {&plotPath, "--plot"},
+      {&placementPath, "--emit-placement"},
       {&saveWeightsPath, "--save-weights"}, {&dumpStepPath, "--dump-step"},
       {&lossCurvePath, "--loss-curve"}};
+  std::vector<std::string> inputs = {inputPath, dataPath, initWeightsPath};
+  if (llvm::sys::fs::is_regular_file(target))
+    inputs.push_back(target);
+  std::vector<std::string> seen;
   for (auto [option, name] : outputs) {
+    if (!option->getNumOccurrences())
+      continue;
     llvm::StringRef path(*option);
-    if (option->getNumOccurrences() && path.empty()) {
-      llvm::errs() << "cgpt-run: " << name << " needs a file name\n";
-      return false;
-    }
-    if (!path.empty() && path != "-" &&
-        (llvm::sys::fs::equivalent(path, inputPath) ||
-         (!dataPath.empty() && llvm::sys::fs::equivalent(path, dataPath)))) {
+    if (llvm::Error error = cgpt::OutputFiles::checkWritable(path, inputs)) {
       llvm::errs() << "cgpt-run: " << name << " '" << path
-                   << "' is an input of this run; it would be overwritten\n";
+                   << "': " << llvm::toString(std::move(error)) << "\n";
       return false;
     }
+    for (const std::string &other : seen)
+      if (path == other || llvm::sys::fs::equivalent(path, other)) {
+        llvm::errs() << "cgpt-run: " << name << " '" << path
+                     << "' is also another output of this run\n";
+        return false;
+      }
+    seen.push_back(path.str());
   }
   llvm::StringRef picture(placementPath);
   if (!picture.empty() && !picture.ends_with_insensitive(".svg")) {
@@ -813,6 +842,8 @@ static bool checkOptions() {
   return true;
 }
 
+static int run(MLIRContext &context);
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&runCategory, &functionalCategory});
@@ -837,7 +868,28 @@ int main(int argc, char **argv) {
   // repeat that at length.
   context.printOpOnDiagnostic(false);
   cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
+  if (run(context) != EXIT_SUCCESS)
+    return EXIT_FAILURE;
+  // Standard output first: if it cannot be written, no file changes.
+  llvm::outs().flush();
+  if (llvm::outs().has_error()) {
+    std::error_code error = llvm::outs().error();
+    llvm::outs().clear_error();
+    llvm::errs() << "cgpt-run: cannot write standard output: "
+                 << error.message() << "; no file was written\n";
+    return EXIT_FAILURE;
+  }
+  if (llvm::Error error = outputs.commit()) {
+    llvm::errs() << "cgpt-run: " << llvm::toString(std::move(error))
+                 << "; no file was changed\n";
+    return EXIT_FAILURE;
+  }
+  return EXIT_SUCCESS;
+}
 
+/// Compiles, simulates or trains as the options say, printing to standard
+/// output and staging every file in `outputs`.
+static int run(MLIRContext &context) {
   // A sweep: one compile and simulation per number of systems.
   if (numCsx.size() > 1) {
     std::vector<cgpt::report::ScalingRow> rows;
@@ -858,20 +910,20 @@ int main(int argc, char **argv) {
         reports.push_back(cgpt::report::buildReport(*report));
     }
     cgpt::report::printScalingTable(llvm::outs(), rows);
-    if (!reportPath.empty() &&
-        !written(cgpt::report::writeJsonFile(
-                     reportPath,
-                     llvm::json::Object{{"sweep", std::move(reports)}}),
-                 "report ", reportPath))
-      return EXIT_FAILURE;
-    if (!tablePath.empty() &&
-        !written(cgpt::report::writeDataTable(
-                     tablePath, cgpt::report::scalingData(rows)),
-                 "table ", tablePath))
-      return EXIT_FAILURE;
+    if (!reportPath.empty())
+      stage(reportPath, [&](llvm::raw_ostream &os) {
+        cgpt::report::printJson(
+            os, llvm::json::Object{{"sweep", std::move(reports)}});
+      });
+    if (!tablePath.empty())
+      stage(tablePath, [&](llvm::raw_ostream &os) {
+        cgpt::report::printDataTable(
+            os, cgpt::report::scalingData(rows),
+            llvm::StringRef(tablePath).ends_with_insensitive(".csv"));
+      });
     if (!plotPath.empty() &&
-        !writeChart(plotPath, [&](llvm::StringRef svg) {
-          return cgpt::report::writeScalingPlot(svg, model, rows);
+        !writeChart(plotPath, [&](llvm::raw_ostream &os) {
+          cgpt::report::printScalingPlot(os, model, rows);
         }))
       return EXIT_FAILURE;
     return EXIT_SUCCESS;

@@ -33,12 +33,11 @@ struct SafetensorsEntry {
   const int32_t *i32 = nullptr;
 };
 
-/// Writes `entries` (in name order, whatever their order here) and
-/// `metadata` to `path`, through a temporary file so that a failed write
-/// leaves no half file.
-llvm::Error
-writeSafetensors(llvm::StringRef path, llvm::ArrayRef<SafetensorsEntry> entries,
-                 const std::map<std::string, std::string> &metadata);
+/// Prints `entries` (in name order, whatever their order here) and
+/// `metadata` as a safetensors file.
+void printSafetensors(llvm::raw_ostream &os,
+                      llvm::ArrayRef<SafetensorsEntry> entries,
+                      const std::map<std::string, std::string> &metadata);
 
 /// Reads every F32 tensor of `path`. Errors name the tensor and what is
 /// wrong with it; other dtypes are refused.

@@ -139,9 +139,9 @@ void printCycleLevel(llvm::raw_ostream &os,
 /// The JSON report (docs/tools/cgpt-run.md lists its keys).
 llvm::json::Value buildReport(const StepReport &report);
 
-/// Writes `value` to `path` through a temporary file renamed into place, so
-/// an existing report is never left half-written.
-llvm::Error writeJsonFile(llvm::StringRef path, const llvm::json::Value &value);
+/// Prints `value` as indented JSON (keys sorted: the same value gives the
+/// same bytes).
+void printJson(llvm::raw_ostream &os, const llvm::json::Value &value);
 
 /// Writes the simulation's timeline in the Chrome trace-event format
 /// (Perfetto and chrome://tracing open it): a process named `processName`
@@ -150,8 +150,8 @@ llvm::Error writeJsonFile(llvm::StringRef path, const llvm::json::Value &value);
 /// the FLOPs, bytes and bound it states. With a cycle-level run, a second
 /// process holds one track per row of cores: when each row worked in each
 /// kernel, the kernels one after another.
-llvm::Error writeTrace(llvm::StringRef path, llvm::StringRef processName,
-                       const sim::SimulationResult &simulation,
+void printTrace(llvm::raw_ostream &os, llvm::StringRef processName,
+                const sim::SimulationResult &simulation,
                        const sim::mesh::CycleLevelRun *cycleLevel = nullptr);
 
 /// One row of a `--num-csx` sweep.
@@ -178,27 +178,25 @@ struct DataTable {
 };
 DataTable scalingData(llvm::ArrayRef<ScalingRow> rows);
 DataTable exploreData(llvm::ArrayRef<StepReport::Wafer::Explored> rows);
-/// Writes `table` as CSV (`path` ends in .csv: a header of keys, then one
-/// line per row) or JSON (.json: an array of row objects), through a
-/// temporary file renamed into place.
-llvm::Error writeDataTable(llvm::StringRef path, const DataTable &table);
+/// Prints `table` as CSV (a header of keys, then one line per row) or as
+/// JSON (an array of row objects).
+void printDataTable(llvm::raw_ostream &os, const DataTable &table, bool csv);
 /// Draws the sweep as an SVG chart: samples/s against systems, with the
 /// linear ideal from the first row.
-llvm::Error writeScalingPlot(llvm::StringRef path, llvm::StringRef model,
-                             llvm::ArrayRef<ScalingRow> rows);
+void printScalingPlot(llvm::raw_ostream &os, llvm::StringRef model,
+                      llvm::ArrayRef<ScalingRow> rows);
 
 /// Draws a functional run's loss by step as an SVG line chart.
-llvm::Error writeLossCurve(llvm::StringRef path, llvm::StringRef model,
-                           llvm::ArrayRef<double> losses);
+void printLossCurve(llvm::raw_ostream &os, llvm::StringRef model,
+                    llvm::ArrayRef<double> losses);
 
 /// Draws `stage` of `device` as SVG: the mesh with the layout of the first
 /// kernel that streams weights (its groups, where weights enter, which way
 /// partial sums are reduced), then every kernel of the stage in order with
-/// its layout and its per-core SRAM peak as a bar. Written like a report,
-/// through a temporary file.
-llvm::Error writePlacementSvg(llvm::StringRef path, wafer::DeviceOp device,
-                              wafer::StageOp stage,
-                              const target::WaferTargetModel &target);
+/// its layout and its per-core SRAM peak as a bar.
+void printPlacementSvg(llvm::raw_ostream &os, wafer::DeviceOp device,
+                       wafer::StageOp stage,
+                       const target::WaferTargetModel &target);
 
 } // namespace cgpt::report
 
