@@ -53,15 +53,15 @@ def machine():
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
-def doubled_layers(path, tmp):
-    """A copy of a model file with twice the decoder layers."""
-    out = os.path.join(tmp, "2x-" + os.path.basename(path))
+def with_layers(path, tmp, layers):
+    """A copy of a model file with `layers(old)` decoder layers."""
+    out = os.path.join(tmp, "layers-" + os.path.basename(path))
     with open(path) as f, open(out, "w") as g:
         for line in f:
             key = line.strip().split(":", 1)[0]
             if key == "num_hidden_layers":
-                value = int(line.split(":", 1)[1])
-                line = line.replace(str(value), str(2 * value))
+                value = int(line.split(":", 1)[1].split("#")[0])
+                line = line.replace(str(value), str(layers(value)), 1)
             g.write(line)
     return out
 
@@ -117,13 +117,23 @@ def main():
                                     args.runs)
             lines.append(f"| {name[:-5]} | {layers} | {hidden} | "
                          f"{seconds:.3f} | {peak:.0f} |")
-        doubled = doubled_layers(model("gpt3-xl.yaml"), tmp)
+        doubled = with_layers(model("gpt3-xl.yaml"), tmp, lambda n: 2 * n)
         seconds, peak = measure([run, doubled, "--emit=wafer"], args.runs)
         lines.append(f"| gpt3-xl, 2x layers | 48 | 2048 | {seconds:.3f} | "
                      f"{peak:.0f} |")
         ratio = seconds / compile_times["gpt3-xl.yaml"]
+        # Deep models, up to the frontend's limit of 10,000 layers: compile
+        # and simulate (the summary), where anything quadratic would show.
+        deep = {}
+        for layers in (100, 1000, 10000):
+            path = with_layers(model("tiny.yaml"), tmp, lambda n: layers)
+            deep[layers], peak = measure([run, path], args.runs)
+            lines.append(f"| tiny, summary | {layers:,} | 64 | "
+                         f"{deep[layers]:.3f} | {peak:.0f} |")
     lines += ["", f"Target: growth no worse than linear in layers. Doubling "
-              f"GPT-3 XL's layers takes {ratio:.2f}x the time.", ""]
+              f"GPT-3 XL's layers takes {ratio:.2f}x the time; the tiny "
+              f"model at 10,000 layers takes {deep[10000] / deep[1000]:.1f}x "
+              "its time at 1,000.", ""]
 
     lines += ["## Simulation: one training step, compile included", "",
               "| model | wse2, 1 system | wse2, 16 systems | wse3, 16 systems "

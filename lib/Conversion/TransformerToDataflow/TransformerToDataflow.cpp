@@ -143,18 +143,20 @@ public:
 
   /// Starts a stage: kernels created from now on belong to it.
   void beginStage(StringRef name, Phase phase, std::optional<int64_t> layer) {
-    runs.push_back({name.str(), phase, layer, body->getOperations().size()});
+    runs.push_back({name.str(), phase, layer, lastOp()});
     stageWeights.clear();
   }
-  /// Marks every kernel created since `opCount` ops were in the body as
-  /// recomputing a forward activation.
-  void markRecomputedSince(size_t opCount) {
-    for (Operation &op :
-         llvm::drop_begin(body->getOperations(), opCount))
+  /// Marks every kernel created after `after` (the body's last op then, or
+  /// null for an empty body) as recomputing a forward activation.
+  void markRecomputedSince(Operation *after) {
+    auto first = after ? std::next(after->getIterator()) : body->begin();
+    for (Operation &op : llvm::make_range(first, body->end()))
       if (isa<KernelOpInterface>(op))
         op.setAttr("recompute", builder.getUnitAttr());
   }
-  size_t opCount() const { return body->getOperations().size(); }
+  /// The body's last op, or null when it is empty. (An op list's size() is
+  /// linear; marking places with ops keeps lowering linear in layers.)
+  Operation *lastOp() const { return body->empty() ? nullptr : &body->back(); }
 
   /// Moves each stage's kernels into a dataflow.stage, yielding the values
   /// later stages read.
@@ -165,7 +167,8 @@ private:
     std::string name;
     Phase phase;
     std::optional<int64_t> layer;
-    size_t start;
+    /// The op before the stage's first one (null: the body's start).
+    Operation *after;
   };
 
   tf::TrainStepOp step;
@@ -181,12 +184,18 @@ private:
 void StepLowering::outlineStages() {
   SmallVector<Operation *> ops =
       llvm::to_vector(llvm::make_pointer_range(body->getOperations()));
+  DenseMap<Operation *, size_t> position;
+  for (auto [index, op] : llvm::enumerate(ops))
+    position[op] = index;
+  auto startOf = [&](const StageRun &run) -> size_t {
+    return run.after ? position.lookup(run.after) + 1 : 0;
+  };
   for (size_t r = 0; r < runs.size(); ++r) {
-    size_t end = r + 1 < runs.size() ? runs[r + 1].start : ops.size();
-    if (runs[r].start == end)
+    size_t start = startOf(runs[r]);
+    size_t end = r + 1 < runs.size() ? startOf(runs[r + 1]) : ops.size();
+    if (start == end)
       continue;
-    ArrayRef<Operation *> members(ops.begin() + runs[r].start,
-                                  ops.begin() + end);
+    ArrayRef<Operation *> members(ops.begin() + start, ops.begin() + end);
     llvm::SmallPtrSet<Operation *, 32> inStage(members.begin(), members.end());
     SmallVector<Value> escaping;
     for (Operation *op : members)
@@ -823,7 +832,7 @@ LogicalResult TrainStepLowering::lower(const StepStructure &structure,
     if (recompute == Recompute::layer) {
       // Rerun the layer's forward kernels from its kept input.
       s.define(layerInput(ops), fetch(buffers.front()));
-      size_t before = s.opCount();
+      Operation *before = s.lastOp();
       if (failed(forward(ops)))
         return failure();
       s.markRecomputedSince(before);

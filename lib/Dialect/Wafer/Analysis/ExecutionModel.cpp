@@ -66,8 +66,26 @@ std::vector<CheckpointPolicy> CheckpointPolicy::candidates(int64_t layers) {
   std::vector<CheckpointPolicy> policies = {{Kind::keep, 0}};
   // Intervals around sqrt(layers) keep the fewest checkpoints at once
   // (layers / k kept plus k - 1 rebuilt); shorter ones recompute less.
-  for (int64_t k = 2; k < layers && k * k <= 4 * layers; ++k)
-    policies.push_back({Kind::every, k});
+  int64_t top = 1;
+  while (top + 1 < layers && (top + 1) * (top + 1) <= 4 * layers)
+    ++top;
+  if (top - 1 <= kMaxEveryIntervals) {
+    for (int64_t k = 2; k <= top; ++k)
+      policies.push_back({Kind::every, k});
+  } else {
+    // Deep models: intervals spaced evenly on a log scale from 2 to the
+    // top, so that planning stays linear in layers.
+    double ratio = std::pow(static_cast<double>(top) / 2,
+                            1.0 / (kMaxEveryIntervals - 1));
+    int64_t last = 0;
+    for (int64_t i = 0; i < kMaxEveryIntervals; ++i) {
+      auto k = static_cast<int64_t>(std::llround(2 * std::pow(ratio, i)));
+      k = std::clamp<int64_t>(k, last + 1, top);
+      if (k > last)
+        policies.push_back({Kind::every, k});
+      last = k;
+    }
+  }
   policies.push_back({Kind::offload, 0});
   return policies;
 }
@@ -134,6 +152,13 @@ FailureOr<ExecutionModel> ExecutionModel::build(DeviceOp device) {
   if (model.stages.empty())
     return device.emitOpError()
            << "has no stages; the execution model needs at least one";
+  llvm::DenseMap<int64_t, int64_t> forwardCheckpoint;
+  for (const Stage &stage : model.stages)
+    if (stage.layer && stage.phase == "forward")
+      forwardCheckpoint[*stage.layer] = stage.checkpointBytes;
+  for (Stage &stage : model.stages)
+    if (stage.layer && stage.phase == "backward")
+      stage.forwardCheckpointBytes = forwardCheckpoint.lookup(*stage.layer);
   return model;
 }
 
@@ -462,6 +487,16 @@ CoreMemory ExecutionModel::memoryOf(size_t stageIndex, size_t index,
   return memory;
 }
 
+std::vector<std::vector<CoreMemory>>
+ExecutionModel::memories(int64_t microBatch, CheckpointPolicy policy) const {
+  int64_t checkpointBytes = checkpointBytesPerSequence(policy);
+  std::vector<std::vector<CoreMemory>> result(stages.size());
+  for (size_t s = 0; s < stages.size(); ++s)
+    for (size_t k = 0; k < stages[s].kernels.size(); ++k)
+      result[s].push_back(memoryOf(s, k, microBatch, checkpointBytes));
+  return result;
+}
+
 MemoryPeak ExecutionModel::memoryPeak(int64_t microBatch,
                                       CheckpointPolicy policy) const {
   MemoryPeak peak;
@@ -543,10 +578,8 @@ StepEstimate ExecutionModel::estimate(int64_t microBatch,
       // ids, or the layer's offloaded checkpoint coming back.
       double inputBytes = position == 0 ? tokenBytes : 0;
       if (offload && stage.phase == "backward" && stage.layer)
-        for (const Stage &other : stages)
-          if (other.layer == stage.layer && other.phase == "forward")
-            inputBytes +=
-                static_cast<double>(microBatch) * other.checkpointBytes;
+        inputBytes +=
+            static_cast<double>(microBatch) * stage.forwardCheckpointBytes;
       double inBytes = inputBytes;
       for (const Kernel &kernel : stage.kernels)
         inBytes += static_cast<double>(kernel.ingressBytes);

@@ -108,13 +108,16 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
   auto request = device.getMicroBatchRequest();
   std::vector<CheckpointPolicy> policies =
       CheckpointPolicy::candidates(model->getLayers());
-  // Every policy at one micro-batch.
+  // Every policy at one micro-batch; only one that fits is worth a
+  // simulated step (one that does not is never chosen nor shown with a
+  // rate).
   auto evaluate = [&](int64_t micro) {
     SmallVector<Candidate> candidates;
     for (CheckpointPolicy policy : policies) {
-      Candidate c{micro, policy, model->memoryPeak(micro, policy),
-                  model->estimate(micro, policy), false};
+      Candidate c{micro, policy, model->memoryPeak(micro, policy), {}, false};
       c.fits = c.peak.memory.total() <= sram;
+      if (c.fits)
+        c.cost = model->estimate(micro, policy);
       candidates.push_back(c);
     }
     return candidates;
@@ -239,12 +242,13 @@ struct WaferCheckMemory
       CheckpointPolicy policy =
           CheckpointPolicy::fromAttr(*device.getCheckpoint());
       Builder builder(&getContext());
+      std::vector<std::vector<CoreMemory>> memories =
+          model->memories(micro, policy);
       size_t stageIndex = 0;
       for (auto stage : device.getBody().front().getOps<StageOp>()) {
         size_t index = 0;
         for (auto region : stage.getBody().front().getOps<RegionOp>()) {
-          CoreMemory memory =
-              model->regionMemory(stageIndex, index++, micro, policy);
+          const CoreMemory &memory = memories[stageIndex][index++];
           if (memory.total() <= sram) {
             region.setSramBytesAttr(builder.getI64IntegerAttr(memory.total()));
             continue;

@@ -41,9 +41,16 @@ struct CheckpointPolicy {
   CheckpointAttr toAttr(mlir::MLIRContext *context) const;
   /// "keep", "every 4", "offload".
   std::string str() const;
-  /// The policies the planner weighs for a model of `layers` layers.
+  /// The policies the planner weighs for a model of `layers` layers: keep,
+  /// offload, and every k for k from 2 to about 2 sqrt(layers); past
+  /// kMaxEveryIntervals such k (models over 156 layers), that many spaced
+  /// evenly on a log scale, so that planning stays linear in layers.
   static std::vector<CheckpointPolicy> candidates(int64_t layers);
 };
+
+/// The most `every` intervals the planner weighs (all of them for every
+/// model in models/, whose deepest has 96 layers).
+constexpr int64_t kMaxEveryIntervals = 24;
 
 /// A kernel's data split: token groups by feature groups (for attention,
 /// query blocks by key blocks of each (sequence, head)).
@@ -192,6 +199,10 @@ public:
   /// Per-core memory of that region at `microBatch` under `policy`.
   CoreMemory regionMemory(size_t stage, size_t index, int64_t microBatch,
                           CheckpointPolicy policy) const;
+  /// Per stage, per region: the per-core memory at `microBatch` under
+  /// `policy` (regionMemory of each, in one pass over the model).
+  std::vector<std::vector<CoreMemory>>
+  memories(int64_t microBatch, CheckpointPolicy policy) const;
   MemoryPeak memoryPeak(int64_t microBatch, CheckpointPolicy policy) const;
 
   /// Runs the schedule of one step: the device's passes of `microBatch`
@@ -222,6 +233,9 @@ private:
     std::string name, phase;
     std::optional<int64_t> layer;
     int64_t checkpointBytes = 0;
+    /// For a layer's backward stage: what its forward stage checkpoints
+    /// per sequence (the bytes an offloaded checkpoint brings back).
+    int64_t forwardCheckpointBytes = 0;
     std::vector<Kernel> kernels;
   };
 
