@@ -7,9 +7,12 @@
 #include "cgpt/Config/ConfigSource.h"
 
 #include "cgpt/Support/Format.h"
+#include "cgpt/Support/Nesting.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <cmath>
 
@@ -47,15 +50,142 @@ Location ConfigSource::locate(const YAML::Node &node, StringRef key) const {
   if (isJson && !key.empty()) {
     size_t offset = text.find(("\"" + key + "\"").str());
     if (offset != std::string::npos) {
-      StringRef before = StringRef(text).take_front(offset);
-      unsigned line = 1 + before.count('\n');
-      size_t lineStart = before.rfind('\n');
-      unsigned column =
-          offset - (lineStart == StringRef::npos ? 0 : lineStart + 1) + 1;
+      auto [line, column] = lineAndColumn(text, offset);
       return FileLineColLoc::get(context, path, line, column);
     }
   }
   return fileStart();
+}
+
+/// Merges `<<` keys and keeps the last of repeated keys in every mapping
+/// under `node`. An alias shares its anchor's node and position: `visited`
+/// (positions in the text) makes each node count once, so alias cycles and
+/// alias fan-out ("billion laughs") cost no more than the text.
+static void normalize(YAML::Node node, ConfigSource &source,
+                      llvm::DenseSet<int> &visited) {
+  if (!visited.insert(node.Mark().pos).second)
+    return;
+  if (node.IsSequence()) {
+    for (YAML::Node element : node)
+      normalize(element, source, visited);
+    return;
+  }
+  if (!node.IsMap())
+    return;
+  llvm::StringMap<YAML::Node> lastKey;
+  std::vector<YAML::Node> overridden, merged;
+  for (const auto &entry : node) {
+    if (!entry.first.IsScalar())
+      continue;
+    normalize(entry.second, source, visited);
+    if (entry.first.Scalar() == "<<" && entry.first.Tag() != "!") {
+      merged.push_back(entry.second);
+      overridden.push_back(entry.first);
+      continue;
+    }
+    auto [slot, inserted] =
+        lastKey.try_emplace(entry.first.Scalar(), entry.first);
+    if (!inserted) {
+      source.warning(source.locate(entry.first),
+                     "key '" + entry.first.Scalar() + "' is given again (line " +
+                         std::to_string(slot->second.Mark().line + 1) +
+                         " and line " +
+                         std::to_string(entry.first.Mark().line + 1) +
+                         "); the last one counts, as in PyYAML");
+      overridden.push_back(slot->second);
+      slot->second = entry.first;
+    }
+  }
+  // Removing by key node drops exactly that entry, not every equal key.
+  for (const YAML::Node &key : overridden)
+    node.remove(key);
+  // A merge adds the keys the mapping does not give itself; of several
+  // merged mappings, the first that gives a key wins.
+  for (const YAML::Node &value : merged) {
+    std::vector<YAML::Node> sources;
+    if (value.IsSequence())
+      for (const YAML::Node &mapping : value)
+        sources.push_back(mapping);
+    else
+      sources.push_back(value);
+    for (const YAML::Node &mapping : sources) {
+      if (!mapping.IsMap()) {
+        source.error(source.locate(mapping),
+                     "a merge key '<<' must name a mapping or a list of "
+                     "mappings, got " + describeNode(mapping));
+        return;
+      }
+      for (const auto &entry : mapping)
+        if (entry.first.IsScalar() &&
+            !lastKey.count(entry.first.Scalar())) {
+          lastKey.try_emplace(entry.first.Scalar(), entry.first);
+          node[entry.first] = entry.second;
+        }
+    }
+  }
+}
+
+YAML::Node ConfigSource::parseYaml() {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::Exception &e) {
+    error(FileLineColLoc::get(context, path, e.mark.line + 1,
+                              e.mark.column + 1),
+          "malformed YAML: " + e.msg);
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  if (documents.size() > 1) {
+    error(locate(documents[1]),
+          "a second YAML document starts here; a file holds one (" +
+              std::to_string(documents.size()) + " found)");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  if (documents.empty())
+    return YAML::Node(YAML::NodeType::Null);
+  llvm::DenseSet<int> visited;
+  normalize(documents.front(), *this, visited);
+  return failed ? YAML::Node(YAML::NodeType::Undefined) : documents.front();
+}
+
+void ConfigSource::warnRepeatedJsonKeys() {
+  struct Frame {
+    bool object;
+    bool expectKey;
+    llvm::StringMap<size_t> keys; // key -> offset of its first giving
+  };
+  std::vector<Frame> stack;
+  StringRef all(text);
+  for (size_t i = 0, e = all.size(); i < e; ++i) {
+    char c = all[i];
+    if (c == '"') {
+      size_t start = i + 1;
+      for (++i; i < e && all[i] != '"'; ++i)
+        if (all[i] == '\\')
+          ++i;
+      if (stack.empty() || !stack.back().object || !stack.back().expectKey)
+        continue;
+      stack.back().expectKey = false;
+      StringRef key = all.slice(start, std::min(i, e));
+      auto [slot, inserted] = stack.back().keys.try_emplace(key, start - 1);
+      if (!inserted) {
+        unsigned firstLine = lineAndColumn(all, slot->second).first;
+        auto [line, column] = lineAndColumn(all, start - 1);
+        warning(FileLineColLoc::get(context, path, line, column),
+                "key '" + key + "' is given again (line " +
+                    std::to_string(firstLine) + " and line " +
+                    std::to_string(line) +
+                    "); the last one counts, as in Python's json");
+      }
+      continue;
+    }
+    if (c == '{' || c == '[')
+      stack.push_back({c == '{', c == '{', {}});
+    else if ((c == '}' || c == ']') && !stack.empty())
+      stack.pop_back();
+    else if (c == ',' && !stack.empty() && stack.back().object)
+      stack.back().expectKey = true;
+  }
 }
 
 Location ConfigSource::fileStart() const {
@@ -110,7 +240,10 @@ bool ConfigSource::expectScalar(const YAML::Node &node, StringRef what,
 /// A quoted YAML scalar ("768") carries the non-specific tag "!": it is a
 /// string, even when it looks like a number, as Model Zoo's own loader sees
 /// it.
-static bool isQuoted(const YAML::Node &node) { return node.Tag() == "!"; }
+/// So is one tagged `!!str`.
+static bool isQuoted(const YAML::Node &node) {
+  return node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
+}
 
 std::optional<int64_t> ConfigSource::toInt(const YAML::Node &node,
                                            StringRef what, int64_t min,

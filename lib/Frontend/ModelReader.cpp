@@ -468,6 +468,15 @@ void ModelReader::readOptimizer(const Section &optimizer) {
 void ModelReader::readSchedule(const YAML::Node &node, const std::string &what,
                                bool trainerStyle) {
   sawSchedule = true;
+  if (node.IsScalar() && trainerStyle) {
+    // The trainer schema takes schedulers only; a bare rate belongs in
+    // the optimizer's `lr`.
+    src.error(src.locate(node), "'" + what +
+                                    "' must be a scheduler or a list of "
+                                    "schedulers ({LinearLR: {...}}), got " +
+                                    describeNode(node));
+    return;
+  }
   if (node.IsScalar()) {
     double lr = src.toDouble(node, what, 0, 1e6).value_or(0);
     spec.schedule.push_back({ScheduleKind::constant, lr, lr, 0});
@@ -1215,47 +1224,6 @@ YAML::Node jsonToYaml(const llvm::json::Value &value) {
 
 } // namespace
 
-/// Makes every mapping under `node` keep only the last of a repeated key,
-/// as PyYAML (which Model Zoo reads its files with) does, and warns naming
-/// both lines. yaml-cpp keeps both entries and a lookup finds the first.
-/// An alias shares its anchor's node and position: `visited` (positions in
-/// the text) makes each node count once, so alias cycles and alias fan-out
-/// ("billion laughs") cost no more than the text.
-static void keepLastOfRepeatedKeys(YAML::Node node, ConfigSource &source,
-                                   llvm::DenseSet<int> &visited) {
-  if (!visited.insert(node.Mark().pos).second)
-    return;
-  if (node.IsSequence()) {
-    for (YAML::Node element : node)
-      keepLastOfRepeatedKeys(element, source, visited);
-    return;
-  }
-  if (!node.IsMap())
-    return;
-  llvm::StringMap<YAML::Node> lastKey;
-  std::vector<YAML::Node> overridden;
-  for (const auto &entry : node) {
-    if (!entry.first.IsScalar())
-      continue;
-    auto [slot, inserted] =
-        lastKey.try_emplace(entry.first.Scalar(), entry.first);
-    if (!inserted) {
-      source.warning(source.locate(entry.first),
-                     "key '" + entry.first.Scalar() + "' is given again (line " +
-                         std::to_string(slot->second.Mark().line + 1) +
-                         " and line " +
-                         std::to_string(entry.first.Mark().line + 1) +
-                         "); the last one counts, as in PyYAML");
-      overridden.push_back(slot->second);
-      slot->second = entry.first;
-    }
-    keepLastOfRepeatedKeys(entry.second, source, visited);
-  }
-  // Removing by key node drops exactly that entry, not every equal key.
-  for (const YAML::Node &key : overridden)
-    node.remove(key);
-}
-
 /// Emits `message` at `loc`; the failure every reader error returns.
 static FailureOr<ModelSpec> fail(Location loc, const llvm::Twine &message) {
   emitError(loc) << message;
@@ -1302,15 +1270,12 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
       return fail(FileLineColLoc::get(context, path, line, column),
                   "malformed JSON: " + message);
     }
+    source.warnRepeatedJsonKeys();
     root = jsonToYaml(*json);
   } else {
-    try {
-      root = YAML::Load(text.str());
-    } catch (const YAML::Exception &e) {
-      return fail(FileLineColLoc::get(context, path, e.mark.line + 1,
-                                      e.mark.column + 1),
-                  "malformed YAML: " + e.msg);
-    }
+    root = source.parseYaml();
+    if (source.hasFailed())
+      return failure();
   }
   if (!root.IsDefined() || root.IsNull())
     return fail(fileLoc, "model file '" + path + "' is empty");
@@ -1318,8 +1283,6 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
     return fail(source.locate(root),
                 "a model file must be a mapping of sections, got " +
                     describeNode(root));
-  llvm::DenseSet<int> visited;
-  keepLastOfRepeatedKeys(root, source, visited);
 
   ModelSpec spec;
   spec.path = path.str();

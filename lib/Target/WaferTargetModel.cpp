@@ -7,6 +7,7 @@
 #include "cgpt/Target/WaferTargetModel.h"
 
 #include "cgpt/Config/ConfigSource.h"
+#include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -41,19 +42,61 @@ llvm::ArrayRef<StringRef> WaferTargetModel::builtinNames() {
   return kBuiltinNames;
 }
 
+/// Warns for each figure of `model` outside what a wafer-scale machine can
+/// physically have (docs/targets.md gives each bound and its reasoning):
+/// the run goes on, but its results describe no real machine.
+static void warnImplausible(const WaferTargetModel &model,
+                            const YAML::Node &root, ConfigSource &source) {
+  struct Bound {
+    const char *section, *key;
+    double value, low, high;
+  };
+  const Bound bounds[] = {
+      {nullptr, "clock_hz", model.getClockHz(), 1e8, 3e9},
+      {"core", "sram_bytes", double(model.getCoreSramBytes()), 1024, 1 << 20},
+      {"core", "flops_per_cycle", double(model.getFlopsPerCycle()), 1, 64},
+      {"core", "sram_read_bytes_per_cycle",
+       double(model.getSramReadBytesPerCycle()), 1, 256},
+      {"fabric", "link_bytes_per_cycle", double(model.getLinkBytesPerCycle()),
+       1, 64},
+      {"system", "io_bytes_per_second", model.getIoBytesPerSecond(), 1e9,
+       1e13},
+      {"weight_servers", "capacity_bytes",
+       model.getWeightServerCapacityBytes(), 1e11, 1e17},
+  };
+  for (const Bound &bound : bounds) {
+    if (bound.value >= bound.low && bound.value <= bound.high)
+      continue;
+    YAML::Node node = bound.section ? root[bound.section][bound.key]
+                                    : root[bound.key];
+    std::string key = bound.section
+                          ? std::string(bound.section) + "." + bound.key
+                          : std::string(bound.key);
+    source.warning(source.locate(node, bound.key),
+                   "'" + key + "' is " + formatExactDouble(bound.value) +
+                       ", outside what a wafer-scale machine can have (" +
+                       formatExactDouble(bound.low) + " to " +
+                       formatExactDouble(bound.high) +
+                       ", docs/targets.md): the results describe no real "
+                       "machine");
+  }
+  int64_t cores = model.getNumCores();
+  if (cores > 1'000'000) {
+    source.warning(source.locate(root["mesh"], "mesh"),
+                   "the mesh has " + formatGrouped(cores) +
+                       " cores, more than a wafer holds (WSE-3: 900,000; "
+                       "docs/targets.md): the results describe no real "
+                       "machine");
+  }
+}
+
 FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
                                                     StringRef path,
                                                     MLIRContext *context) {
   ConfigSource source(context, path.str(), text.str(), /*isJson=*/false);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::Exception &e) {
-    emitError(FileLineColLoc::get(context, path, e.mark.line + 1,
-                                  e.mark.column + 1))
-        << "malformed target file: " << e.msg;
+  YAML::Node root = source.parseYaml();
+  if (source.hasFailed())
     return failure();
-  }
   if (!root.IsMap()) {
     emitError(source.fileStart())
         << "a target file must be a mapping with 'name', 'mesh', 'core', "
@@ -134,6 +177,7 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
   }
   if (source.hasFailed())
     return failure();
+  warnImplausible(model, root, source);
   return model;
 }
 

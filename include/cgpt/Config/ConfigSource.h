@@ -51,6 +51,16 @@ public:
   const std::string &getText() const { return text; }
   bool hasFailed() const { return failed; }
 
+  /// Parses the text as one YAML document, as PyYAML (which Model Zoo
+  /// reads its files with) reads it: merge keys (`<<: *anchor`) merged in,
+  /// and a key given twice in one mapping keeping its last value, with a
+  /// warning naming both lines. Malformed YAML or a second document is an
+  /// error; then the result is undefined.
+  YAML::Node parseYaml();
+  /// Warns, naming both lines, for each key a JSON object of the text gives
+  /// twice: llvm::json keeps the last, as Python's json does.
+  void warnRepeatedJsonKeys();
+
   /// Location of `node`; JSON trees carry no marks, so the first
   /// occurrence of `"key"` in the text stands in.
   mlir::Location locate(const YAML::Node &node, llvm::StringRef key = {}) const;
