@@ -31,7 +31,7 @@ std::string describeNode(const YAML::Node &node) {
   case YAML::NodeType::Undefined:
     return "nothing";
   case YAML::NodeType::Scalar:
-    return "'" + node.Scalar() + "'";
+    return quoteValue(node.Scalar());
   }
   return "an unknown node";
 }
@@ -87,7 +87,8 @@ static void normalize(YAML::Node node, ConfigSource &source,
         lastKey.try_emplace(entry.first.Scalar(), entry.first);
     if (!inserted) {
       source.warning(source.locate(entry.first),
-                     "key '" + entry.first.Scalar() + "' is given again (line " +
+                     "key " + quoteValue(entry.first.Scalar()) +
+                         " is given again (line " +
                          std::to_string(slot->second.Mark().line + 1) +
                          " and line " +
                          std::to_string(entry.first.Mark().line + 1) +
@@ -358,7 +359,7 @@ void ConfigSource::warnUnknownKeys(const Section &section,
     std::string key = entry.first.Scalar();
     if (!llvm::is_contained(known, StringRef(key)))
       warning(locate(entry.first, key),
-              "unknown key '" + section.qualify(key) + "' ignored");
+              "unknown key " + quoteValue(section.qualify(key)) + " ignored");
   }
 }
 

@@ -90,7 +90,11 @@ std::optional<ModelFormat> modelFormatOf(StringRef path) {
 }
 
 std::optional<ModelFormat> modelFormatOfInput(StringRef path, StringRef text) {
-  return path == "-" ? sniffModelFormat(text) : modelFormatOf(path);
+  if (std::optional<ModelFormat> format = modelFormatOf(path))
+    return format;
+  if (llvm::sys::path::extension(path) == ".mlir")
+    return std::nullopt;
+  return sniffModelFormat(text);
 }
 
 std::optional<ModelFormat> sniffModelFormat(StringRef text) {
@@ -296,7 +300,8 @@ ModelReader::readChoice(const Section &section, StringRef key,
     allowed += (allowed.empty() ? "" : ", ") + choice.spellings.begin()->str();
   }
   src.error(src.locate(src.lookup(section, key), key),
-            "'" + section.qualify(key) + "' is '" + *text + "'; allowed: " +
+            "'" + section.qualify(key) + "' is " + quoteValue(*text) +
+                "; allowed: " +
                 allowed);
   return std::nullopt;
 }
@@ -419,8 +424,8 @@ void ModelReader::readOptimizer(const Section &optimizer) {
           src.readString(optimizer, "optimizer_type"))
     if (normalizeName(*type) != "adamw")
       src.error(src.locate(src.lookup(optimizer, "optimizer_type")),
-                "'" + optimizer.qualify("optimizer_type") + "' is '" + *type +
-                    "'; allowed: adamw");
+                "'" + optimizer.qualify("optimizer_type") + "' is " +
+                    quoteValue(*type) + "; allowed: adamw");
   YAML::Node betas = src.lookup(optimizer, "betas");
   if (betas.IsDefined()) {
     if (!betas.IsSequence() || betas.size() != 2) {
@@ -1247,6 +1252,7 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
                                    ModelFormat format, MLIRContext *context,
                                    const ImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 1, 1);
+  text.consume_front("\xEF\xBB\xBF"); // a byte order mark
   if (text.contains('\0'))
     return fail(fileLoc, "'" + path + "' is a binary file, not a model file");
 

@@ -43,6 +43,22 @@ std::string formatGrouped(int64_t value) {
   return fmt::format(grouped, "{:L}", value);
 }
 
+std::string quoteValue(llvm::StringRef text) {
+  constexpr size_t kShown = 64;
+  std::string out = "'";
+  for (char c : text.take_front(kShown)) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f)
+      out += fmt::format("\\x{:02x}", byte);
+    else
+      out += c;
+  }
+  out += "'";
+  if (text.size() > kShown)
+    out += fmt::format(" (cut; {} bytes in all)", formatGrouped(text.size()));
+  return out;
+}
+
 std::string formatShape(llvm::ArrayRef<int64_t> shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -38,10 +38,24 @@ readInputFile(llvm::StringRef path) {
   return std::move(*buffer);
 }
 
+std::unique_ptr<llvm::MemoryBuffer>
+withoutByteOrderMark(std::unique_ptr<llvm::MemoryBuffer> buffer) {
+  llvm::StringRef text = buffer->getBuffer();
+  if (!text.starts_with("\xEF\xBB\xBF"))
+    return buffer;
+  return llvm::MemoryBuffer::getMemBufferCopy(text.drop_front(3),
+                                              buffer->getBufferIdentifier());
+}
+
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readToolInput(llvm::StringRef path) {
-  if (path != "-")
-    return readInputFile(path);
+  if (path != "-") {
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        readInputFile(path);
+    if (!buffer)
+      return buffer.takeError();
+    return withoutByteOrderMark(std::move(*buffer));
+  }
   // A pipe has no size to check first: read in chunks and stop one byte
   // past the limit.
   llvm::SmallString<0> text;
@@ -60,7 +74,8 @@ readToolInput(llvm::StringRef path) {
           "standard input has more than %s bytes, the limit",
           formatGrouped(static_cast<int64_t>(kMaxInputFileBytes)).c_str());
   }
-  return llvm::MemoryBuffer::getMemBufferCopy(text, "<stdin>");
+  return withoutByteOrderMark(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "<stdin>"));
 }
 
 /// Appends `args`, expanding `@file` arguments, `depth` files deep so far.

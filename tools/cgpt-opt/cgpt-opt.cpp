@@ -78,6 +78,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "cgpt-opt: " << llvm::toString(args.takeError()) << "\n";
     return EXIT_FAILURE;
   }
+  // Diagnostics name the op by its location; printing the op too would
+  // repeat a whole module after a pass error. --mlir-print-op-on-diagnostic
+  // given by the user comes later and wins.
+  args->insert(args->begin() + 1, "--mlir-print-op-on-diagnostic=false");
   auto [inputPath, outputPath] = registerAndParseCLIOptions(
       args->size(), const_cast<char **>(args->data()),
       "cgpt optimizer driver\n", registry);

@@ -197,8 +197,9 @@ std::optional<ModelFormat> modelFormatOf(llvm::StringRef path);
 /// definition or a `//` comment.
 std::optional<ModelFormat> sniffModelFormat(llvm::StringRef text);
 
-/// The model format of a tool's input: by `path`'s extension, or by
-/// `text` for standard input ("-"); nullopt when the input is IR.
+/// The model format of a tool's input: by `path`'s extension (.yaml, .yml,
+/// .json; .mlir is IR), or by `text` for standard input ("-") and any other
+/// name; nullopt when the input is IR.
 std::optional<ModelFormat> modelFormatOfInput(llvm::StringRef path,
                                               llvm::StringRef text);
 

@@ -22,6 +22,11 @@ std::string formatExactDouble(double value);
 /// `value` with thousands separators: 111050496 -> "111,050,496".
 std::string formatGrouped(int64_t value);
 
+/// `text` as a diagnostic quotes a value the user wrote: in single quotes,
+/// control bytes (NUL included) escaped as \xNN, and cut to 64 bytes with
+/// the full length said, so that a 10 MB value makes a short line.
+std::string quoteValue(llvm::StringRef text);
+
 /// A shape as "[?, 2048, 768]"; dynamic dimensions print as "?".
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

@@ -29,9 +29,15 @@ constexpr uint64_t kMaxInputFileBytes = 256ull << 20;
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path);
 
+/// `buffer` without a leading UTF-8 byte order mark, which editors on some
+/// systems write and no parser cgpt uses accepts (the same buffer when it
+/// has none).
+std::unique_ptr<llvm::MemoryBuffer>
+withoutByteOrderMark(std::unique_ptr<llvm::MemoryBuffer> buffer);
+
 /// A tool's input: standard input for "-", read to its end but no further
-/// than kMaxInputFileBytes, otherwise readInputFile(path). The buffer of
-/// standard input is named "<stdin>".
+/// than kMaxInputFileBytes, otherwise readInputFile(path); without a byte
+/// order mark. The buffer of standard input is named "<stdin>".
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readToolInput(llvm::StringRef path);
 

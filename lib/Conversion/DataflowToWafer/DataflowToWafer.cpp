@@ -7,6 +7,7 @@
 #include "cgpt/Conversion/DataflowToWafer/DataflowToWafer.h"
 
 #include "cgpt/Dialect/Dataflow/Analysis/StepCosts.h"
+#include "cgpt/Support/BatchChecks.h"
 #include "cgpt/Target/WaferTargetModel.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -272,7 +273,8 @@ public:
     OpBuilder builder(program.getContext());
     Location loc = program.getLoc();
     OwningOpRef<DeviceOp> device = builder.create<DeviceOp>(
-        loc, program.getSymName(), *targetName, program.getGlobalBatch(), program.getNumCsx(), program.getSeqLen(),
+        loc, program.getSymName(), *targetName, program.getGlobalBatch(),
+        program.getNumCsx(), program.getSeqLen(),
         program.getMicroBatch(), /*micro_batch=*/0, /*grad_accum_steps=*/0,
         costs.keptBytesPerSequence, optimizer.getParameters(),
         costs.flopsPerSequence, /*checkpoint=*/wafer::CheckpointAttr(),
@@ -281,7 +283,7 @@ public:
 
     int64_t order = 0;
     for (auto stage : program.getLoop().getBodyBlock().getOps<StageOp>())
-      if (failed(lowerStage(stage, order++, builder)))
+      if (failed(lowerStage(stage, order++, program.getSeqLen(), builder)))
         return failure();
 
     rewriter.setInsertionPoint(program);
@@ -292,10 +294,11 @@ public:
 
 private:
   LogicalResult lowerStage(StageOp stage, int64_t order,
-                           OpBuilder &builder) const;
+                           int64_t sequenceLength, OpBuilder &builder) const;
 };
 
 LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
+                                          int64_t sequenceLength,
                                           OpBuilder &builder) const {
   Location loc = stage.getLoc();
   std::string name = (stage.getName() + "." +
@@ -338,6 +341,15 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
       if (op != principal)
         fused.push_back(op->getName().getStringRef());
     }
+    // Sizes the wafer verifiers bound; past them a figure would be
+    // meaningless, so the cause is named here rather than a bare limit.
+    if (flops > kMaxFlopsPerSequence)
+      return principal->emitOpError()
+             << "executes " << flops << " FLOPs per sequence (with what is "
+             << "fused into it) at a sequence of " << sequenceLength
+             << " tokens, over the " << kMaxFlopsPerSequence
+             << " cgpt models per kernel; shorten the sequence "
+                "(max_sequence_length, or --sequence-length)";
     // The stored element: of the first stream operand, or of the result for
     // a kernel that reads none (rotary_angles makes its table).
     Value stored = principal->getNumOperands() &&
