@@ -45,6 +45,22 @@ for level in transformer dataflow wafer; do
     --emit=$level > "$work/pipeline/seeds/tiny-$level.mlir"
 done
 
+# Deep nesting, which the parsers must refuse before recursing
+# (test/BadInput/deep-nesting.test), in each target's format.
+python3 - "$work" <<'PY'
+import struct, sys
+work = sys.argv[1]
+open(f"{work}/frontend/seeds/deep-json", "w").write(
+    "1{\"model_type\": \"gpt2\", \"n_embd\": " + "[" * 5000 + "]" * 5000 + "}")
+open(f"{work}/frontend/seeds/deep-yaml", "w").write(
+    "0model: " + "[" * 5000 + "]" * 5000 + "\n")
+open(f"{work}/pipeline/seeds/deep.mlir", "w").write(
+    "module {" * 3000 + "}" * 3000)
+header = b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+open(f"{work}/safetensors/seeds/deep.safetensors", "wb").write(
+    struct.pack("<Q", len(header)) + header)
+PY
+
 # Weights the functional mode wrote, and the malformed files of
 # test/BadInput/safetensors.test.
 "$build/bin/cgpt-run" "$root/models/tiny.yaml" --functional \
