@@ -150,43 +150,14 @@ YAML::Node ConfigSource::parseYaml() {
 }
 
 void ConfigSource::warnRepeatedJsonKeys() {
-  struct Frame {
-    bool object;
-    bool expectKey;
-    llvm::StringMap<size_t> keys; // key -> offset of its first giving
-  };
-  std::vector<Frame> stack;
-  StringRef all(text);
-  for (size_t i = 0, e = all.size(); i < e; ++i) {
-    char c = all[i];
-    if (c == '"') {
-      size_t start = i + 1;
-      for (++i; i < e && all[i] != '"'; ++i)
-        if (all[i] == '\\')
-          ++i;
-      if (stack.empty() || !stack.back().object || !stack.back().expectKey)
-        continue;
-      stack.back().expectKey = false;
-      StringRef key = all.slice(start, std::min(i, e));
-      auto [slot, inserted] = stack.back().keys.try_emplace(key, start - 1);
-      if (!inserted) {
-        unsigned firstLine = lineAndColumn(all, slot->second).first;
-        auto [line, column] = lineAndColumn(all, start - 1);
-        warning(FileLineColLoc::get(context, path, line, column),
-                "key '" + key + "' is given again (line " +
-                    std::to_string(firstLine) + " and line " +
-                    std::to_string(line) +
-                    "); the last one counts, as in Python's json");
-      }
-      continue;
-    }
-    if (c == '{' || c == '[')
-      stack.push_back({c == '{', c == '{', {}});
-    else if ((c == '}' || c == ']') && !stack.empty())
-      stack.pop_back();
-    else if (c == ',' && !stack.empty() && stack.back().object)
-      stack.back().expectKey = true;
-  }
+  forEachRepeatedJsonKey(text, [&](StringRef key, size_t first, size_t at) {
+    auto [line, column] = lineAndColumn(text, at);
+    warning(FileLineColLoc::get(context, path, line, column),
+            "key " + quoteValue(key) + " is given again (line " +
+                std::to_string(lineAndColumn(text, first).first) +
+                " and line " + std::to_string(line) +
+                "); the last one counts, as in Python's json");
+  });
 }
 
 Location ConfigSource::fileStart() const {

@@ -98,6 +98,14 @@ exec::parseSafetensors(llvm::StringRef bytes, llvm::StringRef path) {
     return malformed(path, "the header nests deeper than " +
                                llvm::Twine(kMaxNestingDepth) +
                                " levels at byte " + llvm::Twine(8 + *deep));
+  std::optional<std::string> repeatedName;
+  forEachRepeatedJsonKey(headerText, [&](llvm::StringRef key, size_t, size_t) {
+    if (!repeatedName)
+      repeatedName = key.str();
+  });
+  if (repeatedName)
+    return malformed(path, "tensor '" + *repeatedName +
+                               "' is named twice in the header");
   llvm::Expected<json::Value> header = json::parse(headerText);
   if (!header)
     return malformed(path, "the header is not JSON: " +
@@ -108,6 +116,8 @@ exec::parseSafetensors(llvm::StringRef bytes, llvm::StringRef path) {
   llvm::StringRef data = bytes.substr(8 + headerBytes);
 
   llvm::StringMap<Tensor> tensors;
+  // Each tensor's [begin, end) in the data, to refuse two that share bytes.
+  std::vector<std::tuple<int64_t, int64_t, std::string>> spans;
   for (const auto &[key, value] : *object) {
     if (key == "__metadata__")
       continue;
@@ -143,6 +153,8 @@ exec::parseSafetensors(llvm::StringRef bytes, llvm::StringRef path) {
     if (*end - *begin != count * 4)
       return bad("has " + llvm::Twine(*end - *begin) + " bytes for " +
                  llvm::Twine(count) + " F32 values");
+    if (*end > *begin)
+      spans.emplace_back(*begin, *end, key.str());
     tensor.data.resize(count);
     for (int64_t i = 0; i < count; ++i) {
       uint32_t bits =
@@ -151,5 +163,11 @@ exec::parseSafetensors(llvm::StringRef bytes, llvm::StringRef path) {
     }
     tensors[key] = std::move(tensor);
   }
+  llvm::sort(spans);
+  for (size_t i = 1; i < spans.size(); ++i)
+    if (std::get<0>(spans[i]) < std::get<1>(spans[i - 1]))
+      return malformed(path, "tensors '" + std::get<2>(spans[i - 1]) +
+                                 "' and '" + std::get<2>(spans[i]) +
+                                 "' have overlapping data_offsets");
   return tensors;
 }

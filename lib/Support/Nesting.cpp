@@ -7,6 +7,9 @@
 #include "cgpt/Support/Nesting.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <vector>
 #include "mlir/IR/Location.h"
 
 namespace cgpt {
@@ -62,6 +65,40 @@ std::optional<size_t> findDeepNesting(llvm::StringRef text, TextSyntax syntax,
       return i;
   }
   return std::nullopt;
+}
+
+void forEachRepeatedJsonKey(
+    llvm::StringRef text,
+    llvm::function_ref<void(llvm::StringRef, size_t, size_t)> repeated) {
+  struct Frame {
+    bool object;
+    bool expectKey;
+    llvm::StringMap<size_t> keys; // key -> offset of its first giving
+  };
+  std::vector<Frame> stack;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    if (c == '"') {
+      size_t quote = i;
+      for (++i; i < e && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      if (stack.empty() || !stack.back().object || !stack.back().expectKey)
+        continue;
+      stack.back().expectKey = false;
+      llvm::StringRef key = text.slice(quote + 1, std::min(i, e));
+      auto [slot, inserted] = stack.back().keys.try_emplace(key, quote);
+      if (!inserted)
+        repeated(key, slot->second, quote);
+      continue;
+    }
+    if (c == '{' || c == '[')
+      stack.push_back({c == '{', c == '{', {}});
+    else if ((c == '}' || c == ']') && !stack.empty())
+      stack.pop_back();
+    else if (c == ',' && !stack.empty() && stack.back().object)
+      stack.back().expectKey = true;
+  }
 }
 
 std::pair<unsigned, unsigned> lineAndColumn(llvm::StringRef text,

@@ -820,6 +820,9 @@ static bool checkOptions() {
                   "--num-csx sweeps or --functional runs");
   if (steps < 0 || logSteps < 0)
     return refuse("--steps and --log-steps must be 0 or more");
+  if (functional && steps.getNumOccurrences() && steps == 0)
+    return refuse("--functional trains at least one step; --steps 0 would "
+                  "train none (leave --steps out for one)");
   bool functionalOnly = seed.getNumOccurrences() || !dataPath.empty() ||
                         !initWeightsPath.empty() || !saveWeightsPath.empty() ||
                         !dumpStepPath.empty() || !lossCurvePath.empty() ||

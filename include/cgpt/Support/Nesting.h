@@ -15,6 +15,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstddef>
@@ -39,6 +40,14 @@ enum class TextSyntax {
 /// or nullopt when it never does.
 std::optional<size_t> findDeepNesting(llvm::StringRef text, TextSyntax syntax,
                                       unsigned limit = kMaxNestingDepth);
+
+/// Calls `repeated(key, firstOffset, offset)` for each key a JSON object in
+/// `text` gives a second (or later) time: llvm::json keeps the last giving
+/// without a word. Offsets are those of the keys' opening quotes. Run it
+/// after findDeepNesting has bounded the depth.
+void forEachRepeatedJsonKey(
+    llvm::StringRef text,
+    llvm::function_ref<void(llvm::StringRef, size_t, size_t)> repeated);
 
 /// 1-based line and column of `offset` in `text`.
 std::pair<unsigned, unsigned> lineAndColumn(llvm::StringRef text,

@@ -27,3 +27,10 @@ write("negative-shape", tensor(shape=(-2, 2)), bytes(16))
 write("overflow-shape", tensor(shape=(2**40, 2**40)), bytes(16))
 write("missing", {"wpe": {"dtype": "F32", "shape": [1],
                           "data_offsets": [0, 4]}}, bytes(4))
+write("duplicate-name",
+      b'{"wte": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+      b'"wte": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}',
+      bytes(8))
+write("overlap", {"wte": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                  "wpe": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}},
+      bytes(12))
