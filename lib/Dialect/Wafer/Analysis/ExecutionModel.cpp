@@ -383,14 +383,16 @@ Layout ExecutionModel::searchLayout(size_t stageIndex,
   const Stage &stage = stages[stageIndex];
   int64_t cores = target->getNumCores();
   // Two families of splits: feature groups by powers of two, and token
-  // groups that give each core a whole number of SIMD widths of tokens (so
-  // that a larger micro-batch never has to leave lanes empty).
+  // groups that give each core any whole number of tokens up to 64 SIMD
+  // widths (whole widths, so that a larger micro-batch never has to leave
+  // lanes empty, and every count between, so that a target with wider
+  // SIMD keeps every split a narrower one had and is never slower).
   SmallVector<Layout> candidates;
   for (int64_t gk = 1; gk <= cores; gk *= 2)
     candidates.push_back({cores / gk, gk});
   int64_t tokens = microBatch * device.getSeqLen();
   int64_t lanes = std::max<int64_t>(1, target->getMixedFmacsPerCycle());
-  for (int64_t perCore = lanes; perCore <= 64 * lanes; perCore += lanes) {
+  for (int64_t perCore = 1; perCore <= 64 * lanes; ++perCore) {
     int64_t gt = ceilDiv(tokens, perCore);
     if (gt <= cores)
       candidates.push_back({gt, cores / gt});
