@@ -8,6 +8,7 @@
 
 #include "cgpt/Conversion/Passes.h"
 #include "cgpt/Dialect/Dataflow/Transforms/Passes.h"
+#include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
@@ -38,6 +39,51 @@ void buildLowerToWaferPipeline(OpPassManager &pm,
                                const LowerToDataflowOptions &options) {
   buildLowerToDataflowPipeline(pm, options);
   buildDataflowToWaferPipeline(pm);
+}
+
+llvm::StringRef stringifyPhase(Phase phase) {
+  switch (phase) {
+  case Phase::Transformer:
+    return "transformer";
+  case Phase::Dataflow:
+    return "dataflow";
+  case Phase::Wafer:
+    return "wafer";
+  }
+  return "unknown";
+}
+
+FailureOr<Phase> detectPhase(ModuleOp module, Location loc) {
+  std::optional<Phase> found;
+  int count = 0;
+  for (Operation &op : module.getBody()->getOperations()) {
+    std::optional<Phase> phase;
+    if (isa<transformer::TrainStepOp>(op))
+      phase = Phase::Transformer;
+    else if (isa<dataflow::ProgramOp>(op))
+      phase = Phase::Dataflow;
+    else if (isa<wafer::DeviceOp>(op))
+      phase = Phase::Wafer;
+    if (phase) {
+      found = phase;
+      ++count;
+    }
+  }
+  if (count != 1)
+    return emitError(loc) << "expected one transformer.train_step, "
+                             "dataflow.program or wafer.device in the "
+                             "module, found "
+                          << count;
+  return *found;
+}
+
+void buildPipeline(OpPassManager &pm, Phase from, Phase to,
+                   const LowerToDataflowOptions &options) {
+  assert(from <= to && "a pipeline only lowers");
+  if (from == Phase::Transformer && to >= Phase::Dataflow)
+    buildLowerToDataflowPipeline(pm, options);
+  if (from <= Phase::Dataflow && to == Phase::Wafer)
+    buildDataflowToWaferPipeline(pm);
 }
 
 void registerPipelines() {

@@ -30,6 +30,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -259,55 +260,42 @@ static Location inputLoc(ModuleOp module) {
   return FileLineColLoc::get(module.getContext(), inputPath, 1, 1);
 }
 
-/// The one op of `OpTy` in `module`, or null after a diagnostic when there
-/// are several.
-template <typename OpTy> static FailureOr<OpTy> findSingle(ModuleOp module) {
-  auto ops = module.getOps<OpTy>();
-  if (ops.empty())
-    return OpTy();
-  if (std::next(ops.begin()) != ops.end())
-    return emitError(inputLoc(module))
-           << "expected at most one '" << OpTy::getOperationName()
-           << "' in the module";
-  return *ops.begin();
-}
-
 /// Fails with a diagnostic when options ask for what IR below the
 /// transformer level has already fixed.
-static LogicalResult checkLoweredInput(ModuleOp module, EmitKind inputLevel) {
-  StringRef level = inputLevel == EmitKind::Dataflow ? "dataflow" : "wafer";
+static LogicalResult checkLoweredInput(ModuleOp module, cgpt::Phase phase) {
+  StringRef level = cgpt::stringifyPhase(phase);
   if (target.getNumOccurrences() || recompute.getNumOccurrences())
     return emitError(inputLoc(module))
            << "--target and --recompute apply to model files and transformer "
               "IR; this "
            << level << " IR is already lowered for its target";
-  if (emit != EmitKind::Summary && emit < inputLevel)
+  // EmitKind lists the levels in Phase's order, after Summary.
+  if (emit != EmitKind::Summary &&
+      static_cast<int>(emit.getValue()) < static_cast<int>(phase) + 1)
     return emitError(inputLoc(module))
            << "--emit asks for IR above the input's level; the input is "
            << level << " IR";
   return success();
 }
 
-/// Lowers the transformer step in `module` to the tiled dataflow program
-/// for `targetName`.
-static LogicalResult lowerToDataflow(MLIRContext &context, ModuleOp module,
-                                     StringRef targetName) {
+/// Lowers `module` from `from` to `to` for `targetName` with lib/Pipelines,
+/// with MLIR's pass-manager options (--mlir-print-ir-after-all,
+/// --mlir-timing, ...).
+static LogicalResult lower(MLIRContext &context, ModuleOp module,
+                           cgpt::Phase from, cgpt::Phase to,
+                           StringRef targetName = target) {
   cgpt::LowerToDataflowOptions lowering;
   lowering.target = targetName.str();
   lowering.recompute = cgpt::dataflow::Recompute(recompute);
-  PassManager toDataflow(&context);
-  cgpt::buildLowerToDataflowPipeline(toDataflow, lowering);
-  return toDataflow.run(module);
-}
-
-/// Places, routes and plans the dataflow program in `module`, in place.
-static FailureOr<cgpt::wafer::DeviceOp> placeOnWafer(MLIRContext &context,
-                                                     ModuleOp module) {
-  PassManager toWafer(&context);
-  cgpt::buildDataflowToWaferPipeline(toWafer);
-  if (failed(toWafer.run(module)))
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
     return failure();
-  return *module.getOps<cgpt::wafer::DeviceOp>().begin();
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope root = timing.getRootScope();
+  pm.enableTiming(root);
+  cgpt::buildPipeline(pm, from, to, lowering);
+  return pm.run(module);
 }
 
 /// Simulates a step of the placed, planned `device` on its target and
@@ -342,43 +330,36 @@ compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
   module = loadModule(context, systems, report);
   if (!module)
     return failure();
-  FailureOr<cgpt::transformer::TrainStepOp> step =
-      findSingle<cgpt::transformer::TrainStepOp>(*module);
-  FailureOr<cgpt::dataflow::ProgramOp> program =
-      findSingle<cgpt::dataflow::ProgramOp>(*module);
-  FailureOr<cgpt::wafer::DeviceOp> device =
-      findSingle<cgpt::wafer::DeviceOp>(*module);
-  if (failed(step) || failed(program) || failed(device))
+  FailureOr<cgpt::Phase> phase = cgpt::detectPhase(*module, inputLoc(*module));
+  if (failed(phase))
     return failure();
-  if (!!*step + !!*program + !!*device != 1)
-    return emitError(inputLoc(*module))
-           << "expected one transformer.train_step, dataflow.program or "
-              "wafer.device in the module";
-
-  if (*step) {
-    if (failed(cgpt::report::describeStep(*step, report)))
+  using cgpt::Phase;
+  if (*phase != Phase::Transformer && failed(checkLoweredInput(*module, *phase)))
+    return failure();
+  // Each level in turn: describe it, print it if asked, lower it.
+  if (*phase == Phase::Transformer) {
+    if (failed(cgpt::report::describeStep(
+            *module->getOps<cgpt::transformer::TrainStepOp>().begin(),
+            report)))
       return failure();
     if (emit == EmitKind::Transformer)
       printModule(*module);
-    if (failed(lowerToDataflow(context, *module, target)))
+    if (failed(lower(context, *module, Phase::Transformer, Phase::Dataflow)))
       return failure();
-    program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
-  } else if (failed(checkLoweredInput(*module, *program ? EmitKind::Dataflow
-                                                        : EmitKind::Wafer))) {
-    return failure();
+    phase = Phase::Dataflow;
   }
-
-  if (*program) {
-    cgpt::report::describeProgram(*program, report);
+  if (*phase == Phase::Dataflow) {
+    cgpt::report::describeProgram(
+        *module->getOps<cgpt::dataflow::ProgramOp>().begin(), report);
     if (emit == EmitKind::Dataflow)
       printModule(*module);
-    device = placeOnWafer(context, *module);
-    if (failed(device))
+    if (failed(lower(context, *module, Phase::Dataflow, Phase::Wafer)))
       return failure();
   }
+  auto device = *module->getOps<cgpt::wafer::DeviceOp>().begin();
   if (emit == EmitKind::Wafer)
     printModule(*module);
-  if (failed(simulateDevice(context, *device, report)))
+  if (failed(simulateDevice(context, device, report)))
     return failure();
   return report;
 }
@@ -611,17 +592,17 @@ static bool runFunctional(MLIRContext &context,
   OwningOpRef<ModuleOp> module = loadModule(context, systems, report);
   if (!module)
     return false;
-  FailureOr<cgpt::transformer::TrainStepOp> step =
-      findSingle<cgpt::transformer::TrainStepOp>(*module);
-  if (failed(step))
+  FailureOr<cgpt::Phase> phase = cgpt::detectPhase(*module, inputLoc(*module));
+  if (failed(phase))
     return false;
-  if (!*step) {
+  if (*phase != cgpt::Phase::Transformer) {
     emitError(inputLoc(*module))
         << "--functional needs a model file or transformer IR: lowered IR "
            "no longer says how the weights start";
     return false;
   }
-  if (failed(cgpt::report::describeStep(*step, report)))
+  auto step = *module->getOps<cgpt::transformer::TrainStepOp>().begin();
+  if (failed(cgpt::report::describeStep(step, report)))
     return false;
   if (report.model.parameters > kMaxFunctionalParameters) {
     emitError(inputLoc(*module))
@@ -632,17 +613,21 @@ static bool runFunctional(MLIRContext &context,
     return false;
   }
   std::vector<cgpt::exec::ParameterSpec> specs =
-      cgpt::exec::collectParameters(*step);
+      cgpt::exec::collectParameters(step);
 
   // The program executes as placed: lower a copy to the wafer for its
   // tiles and batch plan, and simulate it for the log lines' rate.
-  if (failed(lowerToDataflow(context, *module,
-                             target.getNumOccurrences() ? StringRef(target)
-                                                        : StringRef("mini"))))
+  if (failed(lower(context, *module, cgpt::Phase::Transformer,
+                   cgpt::Phase::Dataflow,
+                   target.getNumOccurrences() ? StringRef(target)
+                                              : StringRef("mini"))))
     return false;
   OwningOpRef<ModuleOp> placed = module->clone();
-  FailureOr<cgpt::wafer::DeviceOp> device = placeOnWafer(context, *placed);
-  if (failed(device) || failed(simulateDevice(context, *device, report)))
+  if (failed(lower(context, *placed, cgpt::Phase::Dataflow,
+                   cgpt::Phase::Wafer)))
+    return false;
+  auto device = *placed->getOps<cgpt::wafer::DeviceOp>().begin();
+  if (failed(simulateDevice(context, device, report)))
     return false;
   auto program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
   cgpt::report::StepRates rates = cgpt::report::computeStepRates(report);
@@ -653,7 +638,7 @@ static bool runFunctional(MLIRContext &context,
   cgpt::exec::ExecOptions options;
   options.bf16Storage = bf16Storage;
   FailureOr<cgpt::exec::Trainer> trainer = cgpt::exec::Trainer::create(
-      program, *device, std::move(specs), std::move(*weights), options);
+      program, device, std::move(specs), std::move(*weights), options);
   if (failed(trainer))
     return false;
   std::optional<cgpt::exec::TrainingData> data;
@@ -677,9 +662,9 @@ static bool runFunctional(MLIRContext &context,
       "cgpt functional: {0} on {1}, {2} sequences x {3} tokens per step "
       "({4} x {5} per system on {6} system(s)), {7}, weights {8}\n"
       "  data: {9}\n",
-      report.model.name, device->getTarget(), trainer->getGlobalBatch(),
-      trainer->getSeqLen(), device->getMicroBatch(),
-      device->getGradAccumSteps(), device->getNumCsx(),
+      report.model.name, device.getTarget(), trainer->getGlobalBatch(),
+      trainer->getSeqLen(), device.getMicroBatch(),
+      device.getGradAccumSteps(), device.getNumCsx(),
       bf16Storage ? "bf16 storage, f32 accumulation" : "f32",
       initWeightsPath.empty() ? "seeded " + std::to_string(seed)
                               : "from " + initWeightsPath,
@@ -851,6 +836,11 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&runCategory, &functionalCategory});
   llvm::cl::SetVersionPrinter(cgpt::printVersion);
+  // MLIR's own options, as in cgpt-opt: IR dumps, timing, crash reproducers.
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  registerAsmPrinterCLOptions();
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver(allocator);
   llvm::Expected<llvm::SmallVector<const char *>> args =

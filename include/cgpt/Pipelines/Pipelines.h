@@ -15,6 +15,7 @@
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -36,6 +37,21 @@ struct LowerToDataflowOptions
           clEnumValN(dataflow::Recompute::layer, "layer",
                      "keep each layer's input, recompute the rest"))};
 };
+
+/// The level a module of cgpt's IR stands at, by the op it holds.
+enum class Phase { Transformer, Dataflow, Wafer };
+llvm::StringRef stringifyPhase(Phase phase);
+
+/// The phase of `module`: it must hold exactly one transformer.train_step,
+/// dataflow.program or wafer.device (and nothing else of the three); fails
+/// with a diagnostic at `loc` otherwise.
+mlir::FailureOr<Phase> detectPhase(mlir::ModuleOp module, mlir::Location loc);
+
+/// Adds the passes that take a module from `from` to `to` (none when they
+/// are equal; `to` must not be above `from`). As IREE's buildPipeline does,
+/// so that every tool lowers from wherever its input stands.
+void buildPipeline(mlir::OpPassManager &pm, Phase from, Phase to,
+                   const LowerToDataflowOptions &options);
 
 /// transformer -> dataflow: convert-transformer-to-dataflow, dataflow-tile.
 void buildLowerToDataflowPipeline(mlir::OpPassManager &pm,
