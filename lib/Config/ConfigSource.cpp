@@ -126,27 +126,53 @@ static void normalize(YAML::Node node, ConfigSource &source,
   }
 }
 
+/// The line (1-based) where a second YAML document starts in `text`: a
+/// `---` at the start of a line after the first document's content, or
+/// content after a `...` end marker; 0 when there is none. (yaml-cpp's
+/// LoadAll cannot be used to count documents: on a stray ',' it makes
+/// empty documents without end.)
+static unsigned secondDocumentLine(StringRef text) {
+  bool content = false, ended = false;
+  unsigned number = 0;
+  for (StringRef rest = text; !rest.empty();) {
+    auto [line, next] = rest.split('\n');
+    rest = next;
+    ++number;
+    StringRef trimmed = line.rtrim();
+    bool start = trimmed == "---" || line.starts_with("--- ");
+    if (trimmed == "...") {
+      ended = content;
+      continue;
+    }
+    if ((start && content) ||
+        (ended && !trimmed.ltrim().empty() && !trimmed.ltrim().starts_with("#")))
+      return number;
+    if (start || trimmed.ltrim().empty() || trimmed.ltrim().starts_with("#") ||
+        (!content && trimmed.starts_with("%")))
+      continue;
+    content = true;
+  }
+  return 0;
+}
+
 YAML::Node ConfigSource::parseYaml() {
-  std::vector<YAML::Node> documents;
+  if (unsigned line = secondDocumentLine(text)) {
+    error(FileLineColLoc::get(context, path, line, 1),
+          "a second YAML document starts here; a file holds one");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(text);
+    root = YAML::Load(text);
   } catch (const YAML::Exception &e) {
     error(FileLineColLoc::get(context, path, e.mark.line + 1,
                               e.mark.column + 1),
           "malformed YAML: " + e.msg);
     return YAML::Node(YAML::NodeType::Undefined);
   }
-  if (documents.size() > 1) {
-    error(locate(documents[1]),
-          "a second YAML document starts here; a file holds one (" +
-              std::to_string(documents.size()) + " found)");
-    return YAML::Node(YAML::NodeType::Undefined);
-  }
-  if (documents.empty())
-    return YAML::Node(YAML::NodeType::Null);
   llvm::DenseSet<int> visited;
-  normalize(documents.front(), *this, visited);
-  return failed ? YAML::Node(YAML::NodeType::Undefined) : documents.front();
+  normalize(root, *this, visited);
+  return failed ? YAML::Node(YAML::NodeType::Undefined) : root;
 }
 
 void ConfigSource::warnRepeatedJsonKeys() {
