@@ -12,9 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgpt/Exec/Executor.h"
-#include "cgpt/Exec/Safetensors.h"
-#include "cgpt/Exec/TrainingData.h"
+#include "cgpt/Exec/Parameters.h"
+#include "cgpt/Exec/TrainingSession.h"
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
 #include "cgpt/Pipelines/Pipelines.h"
@@ -27,7 +26,6 @@
 #include "cgpt/Support/Version.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -39,9 +37,6 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
-
-#include <chrono>
-#include <cmath>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -509,79 +504,6 @@ static bool writeChart(llvm::StringRef path,
 /// moments and gradients in host memory and runs on one host core.
 static constexpr int64_t kMaxFunctionalParameters = int64_t(1) << 26;
 
-/// The weights a functional run starts from: `--init-weights`, or seeded.
-static FailureOr<std::vector<cgpt::exec::Tensor>>
-startingWeights(llvm::ArrayRef<cgpt::exec::ParameterSpec> specs) {
-  if (initWeightsPath.empty())
-    return cgpt::exec::initializeParameters(specs, seed);
-  llvm::Expected<llvm::StringMap<cgpt::exec::Tensor>> file =
-      cgpt::exec::readSafetensors(initWeightsPath);
-  if (!file) {
-    llvm::errs() << "cgpt-run: " << llvm::toString(file.takeError()) << "\n";
-    return failure();
-  }
-  std::vector<cgpt::exec::Tensor> values;
-  for (const cgpt::exec::ParameterSpec &spec : specs) {
-    auto it = file->find(spec.name);
-    if (it == file->end() || it->second.shape != spec.shape) {
-      llvm::errs() << "cgpt-run: '" << initWeightsPath << "' "
-                   << (it == file->end() ? "has no tensor '" + spec.name + "'"
-                                         : "has tensor '" + spec.name +
-                                               "' of shape " +
-                                               cgpt::formatShape(
-                                                   it->second.shape))
-                   << "; the model needs " << cgpt::formatShape(spec.shape)
-                   << "\n";
-      return failure();
-    }
-    values.push_back(std::move(it->second));
-  }
-  return values;
-}
-
-/// One named tensor per parameter, `prefix` before each name.
-static void addParameterEntries(std::vector<cgpt::exec::SafetensorsEntry> &out,
-                                llvm::StringRef prefix,
-                                llvm::ArrayRef<cgpt::exec::ParameterSpec> specs,
-                                llvm::ArrayRef<cgpt::exec::Tensor> values) {
-  for (auto [spec, value] : llvm::zip(specs, values))
-    out.push_back({(prefix + spec.name).str(), value.shape, value.data.data()});
-}
-
-/// The state before a step, kept to dump the step in full.
-struct StepSnapshot {
-  std::vector<cgpt::exec::Tensor> weights, firstMoments, secondMoments;
-  cgpt::exec::Batch batch;
-  int64_t step = 0;
-};
-
-static bool dumpStep(const cgpt::exec::Trainer &trainer,
-                     const StepSnapshot &before,
-                     const cgpt::exec::Trainer::StepResult &result) {
-  std::vector<cgpt::exec::SafetensorsEntry> entries;
-  llvm::ArrayRef<cgpt::exec::ParameterSpec> specs = trainer.getSpecs();
-  addParameterEntries(entries, "param.", specs, before.weights);
-  addParameterEntries(entries, "adam_m.", specs, before.firstMoments);
-  addParameterEntries(entries, "adam_v.", specs, before.secondMoments);
-  addParameterEntries(entries, "grad.", specs, trainer.getGradients());
-  addParameterEntries(entries, "updated.", specs, trainer.getValues());
-  entries.push_back({"tokens", before.batch.tokens.shape, nullptr,
-                     before.batch.tokens.data.data()});
-  entries.push_back({"labels", before.batch.labels.shape, nullptr,
-                     before.batch.labels.data.data()});
-  float loss = static_cast<float>(result.loss);
-  entries.push_back({"loss", {}, &loss});
-  std::map<std::string, std::string> metadata = {
-      {"step", std::to_string(before.step)},
-      {"learning_rate", llvm::formatv("{0:e9}", result.learningRate).str()},
-      {"gradient_norm", llvm::formatv("{0:e9}", result.gradientNorm).str()},
-      {"storage", bf16Storage ? "bf16" : "f32"}};
-  stage(dumpStepPath, [&](llvm::raw_ostream &os) {
-    cgpt::exec::printSafetensors(os, entries, metadata);
-  });
-  return true;
-}
-
 /// --functional: compiles the step for the target (mini by default),
 /// executes `--steps` optimizer steps of it with real numbers and logs the
 /// loss. Prints what it ran, Model Zoo style log lines and the host time.
@@ -630,90 +552,37 @@ static bool runFunctional(MLIRContext &context,
   if (failed(simulateDevice(context, device, report)))
     return false;
   auto program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
-  cgpt::report::StepRates rates = cgpt::report::computeStepRates(report);
 
-  FailureOr<std::vector<cgpt::exec::Tensor>> weights = startingWeights(specs);
-  if (failed(weights))
-    return false;
-  cgpt::exec::ExecOptions options;
+  cgpt::exec::SessionOptions options;
+  options.steps = std::max<int64_t>(steps, 1);
+  options.logEvery = logInterval(options.steps);
+  options.seed = seed;
+  options.dataPath = dataPath;
+  options.initWeightsPath = initWeightsPath;
   options.bf16Storage = bf16Storage;
-  FailureOr<cgpt::exec::Trainer> trainer = cgpt::exec::Trainer::create(
-      program, device, std::move(specs), std::move(*weights), options);
-  if (failed(trainer))
+  options.dumpLastStep = !dumpStepPath.empty();
+  options.stepsPerSecond = cgpt::report::computeStepRates(report).stepsPerSecond;
+  llvm::Expected<cgpt::exec::SessionResult> session =
+      cgpt::exec::runTrainingSession(program, device, std::move(specs),
+                                     report.model.name, options, llvm::outs());
+  if (!session) {
+    llvm::errs() << "cgpt-run: " << llvm::toString(session.takeError())
+                 << "\n";
     return false;
-  std::optional<cgpt::exec::TrainingData> data;
-  if (dataPath.empty()) {
-    data = cgpt::exec::TrainingData::synthetic(seed, trainer->getSeqLen(),
-                                               trainer->getVocab());
-  } else {
-    llvm::Expected<cgpt::exec::TrainingData> text =
-        cgpt::exec::TrainingData::fromText(dataPath, trainer->getSeqLen(),
-                                           trainer->getVocab());
-    if (!text) {
-      llvm::errs() << "cgpt-run: " << llvm::toString(text.takeError())
-                   << "\n";
-      return false;
-    }
-    data = std::move(*text);
   }
-
-  int64_t total = std::max<int64_t>(steps, 1);
-  llvm::outs() << llvm::formatv(
-      "cgpt functional: {0} on {1}, {2} sequences x {3} tokens per step "
-      "({4} x {5} per system on {6} system(s)), {7}, weights {8}\n"
-      "  data: {9}\n",
-      report.model.name, device.getTarget(), trainer->getGlobalBatch(),
-      trainer->getSeqLen(), device.getMicroBatch(),
-      device.getGradAccumSteps(), device.getNumCsx(),
-      bf16Storage ? "bf16 storage, f32 accumulation" : "f32",
-      initWeightsPath.empty() ? "seeded " + std::to_string(seed)
-                              : "from " + initWeightsPath,
-      data->describe());
-  StepSnapshot before;
-  std::vector<double> losses;
-  int64_t every = logInterval(total);
-  auto start = std::chrono::steady_clock::now();
-  for (int64_t index = 0; index < total; ++index) {
-    cgpt::exec::Batch batch = data->batch(index, trainer->getGlobalBatch());
-    if (!dumpStepPath.empty() && index == total - 1)
-      before = {trainer->getValues().vec(), trainer->getFirstMoments().vec(),
-                trainer->getSecondMoments().vec(), batch, index};
-    FailureOr<cgpt::exec::Trainer::StepResult> result = trainer->step(batch);
-    if (failed(result))
-      return false;
-    if (!std::isfinite(result->loss)) {
-      llvm::errs() << "cgpt-run: the loss of step " << index + 1
-                   << " is not a number (" << result->loss
-                   << "): training diverged, and nothing is saved\n";
-      return false;
-    }
-    losses.push_back(result->loss);
-    if ((index + 1) % every == 0 || index + 1 == total)
-      llvm::outs() << llvm::formatv(
-          "global_step = {0}, loss = {1:f5}, rate = {2:f4} steps/sec\n",
-          index + 1, result->loss, rates.stepsPerSecond);
-    if (!dumpStepPath.empty() && index == total - 1 &&
-        !dumpStep(*trainer, before, *result))
-      return false;
-  }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
   llvm::outs().flush();
   llvm::errs() << llvm::formatv("executed {0} step(s) in {1:f2} s on this "
                                 "host ({2:f4} s per step)\n",
-                                total, seconds, seconds / total);
-  if (!saveWeightsPath.empty()) {
-    std::vector<cgpt::exec::SafetensorsEntry> entries;
-    addParameterEntries(entries, "", trainer->getSpecs(),
-                        trainer->getValues());
-    stage(saveWeightsPath, [&](llvm::raw_ostream &os) {
-      cgpt::exec::printSafetensors(os, entries, {});
-    });
-  }
+                                options.steps, session->hostSeconds,
+                                session->hostSeconds / options.steps);
+  if (!saveWeightsPath.empty())
+    outputs.add(saveWeightsPath, std::move(session->weights));
+  if (!dumpStepPath.empty())
+    outputs.add(dumpStepPath, std::move(session->lastStep));
   return lossCurvePath.empty() ||
          writeChart(lossCurvePath, [&](llvm::raw_ostream &os) {
-           cgpt::report::printLossCurve(os, report.model.name, losses);
+           cgpt::report::printLossCurve(os, report.model.name,
+                                        session->losses);
          });
 }
 
