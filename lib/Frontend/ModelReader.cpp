@@ -1071,24 +1071,22 @@ void ModelReader::applyBatchOverrides(const ImportOptions &options) {
                   std::to_string(spec.maxPositions));
     return;
   }
+  // A command-line count outside 1 to `max`, refused naming the flag.
+  auto outOfRange = [&](StringRef flag, int64_t value, int64_t max) {
+    if (value >= 1 && value <= max)
+      return false;
+    src.error(src.fileStart(), flag + " is " + std::to_string(value) +
+                                   "; allowed 1 to " + std::to_string(max));
+    return true;
+  };
   if (options.numCsx) {
-    if (*options.numCsx < 1 || *options.numCsx > kMaxSystems) {
-      src.error(src.fileStart(), "--num-csx is " +
-                                     std::to_string(*options.numCsx) +
-                                     "; allowed 1 to " +
-                                     std::to_string(kMaxSystems));
+    if (outOfRange("--num-csx", *options.numCsx, kMaxSystems))
       return;
-    }
     spec.numCsx = *options.numCsx;
   }
   if (options.batchSize) {
-    if (*options.batchSize < 1 || *options.batchSize > kMaxBatch) {
-      src.error(src.fileStart(), "--batch-size is " +
-                                     std::to_string(*options.batchSize) +
-                                     "; allowed 1 to " +
-                                     std::to_string(kMaxBatch));
+    if (outOfRange("--batch-size", *options.batchSize, kMaxBatch))
       return;
-    }
     spec.batchSize = *options.batchSize;
     batchNode = YAML::Node();
     batchWhat = "--batch-size";
