@@ -9,7 +9,7 @@
 // partial tiles at the edges and reductions accumulated tile by tile in
 // f32. A wrong tile size or a wrong edge changes the result, which is what
 // the PyTorch reference check relies on. The semantics are the ops'
-// descriptions in docs/Dialects/Dataflow.md.
+// descriptions in docs/Dialects/DataflowDialect.md.
 //
 //===----------------------------------------------------------------------===//
 
