@@ -141,7 +141,7 @@ def Dataflow_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   }];
   let methods = [
     InterfaceMethod<"Algorithmic FLOPs for one sequence of the micro-batch "
-                    "(docs/dataflow.md, "FLOPs, bytes and activations", gives each kernel's convention).",
+                    "(docs/dataflow.md, section on FLOPs, gives each kernel's convention).",
                     "int64_t", "getFlopsPerSequence">,
     InterfaceMethod<"The extents, for one sequence, that `tile` divides.",
                     "::llvm::SmallVector<int64_t>", "getTilingSpace">,
