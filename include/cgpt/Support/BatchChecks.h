@@ -27,6 +27,15 @@ constexpr int64_t kMaxPerSequence = int64_t(1) << 36;
 /// with the batch in double precision.
 constexpr int64_t kMaxFlopsPerSequence = int64_t(1) << 46;
 
+/// The most attention work cgpt models per sequence and layer, as
+/// seq_len^2 x num_heads x head_size (4x that is the scores' forward
+/// FLOPs). It keeps every kernel's FLOPs, and their sums over a step, far
+/// inside int64_t; a sequence past it is refused before any lowering.
+constexpr int64_t kMaxAttentionWork = int64_t(1) << 52;
+/// The same, summed over all layers: a step's FLOPs per sequence (about 16
+/// times this with the backward pass and recomputation) stay below 2^63.
+constexpr int64_t kMaxStepAttentionWork = int64_t(1) << 56;
+
 /// global_batch, num_csx and seq_len are positive, the batch within
 /// kMaxBatch, and every system gets at least one sequence.
 inline mlir::LogicalResult verifyBatchFacts(mlir::Operation *op,

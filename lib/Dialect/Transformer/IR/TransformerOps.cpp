@@ -130,6 +130,24 @@ LogicalResult TrainStepOp::verifyRegions() {
   }
   if (!isa<YieldOp>(body.back()))
     return emitOpError() << "body must end with transformer.yield";
+  double stepWork = 0;
+  for (auto attention : body.getOps<AttentionOp>()) {
+    double work = static_cast<double>(getSeqLen()) *
+                  static_cast<double>(getSeqLen()) *
+                  static_cast<double>(attention.getNumHeads()) *
+                  static_cast<double>(attention.getHeadSize());
+    stepWork += work;
+    if (work > static_cast<double>(cgpt::kMaxAttentionWork) ||
+        stepWork > static_cast<double>(cgpt::kMaxStepAttentionWork))
+      return emitOpError()
+             << "seq_len " << getSeqLen() << " makes attention's work per "
+             << "sequence (seq_len^2 x heads x head_size, "
+             << formatExactDouble(work) << " a layer) exceed what cgpt models ("
+             << cgpt::kMaxAttentionWork << " a layer, "
+             << cgpt::kMaxStepAttentionWork
+             << " a step); shorten the sequence (max_sequence_length, or "
+                "--sequence-length)";
+  }
 
   Type storage = getPrecision().getStorage();
   llvm::StringMap<WeightOp> weightsByName;
