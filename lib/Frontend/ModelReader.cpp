@@ -98,8 +98,7 @@ std::optional<ModelFormat> modelFormatOfInput(StringRef path, StringRef text) {
 }
 
 std::optional<ModelFormat> sniffModelFormat(StringRef text) {
-  text.consume_front("\xEF\xBB\xBF");
-  StringRef rest = text;
+  StringRef rest = withoutByteOrderMark(text);
   while (!rest.empty()) {
     auto [line, next] = rest.split('\n');
     rest = next;
@@ -1250,7 +1249,7 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
                                    ModelFormat format, MLIRContext *context,
                                    const ImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 1, 1);
-  text.consume_front("\xEF\xBB\xBF"); // a byte order mark
+  text = withoutByteOrderMark(text);
   if (text.contains('\0'))
     return fail(fileLoc, "'" + path + "' is a binary file, not a model file");
 

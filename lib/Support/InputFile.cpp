@@ -38,12 +38,17 @@ readInputFile(llvm::StringRef path) {
   return std::move(*buffer);
 }
 
+llvm::StringRef withoutByteOrderMark(llvm::StringRef text) {
+  text.consume_front("\xEF\xBB\xBF");
+  return text;
+}
+
 std::unique_ptr<llvm::MemoryBuffer>
 withoutByteOrderMark(std::unique_ptr<llvm::MemoryBuffer> buffer) {
-  llvm::StringRef text = buffer->getBuffer();
-  if (!text.starts_with("\xEF\xBB\xBF"))
+  llvm::StringRef text = withoutByteOrderMark(buffer->getBuffer());
+  if (text.size() == buffer->getBufferSize())
     return buffer;
-  return llvm::MemoryBuffer::getMemBufferCopy(text.drop_front(3),
+  return llvm::MemoryBuffer::getMemBufferCopy(text,
                                               buffer->getBufferIdentifier());
 }
 

@@ -7,12 +7,22 @@
 #include "cgpt/Support/Nesting.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <vector>
-#include "mlir/IR/Location.h"
 
 namespace cgpt {
+
+/// The offset of the '"' that closes the string opened at `open`, escapes
+/// included, or the end of `text` for an unterminated one.
+static size_t closingQuote(llvm::StringRef text, size_t open) {
+  size_t i = open + 1;
+  for (; i < text.size() && text[i] != '"'; ++i)
+    if (text[i] == '\\')
+      ++i;
+  return std::min(i, text.size());
+}
 
 std::optional<size_t> findDeepNesting(llvm::StringRef text, TextSyntax syntax,
                                       unsigned limit) {
@@ -36,11 +46,9 @@ std::optional<size_t> findDeepNesting(llvm::StringRef text, TextSyntax syntax,
   for (size_t i = 0, e = text.size(); i < e; ++i) {
     char c = text[i];
     if (c == '"') {
-      // Skip the string, escapes included; an unterminated one ends the
-      // scan (the parser reports it).
-      for (++i; i < e && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
+      // Skip the string; an unterminated one ends the scan (the parser
+      // reports it).
+      i = closingQuote(text, i);
       continue;
     }
     if (mlir && c == '/' && i + 1 < e && text[i + 1] == '/') {
@@ -80,13 +88,11 @@ void forEachRepeatedJsonKey(
     char c = text[i];
     if (c == '"') {
       size_t quote = i;
-      for (++i; i < e && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
+      i = closingQuote(text, i);
       if (stack.empty() || !stack.back().object || !stack.back().expectKey)
         continue;
       stack.back().expectKey = false;
-      llvm::StringRef key = text.slice(quote + 1, std::min(i, e));
+      llvm::StringRef key = text.slice(quote + 1, i);
       auto [slot, inserted] = stack.back().keys.try_emplace(key, quote);
       if (!inserted)
         repeated(key, slot->second, quote);

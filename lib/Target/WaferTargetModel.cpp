@@ -93,7 +93,7 @@ static void warnImplausible(const WaferTargetModel &model,
 FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
                                                     StringRef path,
                                                     MLIRContext *context) {
-  text.consume_front("\xEF\xBB\xBF"); // a byte order mark
+  text = withoutByteOrderMark(text);
   ConfigSource source(context, path.str(), text.str(), /*isJson=*/false);
   YAML::Node root = source.parseYaml();
   if (source.hasFailed())

@@ -29,9 +29,10 @@ constexpr uint64_t kMaxInputFileBytes = 256ull << 20;
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path);
 
-/// `buffer` without a leading UTF-8 byte order mark, which editors on some
-/// systems write and no parser cgpt uses accepts (the same buffer when it
-/// has none).
+/// `text` without a leading UTF-8 byte order mark, which editors on some
+/// systems write and no parser cgpt uses accepts.
+llvm::StringRef withoutByteOrderMark(llvm::StringRef text);
+/// The same for a whole buffer (the same buffer when it has none).
 std::unique_ptr<llvm::MemoryBuffer>
 withoutByteOrderMark(std::unique_ptr<llvm::MemoryBuffer> buffer);
 
