@@ -15,7 +15,8 @@
 namespace cgpt {
 
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<transformer::TransformerDialect, dataflow::DataflowDialect,
+  registry.insert<training::TrainingDialect, transformer::TransformerDialect,
+                  dataflow::DataflowDialect,
                   wafer::WaferDialect>();
 }
 

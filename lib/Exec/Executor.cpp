@@ -18,7 +18,7 @@ using TensorRef = std::shared_ptr<const Tensor>;
 
 double exec::learningRate(ArrayAttr schedule, int64_t step) {
   double rate = 0.0;
-  for (auto phase : schedule.getAsRange<transformer::LRPhaseAttr>()) {
+  for (auto phase : schedule.getAsRange<training::LRPhaseAttr>()) {
     int64_t steps = phase.getSteps();
     double start = phase.getStart().convertToDouble(),
            end = phase.getEnd().convertToDouble();
@@ -27,16 +27,16 @@ double exec::learningRate(ArrayAttr schedule, int64_t step) {
           steps == 0 ? 0.0
                      : static_cast<double>(step) / static_cast<double>(steps);
       switch (phase.getKind()) {
-      case transformer::ScheduleKind::constant:
+      case training::ScheduleKind::constant:
         return start;
-      case transformer::ScheduleKind::linear:
+      case training::ScheduleKind::linear:
         return start + (end - start) * progress;
-      case transformer::ScheduleKind::cosine:
+      case training::ScheduleKind::cosine:
         return end + (start - end) * 0.5 * (1.0 + std::cos(M_PI * progress));
       }
     }
     step -= steps;
-    rate = phase.getKind() == transformer::ScheduleKind::constant ? start : end;
+    rate = phase.getKind() == training::ScheduleKind::constant ? start : end;
   }
   return rate;
 }
@@ -413,7 +413,7 @@ FailureOr<Trainer::StepResult> Trainer::step(const Batch &batch) {
 
 void Trainer::applyOptimizer(StepResult &result) {
   dataflow::OptimizerStepOp config = program.getOptimizerStep();
-  transformer::AdamWAttr adamw = config.getOptimizer();
+  training::AdamWAttr adamw = config.getOptimizer();
   double squares = 0.0;
   for (const Tensor &grad : gradients)
     for (float g : grad.data)

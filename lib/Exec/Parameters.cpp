@@ -53,7 +53,7 @@ exec::collectParameters(transformer::TrainStepOp step) {
       if (std::optional<uint64_t> layer = weight.getLayer())
         layers = std::max<int64_t>(layers, *layer + 1);
   });
-  transformer::MuPAttr mup = step.getMupAttr();
+  training::MuPAttr mup = step.getMupAttr();
   // muP's width multiplier: the logits are scaled by its inverse.
   double widthMultiplier =
       mup ? 1.0 / mup.getOutputLogitsScale().convertToDouble() : 1.0;

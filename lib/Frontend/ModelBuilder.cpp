@@ -11,6 +11,7 @@
 
 using namespace mlir;
 using namespace cgpt::transformer;
+using namespace cgpt::training;
 
 namespace cgpt::frontend {
 namespace {

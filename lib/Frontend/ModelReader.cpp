@@ -32,6 +32,7 @@
 using namespace mlir;
 using llvm::StringRef;
 using namespace cgpt::transformer;
+using namespace cgpt::training;
 
 namespace cgpt::frontend {
 

@@ -8,6 +8,7 @@
 
 #include "cgpt/Conversion/Passes.h"
 #include "cgpt/Dialect/Dataflow/Transforms/Passes.h"
+#include "cgpt/Dialect/Transformer/IR/Transformer.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
 

@@ -17,6 +17,7 @@
 #include <map>
 
 using namespace cgpt::transformer;
+using namespace cgpt::training;
 
 namespace cgpt::report {
 

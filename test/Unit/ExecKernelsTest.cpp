@@ -183,14 +183,14 @@ TEST(ExecSchedule, PhasesFollowEachOtherAndTheLastEndHolds) {
   mlir::MLIRContext context;
   context.loadDialect<transformer::TransformerDialect>();
   mlir::Builder b(&context);
-  auto phase = [&](transformer::ScheduleKind kind, double start, double end,
+  auto phase = [&](training::ScheduleKind kind, double start, double end,
                    int64_t steps) -> mlir::Attribute {
-    return transformer::LRPhaseAttr::get(&context, kind, llvm::APFloat(start),
+    return training::LRPhaseAttr::get(&context, kind, llvm::APFloat(start),
                                          llvm::APFloat(end), steps);
   };
   mlir::ArrayAttr schedule =
-      b.getArrayAttr({phase(transformer::ScheduleKind::linear, 0.0, 1.0, 10),
-                      phase(transformer::ScheduleKind::cosine, 1.0, 0.1, 20)});
+      b.getArrayAttr({phase(training::ScheduleKind::linear, 0.0, 1.0, 10),
+                      phase(training::ScheduleKind::cosine, 1.0, 0.1, 20)});
   EXPECT_DOUBLE_EQ(learningRate(schedule, 0), 0.0);
   EXPECT_DOUBLE_EQ(learningRate(schedule, 5), 0.5);
   EXPECT_DOUBLE_EQ(learningRate(schedule, 10), 1.0);

@@ -15,8 +15,8 @@
 
 using namespace cgpt;
 using namespace cgpt::frontend;
-using transformer::MicroBatchMode;
-using transformer::ScheduleKind;
+using training::MicroBatchMode;
+using training::ScheduleKind;
 
 namespace {
 

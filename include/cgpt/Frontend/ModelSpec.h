@@ -57,7 +57,7 @@ enum class PositionKind { Learned, Rotary };
 enum class StorageType { F32, BF16, F16 };
 
 struct LRPhase {
-  transformer::ScheduleKind kind;
+  training::ScheduleKind kind;
   double start;
   double end;
   int64_t steps;
@@ -111,8 +111,8 @@ struct ModelSpec {
   std::string batchSemanticsReason;
   int64_t globalBatch = 0;
   int64_t numCsx = 1;
-  transformer::MicroBatchMode microBatchMode =
-      transformer::MicroBatchMode::automatic;
+  training::MicroBatchMode microBatchMode =
+      training::MicroBatchMode::automatic;
   int64_t microBatchSize = 0;
   int64_t microBatchMin = 0;
   int64_t microBatchMax = 0;

@@ -235,46 +235,46 @@ dataflow.grad_out "w", %g bytes 96 : !dataflow.stream<tensor<8x3xbf16>>
 // -----
 
 // expected-error @+1 {{global_batch (2) is smaller than num_csx (3): every system needs a sequence}}
-dataflow.program @p attributes {global_batch = 2 : i64, micro_batch = #transformer.micro_batch<auto>, num_csx = 3 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
+dataflow.program @p attributes {global_batch = 2 : i64, micro_batch = #training.micro_batch<auto>, num_csx = 3 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
   dataflow.micro_batch_loop(%tokens: !dataflow.stream<tensor<?x4xi32>>, %labels: !dataflow.stream<tensor<?x4xi32>>) attributes {grad_accum_steps = 0 : i64, micro_batch = 0 : i64} {
   }
-  dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}
+  dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}
 }
 
 // -----
 
 // expected-error @+1 {{global_batch, num_csx and seq_len must be positive, got 8, -3, 4}}
-dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #transformer.micro_batch<auto>, num_csx = -3 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
+dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #training.micro_batch<auto>, num_csx = -3 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
   dataflow.micro_batch_loop(%tokens: !dataflow.stream<tensor<?x4xi32>>, %labels: !dataflow.stream<tensor<?x4xi32>>) attributes {grad_accum_steps = 0 : i64, micro_batch = 0 : i64} {
   }
-  dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}
+  dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}
 }
 
 // -----
 
 // expected-error @+1 {{body must be one dataflow.micro_batch_loop followed by one dataflow.optimizer_step}}
-dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
+dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
   dataflow.micro_batch_loop(%tokens: !dataflow.stream<tensor<?x4xi32>>, %labels: !dataflow.stream<tensor<?x4xi32>>) attributes {grad_accum_steps = 0 : i64, micro_batch = 0 : i64} {
   }
 }
 
 // -----
 
-dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
+dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
   // expected-error @+1 {{micro_batch (4) and grad_accum_steps (0) must both be 0 (not planned) or both positive}}
   dataflow.micro_batch_loop(%tokens: !dataflow.stream<tensor<?x4xi32>>, %labels: !dataflow.stream<tensor<?x4xi32>>) attributes {grad_accum_steps = 0 : i64, micro_batch = 4 : i64} {
   }
-  dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}
+  dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}
 }
 
 // -----
 
-dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
+dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, recompute = #dataflow<recompute layer>, seq_len = 4 : i64} {
   dataflow.micro_batch_loop(%tokens: !dataflow.stream<tensor<?x4xi32>>, %labels: !dataflow.stream<tensor<?x4xi32>>) attributes {grad_accum_steps = 0 : i64, micro_batch = 0 : i64} {
     // expected-error @+1 {{yields 0 values whose types differ from its 1 results}}
     %x = dataflow.stage "embed" forward -> (!dataflow.stream<tensor<?x4x8xf32>>) {
       dataflow.yield
     }
   }
-  dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}
+  dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}
 }

@@ -3,7 +3,7 @@
 // Every verifier rule of the transformer dialect, one case each.
 
 // expected-error @+1 {{global_batch must be 1 to 16777216, got 0}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 0 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 0 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -18,7 +18,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // Every verifier rule of the transformer dialect, one case each.
 
 // expected-error @+1 {{global_batch must be 1 to 16777216, got -8}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = -8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = -8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -29,7 +29,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{num_csx must be positive, got 0}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 0 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 0 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -40,7 +40,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{global_batch (2) is smaller than num_csx (3): every system needs a sequence}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 2 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 3 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 2 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 3 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -51,7 +51,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{max_gradient_norm must be non-negative (0 disables clipping), got -1.0}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = -1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = -1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -62,7 +62,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{schedule must have at least one lr_phase}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -73,7 +73,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{lr_phase #0 has steps = 0 (until the end) but is not the last phase}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>, #transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>, #training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -84,7 +84,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{body argument #0 must be tensor<?x4xi32> (batch symbolic, seq_len 4), got 'tensor<2x4xi32>'}}
-transformer.train_step @s(%tokens: tensor<2x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<2x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<2x4xi32>, tensor<16x8xf32> -> tensor<2x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<2x4x8xf32>, tensor<16x8xf32> -> tensor<2x4x16xf32>
@@ -95,7 +95,7 @@ transformer.train_step @s(%tokens: tensor<2x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{body argument #0 must be tensor<?x5xi32> (batch symbolic, seq_len 5), got 'tensor<?x4xi32>'}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 5 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 5 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -105,7 +105,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   // expected-note @below {{first declared here}}
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
@@ -118,7 +118,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = bf16, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = bf16, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   // expected-error @below {{weight 'wte' stores 'f32' but the step's storage type is 'bf16'}}
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
@@ -129,7 +129,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, mup = #transformer.mup<embeddings_scale = 10.0, output_logits_scale = 1.0, decoder_kernel_lr_scale = 1.0>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, mup = #training.mup<embeddings_scale = 10.0, output_logits_scale = 1.0, decoder_kernel_lr_scale = 1.0>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   // expected-error @below {{scale must equal the step's mup embeddings_scale (10.0)}}
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
@@ -140,7 +140,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, mup = #transformer.mup<embeddings_scale = 1.0, output_logits_scale = 0.5, decoder_kernel_lr_scale = 1.0>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, mup = #training.mup<embeddings_scale = 1.0, output_logits_scale = 0.5, decoder_kernel_lr_scale = 1.0>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{scale must equal the step's mup output_logits_scale (0.5)}}
@@ -152,7 +152,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{body must end with transformer.yield}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -162,7 +162,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{weight name must not be empty}}
@@ -174,7 +174,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{weight 'w' must have a static shape, got [?, 4]}}
@@ -186,7 +186,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{weight 'w' has an empty dimension in shape [0, 4]}}
@@ -198,7 +198,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{weight 'w' has a negative layer index -1}}
@@ -210,7 +210,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   // expected-error @below {{result has shape [?, 4, 6] but tokens [?, 4] and table [16, 8] requires [?, 4, 8]}}
   %y = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x6xf32>
@@ -222,7 +222,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %t = transformer.weight "t" : tensor<16x8xf32>
@@ -235,7 +235,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{scale must be positive, got -1.0}}
@@ -247,7 +247,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wpe = transformer.weight "wpe" : tensor<4x6xf32>
@@ -260,7 +260,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wpe = transformer.weight "wpe" : tensor<2x8xf32>
@@ -273,7 +273,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{dim must be positive and even, got 3}}
@@ -285,7 +285,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{base must be greater than 1, got 1.0}}
@@ -297,7 +297,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{result has shape [4, 3, 2] but dim 4 requires [seq_len, 2, 2] with a static seq_len}}
@@ -309,7 +309,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %g = transformer.weight "g" : tensor<6xf32>
@@ -323,7 +323,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %g = transformer.weight "g" : tensor<8xf32>
@@ -337,7 +337,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "wqkv" : tensor<8x24xf32>
@@ -351,7 +351,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "wqkv" : tensor<8x16xf32>
@@ -365,7 +365,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "wqkv" : tensor<8x24xf32>
@@ -379,7 +379,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "wqkv" : tensor<8x24xf32>
@@ -394,7 +394,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "wqkv" : tensor<8x24xf32>
@@ -409,7 +409,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "wqkv" : tensor<8x24xf32>
@@ -424,7 +424,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "wqkv" : tensor<8x24xf32>
@@ -439,7 +439,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %w1 = transformer.weight "w1" : tensor<6x32xf32>
@@ -453,7 +453,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %w1 = transformer.weight "w1" : tensor<8x32xf32>
@@ -467,7 +467,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %w1 = transformer.weight "w1" : tensor<8x32xf32>
@@ -482,7 +482,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %w1 = transformer.weight "w1" : tensor<8x32xf32>
@@ -497,7 +497,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %h = transformer.weight "h" : tensor<16x6xf32>
@@ -510,7 +510,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %h = transformer.weight "h" : tensor<16x8xf32>
@@ -523,7 +523,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %h = transformer.weight "h" : tensor<16x8xf32>
@@ -537,7 +537,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %h = transformer.weight "h" : tensor<16x8xf32>
@@ -550,7 +550,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{uses the token embedding table but is not marked tied}}
@@ -561,7 +561,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   // expected-error @below {{scale must be positive, got 0.0}}
@@ -572,7 +572,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -584,7 +584,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{adamw beta1 must be in [0, 1), got 1.0}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 1.0, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 1.0, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -595,7 +595,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{adamw beta2 must be in [0, 1), got -0.5}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = -0.5, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = -0.5, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -606,7 +606,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{adamw epsilon must be positive, got 0.0}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 0.0, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 0.0, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -617,7 +617,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{adamw weight_decay must be non-negative, got -0.1}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = -0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = -0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -628,7 +628,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{a constant lr_phase must have start == end, got 0.001 and 0.002}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.002, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.002, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -639,7 +639,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{learning rates must be non-negative, got start -0.001 and end 0.002}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = linear, start = -0.001, end = 0.002, steps = 5>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = linear, start = -0.001, end = 0.002, steps = 5>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -650,7 +650,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{lr_phase steps must be non-negative, got -5}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = linear, start = 0.001, end = 0.002, steps = -5>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = linear, start = 0.001, end = 0.002, steps = -5>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -661,7 +661,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{precision types must be floats, got storage 'i16' and accumulate 'f32'}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = i16, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = i16, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -672,7 +672,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{accumulate type 'bf16' is narrower than storage type 'f32'}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = bf16>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = bf16>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -683,7 +683,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{mup multipliers must be positive, got embeddings_scale 0.0, output_logits_scale 1.0, decoder_kernel_lr_scale 1.0}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, mup = #transformer.mup<embeddings_scale = 0.0, output_logits_scale = 1.0, decoder_kernel_lr_scale = 1.0>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, mup = #training.mup<embeddings_scale = 0.0, output_logits_scale = 1.0, decoder_kernel_lr_scale = 1.0>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -694,7 +694,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{micro-batch size must be positive, got 0}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<0>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<0>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -705,7 +705,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{micro-batch explore range must satisfy 0 <= min <= max (0 = unbounded), got 8 to 2}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<explore 8 to 2>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<explore 8 to 2>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -716,7 +716,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 // -----
 
 // expected-error @+1 {{expected an integer, 'auto', 'explore' or 'none', got 'sometimes'}}
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<sometimes>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<sometimes>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
@@ -726,7 +726,7 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
 
 // -----
 
-transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>

@@ -5,18 +5,18 @@
 // A learned-position, tied-embedding step with every optional bias present.
 // CHECK-LABEL: transformer.train_step @learned
 // CHECK-SAME:    (%tokens: tensor<?x8xi32>, %labels: tensor<?x8xi32>)
-// CHECK-SAME:    micro_batch = #transformer.micro_batch<auto>
-// CHECK-SAME:    optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>
-// CHECK-SAME:    precision = #transformer.precision<storage = bf16, accumulate = f32>
-// CHECK-SAME:    schedule = [#transformer.lr_phase<kind = linear, start = 0.0, end = 0.0002, steps = 10>, #transformer.lr_phase<kind = cosine, start = 0.0002, end = 2.0e-05, steps = 0>]
+// CHECK-SAME:    micro_batch = #training.micro_batch<auto>
+// CHECK-SAME:    optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>
+// CHECK-SAME:    precision = #training.precision<storage = bf16, accumulate = f32>
+// CHECK-SAME:    schedule = [#training.lr_phase<kind = linear, start = 0.0, end = 0.0002, steps = 10>, #training.lr_phase<kind = cosine, start = 0.0002, end = 2.0e-05, steps = 0>]
 transformer.train_step @learned(%tokens: tensor<?x8xi32>, %labels: tensor<?x8xi32>) attributes {
     global_batch = 16 : i64, num_csx = 2 : i64, seq_len = 8 : i64,
-    micro_batch = #transformer.micro_batch<auto>,
-    optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>,
-    schedule = [#transformer.lr_phase<kind = linear, start = 0.0, end = 0.0002, steps = 10>,
-                #transformer.lr_phase<kind = cosine, start = 0.0002, end = 2.0e-05, steps = 0>],
+    micro_batch = #training.micro_batch<auto>,
+    optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>,
+    schedule = [#training.lr_phase<kind = linear, start = 0.0, end = 0.0002, steps = 10>,
+                #training.lr_phase<kind = cosine, start = 0.0002, end = 2.0e-05, steps = 0>],
     max_gradient_norm = 1.0 : f64,
-    precision = #transformer.precision<storage = bf16, accumulate = f32>} {
+    precision = #training.precision<storage = bf16, accumulate = f32>} {
   // CHECK: %wte = transformer.weight "wte" : tensor<32x16xbf16>
   %wte = transformer.weight "wte" : tensor<32x16xbf16>
   // CHECK: %[[X:.+]] = transformer.token_embedding %tokens, %wte : tensor<?x8xi32>, tensor<32x16xbf16> -> tensor<?x8x16xbf16>
@@ -56,16 +56,16 @@ transformer.train_step @learned(%tokens: tensor<?x8xi32>, %labels: tensor<?x8xi3
 
 // A rotary, untied, muP step without attention biases, with a head bias.
 // CHECK-LABEL: transformer.train_step @rotary_mup
-// CHECK-SAME:    micro_batch = #transformer.micro_batch<explore 2 to 8>
-// CHECK-SAME:    mup = #transformer.mup<embeddings_scale = 10.0, output_logits_scale = 0.3333333333333333, decoder_kernel_lr_scale = 0.3333333333333333>
+// CHECK-SAME:    micro_batch = #training.micro_batch<explore 2 to 8>
+// CHECK-SAME:    mup = #training.mup<embeddings_scale = 10.0, output_logits_scale = 0.3333333333333333, decoder_kernel_lr_scale = 0.3333333333333333>
 transformer.train_step @rotary_mup(%tokens: tensor<?x8xi32>, %labels: tensor<?x8xi32>) attributes {
     global_batch = 8 : i64, num_csx = 1 : i64, seq_len = 8 : i64,
-    micro_batch = #transformer.micro_batch<explore 2 to 8>,
-    optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-06, weight_decay = 0.0>,
-    schedule = [#transformer.lr_phase<kind = constant, start = 0.006, end = 0.006, steps = 0>],
+    micro_batch = #training.micro_batch<explore 2 to 8>,
+    optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-06, weight_decay = 0.0>,
+    schedule = [#training.lr_phase<kind = constant, start = 0.006, end = 0.006, steps = 0>],
     max_gradient_norm = 0.0 : f64,
-    precision = #transformer.precision<storage = f32, accumulate = f32>,
-    mup = #transformer.mup<embeddings_scale = 10.0, output_logits_scale = 0.3333333333333333, decoder_kernel_lr_scale = 0.3333333333333333>} {
+    precision = #training.precision<storage = f32, accumulate = f32>,
+    mup = #training.mup<embeddings_scale = 10.0, output_logits_scale = 0.3333333333333333, decoder_kernel_lr_scale = 0.3333333333333333>} {
   %wte = transformer.weight "wte" : tensor<32x16xf32>
   // CHECK: transformer.token_embedding %tokens, %wte scale 1.000000e+01
   %x = transformer.token_embedding %tokens, %wte scale 10.0 : tensor<?x8xi32>, tensor<32x16xf32> -> tensor<?x8x16xf32>
@@ -97,19 +97,19 @@ transformer.train_step @rotary_mup(%tokens: tensor<?x8xi32>, %labels: tensor<?x8
 
 // The other micro-batch forms.
 // CHECK-LABEL: transformer.train_step @fixed_micro_batch
-// CHECK-SAME:    micro_batch = #transformer.micro_batch<4>
+// CHECK-SAME:    micro_batch = #training.micro_batch<4>
 // CHECK-LABEL: transformer.train_step @no_micro_batch
-// CHECK-SAME:    micro_batch = #transformer.micro_batch<none>
+// CHECK-SAME:    micro_batch = #training.micro_batch<none>
 // CHECK-LABEL: transformer.train_step @unbounded_explore
-// CHECK-SAME:    micro_batch = #transformer.micro_batch<explore>
+// CHECK-SAME:    micro_batch = #training.micro_batch<explore>
 
 transformer.train_step @fixed_micro_batch(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {
     global_batch = 8 : i64, num_csx = 1 : i64, seq_len = 4 : i64,
-    micro_batch = #transformer.micro_batch<4>,
-    optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>,
-    schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>],
+    micro_batch = #training.micro_batch<4>,
+    optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>,
+    schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>],
     max_gradient_norm = 1.0 : f64,
-    precision = #transformer.precision<storage = f32, accumulate = f32>} {
+    precision = #training.precision<storage = f32, accumulate = f32>} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "h.0.attn.qkv.weight" layer 0 : tensor<8x24xf32>
@@ -123,11 +123,11 @@ transformer.train_step @fixed_micro_batch(%tokens: tensor<?x4xi32>, %labels: ten
 
 transformer.train_step @no_micro_batch(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {
     global_batch = 8 : i64, num_csx = 1 : i64, seq_len = 4 : i64,
-    micro_batch = #transformer.micro_batch<none>,
-    optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>,
-    schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>],
+    micro_batch = #training.micro_batch<none>,
+    optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>,
+    schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>],
     max_gradient_norm = 1.0 : f64,
-    precision = #transformer.precision<storage = f32, accumulate = f32>} {
+    precision = #training.precision<storage = f32, accumulate = f32>} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "h.0.attn.qkv.weight" layer 0 : tensor<8x24xf32>
@@ -141,11 +141,11 @@ transformer.train_step @no_micro_batch(%tokens: tensor<?x4xi32>, %labels: tensor
 
 transformer.train_step @unbounded_explore(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {
     global_batch = 8 : i64, num_csx = 1 : i64, seq_len = 4 : i64,
-    micro_batch = #transformer.micro_batch<explore>,
-    optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>,
-    schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>],
+    micro_batch = #training.micro_batch<explore>,
+    optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>,
+    schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>],
     max_gradient_norm = 1.0 : f64,
-    precision = #transformer.precision<storage = f32, accumulate = f32>} {
+    precision = #training.precision<storage = f32, accumulate = f32>} {
   %wte = transformer.weight "wte" : tensor<16x8xf32>
   %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
   %wqkv = transformer.weight "h.0.attn.qkv.weight" layer 0 : tensor<8x24xf32>

@@ -14,6 +14,7 @@
 
 using namespace mlir;
 using namespace cgpt::transformer;
+using namespace cgpt::training;
 using cgpt::formatExactDouble;
 using cgpt::formatShape;
 

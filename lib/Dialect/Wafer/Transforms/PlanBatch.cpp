@@ -19,7 +19,7 @@ namespace cgpt::wafer {
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::wafer;
-using cgpt::transformer::MicroBatchMode;
+using cgpt::training::MicroBatchMode;
 
 namespace {
 

@@ -1,7 +1,7 @@
 // A one-layer GPT-J style step: rotary, parallel block, untied head with a
 // bias, no attention biases, muP, ReLU.
 module {
-  transformer.train_step @gj(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 2 : i64, max_gradient_norm = 0.000000e+00 : f64, micro_batch = #transformer.micro_batch<auto>, mup = #transformer.mup<embeddings_scale = 10.0, output_logits_scale = 0.5, decoder_kernel_lr_scale = 1.0>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-06, weight_decay = 0.0>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+  transformer.train_step @gj(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 2 : i64, max_gradient_norm = 0.000000e+00 : f64, micro_batch = #training.micro_batch<auto>, mup = #training.mup<embeddings_scale = 10.0, output_logits_scale = 0.5, decoder_kernel_lr_scale = 1.0>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-06, weight_decay = 0.0>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
     %wte = transformer.weight "wte" : tensor<16x8xf32>
     %0 = transformer.token_embedding %tokens, %wte scale 1.000000e+01 : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
     %1 = transformer.rotary_embedding dim 2 base 1.000000e+04 : tensor<4x1x2xf32>

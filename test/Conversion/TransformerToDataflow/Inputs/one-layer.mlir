@@ -1,7 +1,7 @@
 // A one-layer GPT-2 style step: learned positions, tied head, GELU, every bias.
 // Made by cgpt-run --emit=transformer from a 1-layer Model Zoo file.
 module {
-  transformer.train_step @one(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 2 : i64, max_gradient_norm = 0.000000e+00 : f64, micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64, optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-06, weight_decay = 0.0>, precision = #transformer.precision<storage = f32, accumulate = f32>, schedule = [#transformer.lr_phase<kind = constant, start = 0.0006, end = 0.0006, steps = 0>], seq_len = 4 : i64} {
+  transformer.train_step @one(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 2 : i64, max_gradient_norm = 0.000000e+00 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-06, weight_decay = 0.0>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.0006, end = 0.0006, steps = 0>], seq_len = 4 : i64} {
     %wte = transformer.weight "wte" : tensor<16x8xf32>
     %0 = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
     %wpe = transformer.weight "wpe" : tensor<4x8xf32>

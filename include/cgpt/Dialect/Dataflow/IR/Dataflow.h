@@ -7,8 +7,13 @@
 #ifndef CGPT_DIALECT_DATAFLOW_IR_DATAFLOW_H
 #define CGPT_DIALECT_DATAFLOW_IR_DATAFLOW_H
 
-#include "cgpt/Dialect/Transformer/IR/Transformer.h"
+#include "cgpt/Dialect/Training/IR/Training.h"
 
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/RegionKindInterface.h"
 
 #include "cgpt/Dialect/Dataflow/IR/DataflowOpsDialect.h.inc"

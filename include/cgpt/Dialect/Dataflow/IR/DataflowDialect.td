@@ -47,7 +47,7 @@ def Dataflow_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
-  let dependentDialects = ["::cgpt::transformer::TransformerDialect"];
+  let dependentDialects = ["::cgpt::training::TrainingDialect"];
   let extraClassDeclaration = [{
     void registerTypes();
     void registerAttributes();

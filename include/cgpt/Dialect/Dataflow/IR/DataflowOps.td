@@ -8,7 +8,7 @@
 #define CGPT_DIALECT_DATAFLOW_IR_DATAFLOWOPS_TD
 
 include "cgpt/Dialect/Dataflow/IR/DataflowBase.td"
-include "cgpt/Dialect/Transformer/IR/TransformerAttrs.td"
+include "cgpt/Dialect/Training/IR/TrainingAttrs.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/RegionKindInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
@@ -48,7 +48,7 @@ def Dataflow_ProgramOp : Dataflow_Op<"program", [
 
     ```mlir
     dataflow.program @tiny attributes {global_batch = 8 : i64, num_csx = 1 : i64,
-        seq_len = 64 : i64, micro_batch = #transformer.micro_batch<auto>,
+        seq_len = 64 : i64, micro_batch = #training.micro_batch<auto>,
         recompute = #dataflow<recompute layer>} {
       dataflow.micro_batch_loop(...) { ... }
       dataflow.optimizer_step {...}
@@ -57,7 +57,7 @@ def Dataflow_ProgramOp : Dataflow_Op<"program", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, CGPT_I64Attr:$global_batch,
                        CGPT_I64Attr:$num_csx, CGPT_I64Attr:$seq_len,
-                       Transformer_MicroBatchAttr:$micro_batch,
+                       Training_MicroBatchAttr:$micro_batch,
                        Dataflow_RecomputeAttr:$recompute,
                        OptionalAttr<StrAttr>:$target);
   let regions = (region SizedRegion<1>:$body);
@@ -159,15 +159,15 @@ def Dataflow_OptimizerStepOp : Dataflow_Op<"optimizer_step", [
     Nothing here runs on the wafer.
 
     ```mlir
-    dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #transformer.adamw<...>,
+    dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #training.adamw<...>,
                              parameters = 120576 : i64, schedule = [...]}
     ```
   }];
-  let arguments = (ins Transformer_AdamWAttr:$optimizer,
-                       TypedArrayAttrBase<Transformer_LRPhaseAttr,
+  let arguments = (ins Training_AdamWAttr:$optimizer,
+                       TypedArrayAttrBase<Training_LRPhaseAttr,
                                           "learning-rate phases">:$schedule,
                        F64Attr:$max_gradient_norm,
-                       OptionalAttr<Transformer_MuPAttr>:$mup,
+                       OptionalAttr<Training_MuPAttr>:$mup,
                        CGPT_I64Attr:$parameters);
   let assemblyFormat = "attr-dict";
 }

@@ -7,6 +7,8 @@
 #ifndef CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMER_H
 #define CGPT_DIALECT_TRANSFORMER_IR_TRANSFORMER_H
 
+#include "cgpt/Dialect/Training/IR/Training.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -17,13 +19,6 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-
-namespace cgpt::transformer {
-/// Parses an f64 written by `printExactDouble` (or any float literal).
-mlir::FailureOr<llvm::APFloat> parseExactDouble(mlir::AsmParser &parser);
-/// Prints the shortest decimal form of `value` that reads back exactly.
-void printExactDouble(mlir::AsmPrinter &printer, const llvm::APFloat &value);
-} // namespace cgpt::transformer
 
 #include "cgpt/Dialect/Transformer/IR/TransformerOpsDialect.h.inc"
 #include "cgpt/Dialect/Transformer/IR/TransformerEnums.h.inc"

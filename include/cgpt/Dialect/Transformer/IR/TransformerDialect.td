@@ -39,6 +39,7 @@ def Transformer_Dialect : Dialect {
 
     `cgpt-run models/tiny.yaml --emit=transformer` prints a complete one.
   }];
+  let dependentDialects = ["::cgpt::training::TrainingDialect"];
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{
     void registerAttributes();

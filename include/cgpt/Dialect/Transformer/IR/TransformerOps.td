@@ -9,6 +9,7 @@
 
 include "cgpt/Dialect/Transformer/IR/TransformerDialect.td"
 include "cgpt/Dialect/Transformer/IR/TransformerAttrs.td"
+include "cgpt/Dialect/Training/IR/TrainingAttrs.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
@@ -44,7 +45,7 @@ def Transformer_TrainStepOp : Transformer_Op<"train_step", [
     - `global_batch`: sequences per optimizer step, over all systems;
     - `num_csx`: systems in data parallel (each runs global_batch / num_csx);
     - `seq_len`: tokens per sequence;
-    - `micro_batch`: the user's micro-batch request (see `#transformer.micro_batch`);
+    - `micro_batch`: the user's micro-batch request (see `#training.micro_batch`);
     - `optimizer`, `schedule`, `max_gradient_norm` (0 disables clipping);
     - `precision`: storage and accumulation types;
     - `mup` (optional): the muP multipliers.
@@ -52,10 +53,10 @@ def Transformer_TrainStepOp : Transformer_Op<"train_step", [
     ```mlir
     transformer.train_step @tiny(%tokens: tensor<?x64xi32>, %labels: tensor<?x64xi32>)
         attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64,
-                    micro_batch = #transformer.micro_batch<auto>, num_csx = 1 : i64,
-                    optimizer = #transformer.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1e-08, weight_decay = 0.1>,
-                    precision = #transformer.precision<storage = f32, accumulate = f32>,
-                    schedule = [#transformer.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>],
+                    micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64,
+                    optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1e-08, weight_decay = 0.1>,
+                    precision = #training.precision<storage = f32, accumulate = f32>,
+                    schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>],
                     seq_len = 64 : i64} {
       %wte = transformer.weight "wte" : tensor<256x64xf32>
       ...
@@ -65,13 +66,13 @@ def Transformer_TrainStepOp : Transformer_Op<"train_step", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, CGPT_I64Attr:$global_batch,
                        CGPT_I64Attr:$num_csx, CGPT_I64Attr:$seq_len,
-                       Transformer_MicroBatchAttr:$micro_batch,
-                       Transformer_AdamWAttr:$optimizer,
-                       TypedArrayAttrBase<Transformer_LRPhaseAttr,
+                       Training_MicroBatchAttr:$micro_batch,
+                       Training_AdamWAttr:$optimizer,
+                       TypedArrayAttrBase<Training_LRPhaseAttr,
                                           "learning-rate phases">:$schedule,
                        F64Attr:$max_gradient_norm,
-                       Transformer_PrecisionAttr:$precision,
-                       OptionalAttr<Transformer_MuPAttr>:$mup);
+                       Training_PrecisionAttr:$precision,
+                       OptionalAttr<Training_MuPAttr>:$mup);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;

@@ -7,8 +7,12 @@
 #ifndef CGPT_DIALECT_WAFER_IR_WAFER_H
 #define CGPT_DIALECT_WAFER_IR_WAFER_H
 
-#include "cgpt/Dialect/Transformer/IR/Transformer.h"
+#include "cgpt/Dialect/Training/IR/Training.h"
 
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace cgpt::target {

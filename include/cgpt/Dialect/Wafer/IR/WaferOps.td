@@ -7,7 +7,7 @@
 #ifndef CGPT_DIALECT_WAFER_IR_WAFEROPS_TD
 #define CGPT_DIALECT_WAFER_IR_WAFEROPS_TD
 
-include "cgpt/Dialect/Transformer/IR/TransformerAttrs.td"
+include "cgpt/Dialect/Training/IR/TrainingAttrs.td"
 include "mlir/IR/AttrTypeBase.td"
 include "cgpt/Dialect/Wafer/IR/WaferEnums.td"
 include "mlir/IR/OpBase.td"
@@ -40,7 +40,7 @@ def Wafer_Dialect : Dialect {
     }
     ```
   }];
-  let dependentDialects = ["::cgpt::transformer::TransformerDialect"];
+  let dependentDialects = ["::cgpt::training::TrainingDialect"];
   let useDefaultAttributePrinterParser = 1;
 }
 
@@ -127,7 +127,7 @@ def Wafer_CandidateAttr : AttrDef<Wafer_Dialect, "Candidate"> {
   let parameters = (ins "int64_t":$micro_batch,
                         Wafer_CheckpointAttr:$checkpoint, "bool":$fits,
                         "int64_t":$sram_peak,
-                        Transformer_F64Param:$samples_per_second);
+                        Training_F64Param:$samples_per_second);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
@@ -157,7 +157,7 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$target,
                        CGPT_I64Attr:$global_batch, CGPT_I64Attr:$num_csx,
                        CGPT_I64Attr:$seq_len,
-                       Transformer_MicroBatchAttr:$micro_batch_request,
+                       Training_MicroBatchAttr:$micro_batch_request,
                        CGPT_I64Attr:$micro_batch,
                        CGPT_I64Attr:$grad_accum_steps,
                        CGPT_I64Attr:$kept_bytes_per_sequence,
