@@ -10,6 +10,7 @@
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
+#include "cgpt/Kernels/Registration.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace cgpt {
@@ -18,6 +19,7 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<training::TrainingDialect, transformer::TransformerDialect,
                   dataflow::DataflowDialect,
                   wafer::WaferDialect>();
+  registerKernelModels(registry);
 }
 
 } // namespace cgpt

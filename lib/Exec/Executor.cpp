@@ -6,15 +6,18 @@
 
 #include "cgpt/Exec/Executor.h"
 
+#include "cgpt/Exec/ExecutableKernel.h"
+
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
-#include <memory>
 
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::exec;
-using TensorRef = std::shared_ptr<const Tensor>;
+using TensorRef = KernelFrame::TensorRef;
+
+#include "cgpt/Exec/ExecutableKernelInterface.cpp.inc"
 
 double exec::learningRate(ArrayAttr schedule, int64_t step) {
   double rate = 0.0;
@@ -96,6 +99,10 @@ FailureOr<Trainer> Trainer::create(dataflow::ProgramOp program,
       dataflow::TileAttr tile = kernel.getTileOrNull();
       if (!tile)
         return op.emitError() << "has no tile; run dataflow-tile first";
+      if (!isa<ExecutableKernelOpInterface>(op))
+        return op.emitError()
+               << "the functional executor cannot run '" << op.getName()
+               << "': it has no ExecutableKernelOpInterface";
       trainer.tiles[&op].assign(tile.getSizes().begin(), tile.getSizes().end());
     }
     ++order;
@@ -118,46 +125,27 @@ FailureOr<Trainer> Trainer::create(dataflow::ProgramOp program,
   return trainer;
 }
 
-namespace {
-/// The values of one micro-batch's run.
-class Frame {
-public:
-  Frame(const IdTensor &tokens, const IdTensor &labels) {
-    ids[0] = &tokens;
-    ids[1] = &labels;
-  }
-  const Tensor &operator[](Value value) const { return *tensors.at(value); }
-  TensorRef ref(Value value) const { return tensors.at(value); }
-  const IdTensor &idsOf(Value value) const {
-    return *ids[cast<BlockArgument>(value).getArgNumber()];
-  }
-  void set(Value value, TensorRef tensor) {
-    tensors[value] = std::move(tensor);
-  }
-  void set(Value value, Tensor tensor) {
-    tensors[value] = std::make_shared<const Tensor>(std::move(tensor));
-  }
-
-private:
-  llvm::DenseMap<Value, TensorRef> tensors;
-  const IdTensor *ids[2];
-};
-
-double scaleOf(std::optional<APFloat> scale) {
-  return scale ? scale->convertToDouble() : 1.0;
-}
-} // namespace
-
 LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                                      const IdTensor &labels, double &loss) {
-  Frame frame(tokens, labels);
+  KernelFrame frame(tokens, labels, seqLen);
   for (auto stage :
        program.getLoop().getBodyBlock().getOps<dataflow::StageOp>()) {
     for (Operation &op : stage.getBody().front()) {
-      ArrayRef<int64_t> tile;
-      if (auto it = tiles.find(&op); it != tiles.end())
-        tile = it->second;
-      bool kernel = isa<dataflow::KernelOpInterface>(op);
+      if (auto kernel = dyn_cast<ExecutableKernelOpInterface>(op)) {
+        if (failed(kernel.execute(frame, tiles.find(&op)->second)))
+          return failure();
+        // Streams are stored in the storage type; row statistics, the
+        // loss and constants stay f32 (see each kernel).
+        if (options.bf16Storage)
+          for (OpResult result : op.getResults()) {
+            if (kernel.keepsF32Result(result.getResultNumber()))
+              continue;
+            auto copy = std::make_shared<Tensor>(frame[result]);
+            roundToBF16(copy->data);
+            frame.set(result, TensorRef(std::move(copy)));
+          }
+        continue;
+      }
       LogicalResult handled =
           llvm::TypeSwitch<Operation *, LogicalResult>(&op)
               .Case([&](dataflow::WeightInOp in) -> LogicalResult {
@@ -200,151 +188,6 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                   frame.set(result, frame.ref(value));
                 return success();
               })
-              .Case([&](dataflow::MatmulOp mm) -> LogicalResult {
-                MatmulOptions mo;
-                mo.transposeLhs = mm.getTransposeLhs();
-                mo.transposeRhs = mm.getTransposeRhs();
-                mo.reduceBatch = mm.getReduceBatch();
-                mo.scale = static_cast<float>(scaleOf(mm.getScale()));
-                const Tensor *bias =
-                    mm.getBias() ? &frame[mm.getBias()] : nullptr;
-                frame.set(mm.getResult(),
-                          matmul(frame[mm.getLhs()], frame[mm.getRhs()], bias,
-                                 mo, tile));
-                return success();
-              })
-              .Case([&](dataflow::MapOp mapOp) -> LogicalResult {
-                llvm::SmallVector<const Tensor *, 2> inputs;
-                for (Value input : mapOp.getInputs())
-                  inputs.push_back(&frame[input]);
-                frame.set(mapOp.getResult(),
-                          map(mapOp.getKind(), inputs, tile));
-                return success();
-              })
-              .Case([&](dataflow::GatherOp g) -> LogicalResult {
-                frame.set(g.getResult(),
-                          gather(frame[g.getTable()], frame.idsOf(g.getIds()),
-                                 static_cast<float>(scaleOf(g.getScale())),
-                                 tile));
-                return success();
-              })
-              .Case([&](dataflow::ScatterAddOp s) -> LogicalResult {
-                auto type = cast<dataflow::StreamType>(s.getResult().getType());
-                frame.set(s.getResult(),
-                          scatterAdd(frame.idsOf(s.getIds()),
-                                     frame[s.getGrad()], type.getShape()[0],
-                                     static_cast<float>(scaleOf(s.getScale())),
-                                     tile));
-                return success();
-              })
-              .Case([&](dataflow::AddPositionsOp a) -> LogicalResult {
-                frame.set(a.getResult(),
-                          addPositions(frame[a.getInput()], frame[a.getTable()],
-                                       tile));
-                return success();
-              })
-              .Case([&](dataflow::PositionGradOp p) -> LogicalResult {
-                auto type = cast<dataflow::StreamType>(p.getResult().getType());
-                frame.set(
-                    p.getResult(),
-                    positionGrad(frame[p.getGrad()], type.getShape()[0], tile));
-                return success();
-              })
-              .Case([&](dataflow::SumBatchOp s) -> LogicalResult {
-                frame.set(s.getResult(), sumBatch(frame[s.getInput()], tile));
-                return success();
-              })
-              .Case([&](dataflow::RotaryAnglesOp r) -> LogicalResult {
-                frame.set(r.getResult(),
-                          rotaryAngles(seqLen, static_cast<int64_t>(r.getDim()),
-                                       r.getBase().convertToDouble()));
-                return success();
-              })
-              .Case([&](dataflow::RotaryOp r) -> LogicalResult {
-                frame.set(r.getResult(),
-                          rotary(frame[r.getInput()], frame[r.getAngles()],
-                                 r.getInverse(), tile));
-                return success();
-              })
-              .Case([&](dataflow::SplitHeadsOp s) -> LogicalResult {
-                Tensor q, k, v;
-                splitHeads(frame[s.getQkv()],
-                           static_cast<int64_t>(s.getNumHeads()),
-                           static_cast<int64_t>(s.getHeadSize()), q, k, v);
-                frame.set(s.getQuery(), std::move(q));
-                frame.set(s.getKey(), std::move(k));
-                frame.set(s.getValue(), std::move(v));
-                return success();
-              })
-              .Case([&](dataflow::JoinHeadsOp j) -> LogicalResult {
-                frame.set(j.getResult(),
-                          joinHeads(frame[j.getQuery()], frame[j.getKey()],
-                                    frame[j.getValue()]));
-                return success();
-              })
-              .Case([&](dataflow::MergeHeadsOp m) -> LogicalResult {
-                frame.set(m.getResult(), mergeHeads(frame[m.getInput()]));
-                return success();
-              })
-              .Case([&](dataflow::UnmergeHeadsOp u) -> LogicalResult {
-                auto type = cast<dataflow::StreamType>(u.getResult().getType());
-                frame.set(u.getResult(), unmergeHeads(frame[u.getInput()],
-                                                      type.getShape()[1]));
-                return success();
-              })
-              .Case([&](dataflow::LayerNormOp ln) -> LogicalResult {
-                LayerNormResult r =
-                    layerNorm(frame[ln.getInput()], frame[ln.getGamma()],
-                              frame[ln.getBeta()],
-                              ln.getEpsilon().convertToDouble(), tile);
-                frame.set(ln.getResult(), std::move(r.result));
-                frame.set(ln.getMean(), std::move(r.mean));
-                frame.set(ln.getRstd(), std::move(r.rstd));
-                return success();
-              })
-              .Case([&](dataflow::LayerNormGradOp g) -> LogicalResult {
-                LayerNormGrad r = layerNormGrad(
-                    frame[g.getGrad()], frame[g.getInput()], frame[g.getMean()],
-                    frame[g.getRstd()], frame[g.getGamma()], tile);
-                frame.set(g.getInputGrad(), std::move(r.input));
-                frame.set(g.getGammaGrad(), std::move(r.gamma));
-                frame.set(g.getBetaGrad(), std::move(r.beta));
-                return success();
-              })
-              .Case([&](dataflow::SoftmaxOp s) -> LogicalResult {
-                frame.set(
-                    s.getResult(),
-                    softmax(frame[s.getScores()],
-                            static_cast<float>(s.getScale().convertToDouble()),
-                            s.getCausal(), tile));
-                return success();
-              })
-              .Case([&](dataflow::SoftmaxGradOp s) -> LogicalResult {
-                frame.set(s.getResult(),
-                          softmaxGrad(frame[s.getProbs()], frame[s.getGrad()],
-                                      static_cast<float>(
-                                          s.getScale().convertToDouble()),
-                                      tile));
-                return success();
-              })
-              .Case([&](dataflow::CrossEntropyOp ce) -> LogicalResult {
-                CrossEntropyResult r = crossEntropy(
-                    frame[ce.getLogits()], frame.idsOf(ce.getLabels()),
-                    ce.getScale().convertToDouble(), tile);
-                frame.set(ce.getLoss(), std::move(r.loss));
-                frame.set(ce.getLse(), std::move(r.lse));
-                return success();
-              })
-              .Case([&](dataflow::CrossEntropyGradOp g) -> LogicalResult {
-                frame.set(
-                    g.getResult(),
-                    crossEntropyGrad(
-                        frame[g.getLogits()], frame[g.getLse()],
-                        frame.idsOf(g.getLabels()),
-                        static_cast<float>(g.getScale().convertToDouble()),
-                        tile));
-                return success();
-              })
               .Default([&](Operation *unknown) -> LogicalResult {
                 return unknown->emitError()
                        << "the functional executor cannot run '"
@@ -352,18 +195,6 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
               });
       if (failed(handled))
         return failure();
-      // Streams are stored in the storage type; row statistics, the loss
-      // and rotary angles stay f32 (see each op).
-      if (kernel && options.bf16Storage &&
-          !isa<dataflow::RotaryAnglesOp, dataflow::CrossEntropyOp>(op))
-        for (OpResult result : op.getResults()) {
-          if (auto ln = dyn_cast<dataflow::LayerNormOp>(op);
-              ln && result != ln.getResult())
-            continue;
-          auto copy = std::make_shared<Tensor>(frame[result]);
-          roundToBF16(copy->data);
-          frame.set(result, TensorRef(std::move(copy)));
-        }
     }
   }
   return success();

@@ -49,7 +49,7 @@ double appendixF(int64_t d, int64_t layers) {
 }
 
 double flopsFromKernels(const std::string &file) {
-  mlir::MLIRContext context;
+  mlir::MLIRContext context(test::allDialects());
   mlir::OwningOpRef<mlir::ModuleOp> module =
       test::importSourceModel(file, &context);
   if (!module)
@@ -90,7 +90,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Recompute, LayerPolicyRecomputesOneForwardOfTheLayers) {
   // Recomputing a layer reruns its forward kernels: a third of the layers'
   // training FLOPs, and nothing for the embedding and the head.
-  mlir::MLIRContext context;
+  mlir::MLIRContext context(test::allDialects());
   mlir::OwningOpRef<mlir::ModuleOp> module =
       test::importSourceModel("models/cerebras-gpt-111m.yaml", &context);
   ASSERT_TRUE(module);

@@ -8,6 +8,7 @@
 #define CGPT_TEST_UNIT_TESTMODELS_H
 
 #include "cgpt/Frontend/ModelSpec.h"
+#include "cgpt/InitAllDialects.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -21,6 +22,14 @@ namespace cgpt::test {
 inline std::string sourcePath(const std::string &relative) {
   const char *root = std::getenv("CGPT_SOURCE_DIR");
   return std::string(root ? root : ".") + "/" + relative;
+}
+
+/// Every cgpt dialect with its kernels' lowering and execution models, as
+/// the tools register them.
+inline mlir::DialectRegistry allDialects() {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  return registry;
 }
 
 /// Imports a model file of the source tree; null (with a diagnostic) when

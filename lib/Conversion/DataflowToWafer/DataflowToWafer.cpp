@@ -42,24 +42,23 @@ bool isPerSequence(Value value) {
   return stream && !stream.getTensor().hasStaticShape();
 }
 
-/// How a dataflow kernel runs over the mesh.
-wafer::KernelKind kindOf(Operation *op) {
-  if (auto matmul = dyn_cast<MatmulOp>(op)) {
-    if (matmul.getReduceBatch())
-      return wafer::KernelKind::weight_grad;
-    if (tensorOf(matmul.getRhs()).hasStaticShape() ||
-        tensorOf(matmul.getLhs()).hasStaticShape())
-      return wafer::KernelKind::weight_matmul;
+/// How a dataflow kernel runs over the mesh: by its class of work.
+wafer::KernelKind kindOf(KernelOpInterface kernel) {
+  switch (kernel.getKernelClass()) {
+  case KernelClass::weight_matmul:
+    return wafer::KernelKind::weight_matmul;
+  case KernelClass::weight_grad:
+    return wafer::KernelKind::weight_grad;
+  case KernelClass::attention:
     return wafer::KernelKind::attention;
-  }
-  if (isa<SoftmaxOp, SoftmaxGradOp>(op))
-    return wafer::KernelKind::attention;
-  if (isa<LayerNormOp, LayerNormGradOp, CrossEntropyOp, CrossEntropyGradOp,
-          SumBatchOp>(op))
+  case KernelClass::reduction:
     return wafer::KernelKind::reduction;
-  if (isa<GatherOp, ScatterAddOp, PositionGradOp>(op))
+  case KernelClass::elementwise:
+    return wafer::KernelKind::elementwise;
+  case KernelClass::embedding:
     return wafer::KernelKind::embedding;
-  return wafer::KernelKind::elementwise;
+  }
+  llvm_unreachable("unknown kernel class");
 }
 
 /// The bytes of the static tensor a kernel sums over the pass (a weight
@@ -118,9 +117,10 @@ SmallVector<RegionDraft> groupKernels(Block &body) {
   SmallVector<RegionDraft> drafts;
   llvm::DenseMap<Operation *, size_t> regionOf;
   for (Operation &op : body) {
-    if (!isa<KernelOpInterface>(op))
+    auto kernel = dyn_cast<KernelOpInterface>(op);
+    if (!kernel)
       continue;
-    wafer::KernelKind kind = kindOf(&op);
+    wafer::KernelKind kind = kindOf(kernel);
     bool joins = false;
     if (!drafts.empty()) {
       RegionDraft &last = drafts.back();

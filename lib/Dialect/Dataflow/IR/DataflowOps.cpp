@@ -338,6 +338,17 @@ LogicalResult MatmulOp::verify() {
   return expectSameElementType(*this, values);
 }
 
+KernelClass MatmulOp::getKernelClass() {
+  if (getReduceBatch())
+    return KernelClass::weight_grad;
+  auto isStatic = [](Value stream) {
+    return cast<StreamType>(stream.getType()).getTensor().hasStaticShape();
+  };
+  if (isStatic(getRhs()) || isStatic(getLhs()))
+    return KernelClass::weight_matmul;
+  return KernelClass::attention;
+}
+
 int64_t MatmulOp::getFlopsPerSequence() {
   MatmulShape shape = matmulShape(*this);
   int64_t batch = productPerSequence(shape.batch);
@@ -433,6 +444,8 @@ LogicalResult GatherOp::verify() {
   return expectSameElementType(*this, {getTable(), getResult()});
 }
 
+KernelClass GatherOp::getKernelClass() { return KernelClass::embedding; }
+
 int64_t GatherOp::getFlopsPerSequence() {
   ArrayRef<int64_t> table = shapeOf(getTable());
   return 2 * perSequence(shapeOf(getIds())[1]) * table[0] * table[1];
@@ -460,6 +473,8 @@ LogicalResult ScatterAddOp::verify() {
                             "gradient";
   return expectSameElementType(*this, {getGrad(), getResult()});
 }
+
+KernelClass ScatterAddOp::getKernelClass() { return KernelClass::embedding; }
 
 int64_t ScatterAddOp::getFlopsPerSequence() {
   ArrayRef<int64_t> result = shapeOf(getResult());
@@ -513,6 +528,8 @@ LogicalResult PositionGradOp::verify() {
   return verifyPositionTable(*this, "result", getResult(), getGrad());
 }
 
+KernelClass PositionGradOp::getKernelClass() { return KernelClass::embedding; }
+
 int64_t PositionGradOp::getFlopsPerSequence() {
   return 2 * elementsPerSequence(getGrad());
 }
@@ -529,6 +546,8 @@ LogicalResult SumBatchOp::verify() {
   return expectShape(*this, "result", getResult(), {shapeOf(getInput()).back()},
                      "input " + formatShape(shapeOf(getInput())));
 }
+
+KernelClass SumBatchOp::getKernelClass() { return KernelClass::reduction; }
 
 int64_t SumBatchOp::getFlopsPerSequence() {
   return elementsPerSequence(getInput());
@@ -710,6 +729,8 @@ LogicalResult LayerNormOp::verify() {
   return verifyRowStats(*this, getInput(), {getMean(), getRstd()});
 }
 
+KernelClass LayerNormOp::getKernelClass() { return KernelClass::reduction; }
+
 int64_t LayerNormOp::getFlopsPerSequence() {
   return 7 * elementsPerSequence(getInput());
 }
@@ -728,6 +749,8 @@ LogicalResult LayerNormGradOp::verify() {
     return failure();
   return verifyRowStats(*this, getInput(), {getMean(), getRstd()});
 }
+
+KernelClass LayerNormGradOp::getKernelClass() { return KernelClass::reduction; }
 
 int64_t LayerNormGradOp::getFlopsPerSequence() {
   return 14 * elementsPerSequence(getInput());
@@ -761,6 +784,8 @@ LogicalResult SoftmaxOp::verify() {
                       getHeadSize(), getCausal());
 }
 
+KernelClass SoftmaxOp::getKernelClass() { return KernelClass::attention; }
+
 int64_t SoftmaxOp::getFlopsPerSequence() {
   return 4 * getHeadSize() * elementsPerSequence(getScores());
 }
@@ -781,6 +806,8 @@ LogicalResult SoftmaxGradOp::verify() {
   return verifyScores(*this, getProbs(), getScale().convertToDouble(),
                       getHeadSize(), /*causal=*/false);
 }
+
+KernelClass SoftmaxGradOp::getKernelClass() { return KernelClass::attention; }
 
 int64_t SoftmaxGradOp::getFlopsPerSequence() {
   return 8 * getHeadSize() * elementsPerSequence(getProbs());
@@ -814,6 +841,8 @@ LogicalResult CrossEntropyOp::verify() {
   return verifyLogits(*this, getLogits(), getLabels(), getLse());
 }
 
+KernelClass CrossEntropyOp::getKernelClass() { return KernelClass::reduction; }
+
 int64_t CrossEntropyOp::getFlopsPerSequence() {
   return 4 * elementsPerSequence(getLogits());
 }
@@ -828,6 +857,8 @@ LogicalResult CrossEntropyGradOp::verify() {
                          << tensorOf(getLogits());
   return verifyLogits(*this, getLogits(), getLabels(), getLse());
 }
+
+KernelClass CrossEntropyGradOp::getKernelClass() { return KernelClass::reduction; }
 
 int64_t CrossEntropyGradOp::getFlopsPerSequence() {
   return 3 * elementsPerSequence(getLogits());

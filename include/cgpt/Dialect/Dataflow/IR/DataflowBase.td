@@ -91,6 +91,25 @@ def Dataflow_MapKindAttr : EnumAttr<Dataflow_Dialect, Dataflow_MapKind, "map"> {
   let assemblyFormat = "$value";
 }
 
+def Dataflow_KernelClass : I32EnumAttr<"KernelClass",
+    "the kind of work a kernel does, which decides how it is laid out on the mesh", [
+      // Activations times a streamed weight.
+      I32EnumAttrCase<"weight_matmul", 0>,
+      // A weight gradient: activations times activations, summed over the
+      // micro-batch.
+      I32EnumAttrCase<"weight_grad", 1>,
+      // Per-sequence products and softmax of attention.
+      I32EnumAttrCase<"attention", 2>,
+      // Row statistics: norms, the loss, sums over the batch.
+      I32EnumAttrCase<"reduction", 3>,
+      I32EnumAttrCase<"elementwise", 4>,
+      // Lookups into, and scatters onto, a table.
+      I32EnumAttrCase<"embedding", 5>
+  ]> {
+  let cppNamespace = "::cgpt::dataflow";
+  let genSpecializedAttr = 0;
+}
+
 def Dataflow_Recompute : I32EnumAttr<"Recompute",
     "which activations the backward pass recomputes", [
       // Keep every activation the backward kernels read.
@@ -137,7 +156,8 @@ def Dataflow_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   let cppNamespace = "::cgpt::dataflow";
   let description = [{
     A kernel: work the wafer's cores execute. It states its algorithmic
-    FLOPs and the iteration space its tile divides.
+    FLOPs, the iteration space its tile divides, and the class of work
+    that decides its layout on the mesh.
   }];
   let methods = [
     InterfaceMethod<"Algorithmic FLOPs for one sequence of the micro-batch "
@@ -152,6 +172,12 @@ def Dataflow_KernelOpInterface : OpInterface<"KernelOpInterface"> {
         arithmetic actually done.
       }], "int64_t", "getExecutedFlopsPerSequence", (ins), [{}], [{
         return $_op.getFlopsPerSequence();
+      }]>,
+    InterfaceMethod<[{
+        The kind of work the kernel does: dataflow-to-wafer lays a kernel
+        out on the mesh by its class (docs/wafer.md).
+      }], "::cgpt::dataflow::KernelClass", "getKernelClass", (ins), [{}], [{
+        return ::cgpt::dataflow::KernelClass::elementwise;
       }]>,
   ];
   let extraSharedClassDeclaration = [{

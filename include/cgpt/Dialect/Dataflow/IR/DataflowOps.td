@@ -257,7 +257,7 @@ def Dataflow_MatmulOp : Dataflow_Kernel<"matmul", (ins
     Dataflow_Stream:$lhs, Dataflow_Stream:$rhs,
     Optional<Dataflow_Stream>:$bias, UnitAttr:$transpose_lhs,
     UnitAttr:$transpose_rhs, UnitAttr:$reduce_batch,
-    OptionalAttr<F64Attr>:$scale)> {
+    OptionalAttr<F64Attr>:$scale), [], ["getKernelClass"]> {
   let summary = "matrix multiply, f32 accumulation, storage-type result";
   let description = [{
     `result = scale * op(lhs) @ op(rhs) (+ bias)` over the last two
@@ -307,7 +307,7 @@ def Dataflow_MapOp : Dataflow_Kernel<"map", (ins
 
 def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
     Dataflow_Stream:$table, Dataflow_Stream:$ids,
-    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence"]> {
+    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
   let summary = "embedding lookup: rows of a table picked by token id";
   let description = [{
     `result[b, s, :] = scale * table[ids[b, s], :]`. Tiling space
@@ -326,7 +326,7 @@ def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
 
 def Dataflow_ScatterAddOp : Dataflow_Kernel<"scatter_add", (ins
     Dataflow_Stream:$ids, Dataflow_Stream:$grad,
-    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence"]> {
+    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
   let summary = "embedding gradient: rows added at their token ids";
   let description = [{
     `result[v, :] = scale * sum over (b, s) with ids[b, s] = v of
@@ -354,7 +354,7 @@ def Dataflow_AddPositionsOp : Dataflow_Kernel<"add_positions", (ins
 }
 
 def Dataflow_PositionGradOp : Dataflow_Kernel<"position_grad", (ins
-    Dataflow_Stream:$grad), [], ["getExecutedFlopsPerSequence"]> {
+    Dataflow_Stream:$grad), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
   let summary = "position embedding gradient: summed over the batch";
   let description = [{
     `result[s, :] = sum_b grad[b, s, :]` for `s < seq`, zero for the table
@@ -366,7 +366,7 @@ def Dataflow_PositionGradOp : Dataflow_Kernel<"position_grad", (ins
 }
 
 def Dataflow_SumBatchOp : Dataflow_Kernel<"sum_batch", (ins
-    Dataflow_Stream:$input)> {
+    Dataflow_Stream:$input), [], ["getKernelClass"]> {
   let summary = "bias gradient: sums every row of a stream";
   let description = [{
     `result[n] = sum over all leading indices of input[..., n]`. Tiling
@@ -450,7 +450,7 @@ def Dataflow_UnmergeHeadsOp : Dataflow_Kernel<"unmerge_heads", (ins
 
 def Dataflow_LayerNormOp : Dataflow_Kernel<"layer_norm", (ins
     Dataflow_Stream:$input, Dataflow_Stream:$gamma, Dataflow_Stream:$beta,
-    F64Attr:$epsilon)> {
+    F64Attr:$epsilon), [], ["getKernelClass"]> {
   let summary = "layer norm, with the row statistics the gradient needs";
   let description = [{
     Normalizes each row of `input` and returns it with the row mean and
@@ -467,7 +467,7 @@ def Dataflow_LayerNormOp : Dataflow_Kernel<"layer_norm", (ins
 
 def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
     Dataflow_Stream:$grad, Dataflow_Stream:$input, Dataflow_Stream:$mean,
-    Dataflow_Stream:$rstd, Dataflow_Stream:$gamma)> {
+    Dataflow_Stream:$rstd, Dataflow_Stream:$gamma), [], ["getKernelClass"]> {
   let summary = "layer norm gradient: input, scale and shift";
   let description = [{
     With `xhat = (x - mean) * rstd`: `dgamma = sum_rows dy * xhat`,
@@ -485,7 +485,7 @@ def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
 
 def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
     Dataflow_Stream:$scores, F64Attr:$scale, UnitAttr:$causal,
-    CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence"]> {
+    CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
   let summary = "scaled, causally masked softmax over attention scores";
   let description = [{
     `p[..., i, j] = softmax_j(scale * scores[..., i, j])` over `j <= i` when
@@ -500,7 +500,7 @@ def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
 
 def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins
     Dataflow_Stream:$probs, Dataflow_Stream:$grad, F64Attr:$scale,
-    CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence"]> {
+    CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
   let summary = "softmax gradient, back to the unscaled scores";
   let description = [{
     `dscores = scale * p * (dp - sum_j(p * dp))`. Masked positions have
@@ -514,7 +514,7 @@ def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins
 }
 
 def Dataflow_CrossEntropyOp : Dataflow_Kernel<"cross_entropy", (ins
-    Dataflow_Stream:$logits, Dataflow_Stream:$labels, F64Attr:$scale)> {
+    Dataflow_Stream:$logits, Dataflow_Stream:$labels, F64Attr:$scale), [], ["getKernelClass"]> {
   let summary = "cross-entropy loss of a micro-batch, with row log-sum-exp";
   let description = [{
     `loss = scale * sum_{b,s} (lse[b, s] - logits[b, s, labels[b, s]])` with
@@ -531,7 +531,7 @@ def Dataflow_CrossEntropyOp : Dataflow_Kernel<"cross_entropy", (ins
 
 def Dataflow_CrossEntropyGradOp : Dataflow_Kernel<"cross_entropy_grad", (ins
     Dataflow_Stream:$logits, Dataflow_Stream:$lse, Dataflow_Stream:$labels,
-    F64Attr:$scale)> {
+    F64Attr:$scale), [], ["getKernelClass"]> {
   let summary = "cross-entropy gradient with respect to the logits";
   let description = [{
     `dlogits = scale * (exp(logits - lse) - onehot(labels))`. Tiling space

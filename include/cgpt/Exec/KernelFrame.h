@@ -1,0 +1,57 @@
+//===- KernelFrame.h - the values of one micro-batch's run ------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// What a kernel's functional execution reads and writes: the tensor of
+// every stream computed so far in the micro-batch, the token ids and
+// labels, and the sequence length.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_EXEC_KERNELFRAME_H
+#define CGPT_EXEC_KERNELFRAME_H
+
+#include "cgpt/Exec/Kernels.h"
+
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <memory>
+
+namespace cgpt::exec {
+
+class KernelFrame {
+public:
+  using TensorRef = std::shared_ptr<const Tensor>;
+
+  KernelFrame(const IdTensor &tokens, const IdTensor &labels, int64_t seqLen)
+      : ids{&tokens, &labels}, seqLen(seqLen) {}
+
+  /// The tensor of a stream computed earlier in the micro-batch.
+  const Tensor &operator[](mlir::Value value) const {
+    return *tensors.at(value);
+  }
+  TensorRef ref(mlir::Value value) const { return tensors.at(value); }
+  /// The token ids (the loop's first argument) or the labels (its second).
+  const IdTensor &idsOf(mlir::Value value) const {
+    return *ids[llvm::cast<mlir::BlockArgument>(value).getArgNumber()];
+  }
+  void set(mlir::Value value, TensorRef tensor) {
+    tensors[value] = std::move(tensor);
+  }
+  void set(mlir::Value value, Tensor tensor) {
+    tensors[value] = std::make_shared<const Tensor>(std::move(tensor));
+  }
+  int64_t getSeqLen() const { return seqLen; }
+
+private:
+  llvm::DenseMap<mlir::Value, TensorRef> tensors;
+  const IdTensor *ids[2];
+  int64_t seqLen;
+};
+
+} // namespace cgpt::exec
+
+#endif // CGPT_EXEC_KERNELFRAME_H

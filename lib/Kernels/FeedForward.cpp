@@ -1,0 +1,80 @@
+//===- FeedForward.cpp - feed-forward block -------------------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The feed-forward block: two projections around an elementwise
+// activation (the matmul and map kernels are in Common.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelModels.h"
+
+using namespace mlir;
+using namespace cgpt;
+using namespace cgpt::dataflow;
+using namespace cgpt::exec;
+using namespace cgpt::kernels;
+namespace tf = cgpt::transformer;
+
+namespace {
+
+/// The activation and its derivative as elementwise map kinds.
+static std::pair<MapKind, MapKind> activationMaps(tf::Activation activation) {
+  switch (activation) {
+  case tf::Activation::gelu:
+    return {MapKind::gelu, MapKind::gelu_grad};
+  case tf::Activation::gelu_tanh:
+    return {MapKind::gelu_tanh, MapKind::gelu_tanh_grad};
+  case tf::Activation::relu:
+    return {MapKind::relu, MapKind::relu_grad};
+  case tf::Activation::silu:
+    return {MapKind::silu, MapKind::silu_grad};
+  }
+  return {MapKind::gelu, MapKind::gelu_grad};
+}
+
+struct FeedForwardLowering {
+  // Saved: x, pre-activation h, activation a.
+  static SavedActivations forward(tf::FeedForwardOp op, StepLowering &s) {
+    Value x = s.lookup(op.getInput());
+    Value up = s.weight(op.getUpWeight());
+    ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
+    auto hidden = StepLowering::streamLike(
+        x, {xs[0], xs[1], StepLowering::shapeOf(up)[1]});
+    Value h = s.matmul(hidden, x, up, s.optionalWeight(op.getUpBias()));
+    Value a = s.map(activationMaps(op.getActivation()).first, h);
+    Value down = s.weight(op.getDownWeight());
+    Value downBias = s.optionalWeight(op.getDownBias());
+    s.define(op.getResult(), s.matmul(x.getType(), a, down, downBias));
+    return {x, h, a};
+  }
+
+  static LogicalResult backward(tf::FeedForwardOp op, ArrayRef<Value> saved,
+                                StepLowering &s) {
+    Value x = saved[0], h = saved[1], a = saved[2];
+    FailureOr<Value> dy = s.grad(op.getResult());
+    if (failed(dy))
+      return failure();
+    Value down = s.weight(op.getDownWeight());
+    Value da = s.matmul(a.getType(), *dy, down, Value(), false, true);
+    s.gradOut(op.getDownWeight(),
+              s.matmul(down.getType(), a, *dy, Value(), true, false, true));
+    s.gradOutBias(op.getDownBias(), *dy);
+    Value dh = s.map(activationMaps(op.getActivation()).second, {h, da});
+    Value up = s.weight(op.getUpWeight());
+    s.addGrad(op.getInput(),
+              s.matmul(x.getType(), dh, up, Value(), false, true));
+    s.gradOut(op.getUpWeight(),
+              s.matmul(up.getType(), x, dh, Value(), true, false, true));
+    s.gradOutBias(op.getUpBias(), dh);
+    return success();
+  }
+};
+
+} // namespace
+
+void kernels::registerFeedForwardModels(DialectRegistry &registry) {
+  attachLowering<tf::FeedForwardOp, FeedForwardLowering>(registry);
+}

@@ -1,0 +1,83 @@
+//===- LayerNorm.cpp - layer normalization --------------------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// Layer normalization: the normalized rows with their statistics, and the
+// gradient of input, gain and bias.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelModels.h"
+
+using namespace mlir;
+using namespace cgpt;
+using namespace cgpt::dataflow;
+using namespace cgpt::exec;
+using namespace cgpt::kernels;
+namespace tf = cgpt::transformer;
+
+namespace {
+
+struct LayerNormLowering {
+  // Saved: the input and its row statistics.
+  static SavedActivations forward(tf::LayerNormOp op, StepLowering &s) {
+    Value x = s.lookup(op.getInput());
+    SmallVector<int64_t> rows(StepLowering::shapeOf(x).drop_back());
+    auto stats = StepLowering::f32Stream(op.getContext(), rows);
+    // Weights stream in one statement at a time: the IR order must not
+    // depend on the compiler's order of argument evaluation.
+    Value gamma = s.weight(op.getGamma());
+    Value beta = s.weight(op.getBeta());
+    auto norm = s.kernel<LayerNormOp>(TypeRange{x.getType(), stats, stats}, x,
+                                      gamma, beta, op.getEpsilonAttr());
+    s.define(op.getResult(), norm.getResult());
+    return {x, norm.getMean(), norm.getRstd()};
+  }
+  static LogicalResult backward(tf::LayerNormOp op, ArrayRef<Value> saved,
+                                StepLowering &s) {
+    FailureOr<Value> dy = s.grad(op.getResult());
+    if (failed(dy))
+      return failure();
+    Value gamma = s.weight(op.getGamma());
+    auto grad = s.kernel<LayerNormGradOp>(
+        TypeRange{saved[0].getType(), gamma.getType(), gamma.getType()}, *dy,
+        saved[0], saved[1], saved[2], gamma);
+    s.addGrad(op.getInput(), grad.getInputGrad());
+    s.gradOut(op.getGamma(), grad.getGammaGrad());
+    s.gradOut(op.getBeta(), grad.getBetaGrad());
+    return success();
+  }
+};
+
+LogicalResult executeLayerNorm(LayerNormOp ln, KernelFrame &frame,
+                               ArrayRef<int64_t> tile) {
+  LayerNormResult r =
+      layerNorm(frame[ln.getInput()], frame[ln.getGamma()], frame[ln.getBeta()],
+                ln.getEpsilon().convertToDouble(), tile);
+  frame.set(ln.getResult(), std::move(r.result));
+  frame.set(ln.getMean(), std::move(r.mean));
+  frame.set(ln.getRstd(), std::move(r.rstd));
+  return success();
+}
+
+LogicalResult executeLayerNormGrad(LayerNormGradOp g, KernelFrame &frame,
+                                   ArrayRef<int64_t> tile) {
+  LayerNormGrad r =
+      layerNormGrad(frame[g.getGrad()], frame[g.getInput()], frame[g.getMean()],
+                    frame[g.getRstd()], frame[g.getGamma()], tile);
+  frame.set(g.getInputGrad(), std::move(r.input));
+  frame.set(g.getGammaGrad(), std::move(r.gamma));
+  frame.set(g.getBetaGrad(), std::move(r.beta));
+  return success();
+}
+
+} // namespace
+
+void kernels::registerLayerNormModels(DialectRegistry &registry) {
+  attachLowering<tf::LayerNormOp, LayerNormLowering>(registry);
+  attachExecution<LayerNormOp, executeLayerNorm, F32Results::statistics>(
+      registry);
+  attachExecution<LayerNormGradOp, executeLayerNormGrad>(registry);
+}
