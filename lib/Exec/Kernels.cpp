@@ -44,27 +44,6 @@ void exec::roundToBF16(llvm::MutableArrayRef<float> values) {
     value = roundToBF16(value);
 }
 
-/// Calls `body(begin, end)` for each tile of `extent` cut into `tile`.
-template <typename Body>
-static void forEachTile(int64_t extent, int64_t tile, Body body) {
-  for (int64_t begin = 0; begin < extent; begin += tile)
-    body(begin, std::min(begin + tile, extent));
-}
-
-/// Calls `body(rowBegin, rowEnd, colBegin, colEnd)` for every tile of a
-/// row space: `rows` rows of `cols` columns, cut per sequence of
-/// `rowsPerSequence` rows into `tile` = [rows, columns] tiles.
-template <typename Body>
-static void forEachRowTile(int64_t rows, int64_t rowsPerSequence, int64_t cols,
-                           ArrayRef<int64_t> tile, Body body) {
-  for (int64_t first = 0; first < rows; first += rowsPerSequence)
-    forEachTile(rowsPerSequence, tile[0], [&](int64_t r0, int64_t r1) {
-      forEachTile(cols, tile[1], [&](int64_t c0, int64_t c1) {
-        body(first + r0, first + r1, c0, c1);
-      });
-    });
-}
-
 //===----------------------------------------------------------------------===//
 // Matrix multiply
 //===----------------------------------------------------------------------===//
@@ -492,19 +471,6 @@ Tensor exec::unmergeHeads(const Tensor &input, int64_t heads) {
 //===----------------------------------------------------------------------===//
 // Layer norm
 //===----------------------------------------------------------------------===//
-
-/// Sums `value(r, c)` over each row's columns, tile by tile: each column
-/// tile's partial sum is added to the row's total.
-template <typename Value>
-static void sumRows(int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-                    float *totals, Value value) {
-  for (int64_t r = r0; r < r1; ++r) {
-    float part = 0.0f;
-    for (int64_t c = c0; c < c1; ++c)
-      part += value(r, c);
-    totals[r] += part;
-  }
-}
 
 LayerNormResult exec::layerNorm(const Tensor &input, const Tensor &gamma,
                                 const Tensor &beta, double epsilon,

@@ -47,7 +47,7 @@ exec::collectParameters(transformer::TrainStepOp step) {
       outputProjections.insert(attention.getOutWeight());
     else if (auto ffn = dyn_cast<transformer::FeedForwardOp>(op))
       outputProjections.insert(ffn.getDownWeight());
-    else if (auto norm = dyn_cast<transformer::LayerNormOp>(op))
+    else if (auto norm = dyn_cast<transformer::NormOpInterface>(op))
       normScales.insert(norm.getGamma());
     else if (auto weight = dyn_cast<transformer::WeightOp>(op))
       if (std::optional<uint64_t> layer = weight.getLayer())

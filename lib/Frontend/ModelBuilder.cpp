@@ -74,6 +74,10 @@ Value TrainStepBuilder::layerNorm(StringRef prefix, Value input,
   int64_t d = spec.hiddenSize;
   LocationAttr key = spec.locations.hidden;
   Value gamma = weight((prefix + ".weight").str(), {d}, layer, key);
+  if (spec.norm == NormKind::RMSNorm)
+    return builder.create<RMSNormOp>(
+        loc(prefix, key), input.getType(), input, gamma,
+        builder.getF64FloatAttr(spec.layerNormEpsilon));
   Value beta = weight((prefix + ".bias").str(), {d}, layer, key);
   return builder.create<LayerNormOp>(
       loc(prefix, key), input.getType(), input, gamma, beta,

@@ -632,9 +632,12 @@ void ModelReader::readModel(const Section &model) {
 
   spec.activation =
       readActivation(model, "nonlinearity").value_or(Activation::gelu);
-  // Only the attention and normalization every GPT here uses are modelled.
+  // Only the attention every GPT here uses is modelled.
   readChoice<int>(model, "attention_type", {{0, {"scaled_dot_product"}}});
-  readChoice<int>(model, "norm_type", {{0, {"layernorm"}}});
+  spec.norm = readChoice<NormKind>(model, "norm_type",
+                                   {{NormKind::LayerNorm, {"layernorm"}},
+                                    {NormKind::RMSNorm, {"rmsnorm"}}})
+                  .value_or(NormKind::LayerNorm);
 
   spec.tiedEmbeddings =
       src.readBool(model, "share_embedding_weights").value_or(true);

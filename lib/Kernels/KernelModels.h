@@ -95,6 +95,7 @@ void registerLayerNormModels(mlir::DialectRegistry &registry);
 void registerAttentionModels(mlir::DialectRegistry &registry);
 void registerFeedForwardModels(mlir::DialectRegistry &registry);
 void registerLossModels(mlir::DialectRegistry &registry);
+void registerRMSNormModels(mlir::DialectRegistry &registry);
 
 } // namespace cgpt::kernels
 

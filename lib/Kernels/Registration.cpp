@@ -15,4 +15,5 @@ void cgpt::registerKernelModels(mlir::DialectRegistry &registry) {
   kernels::registerAttentionModels(registry);
   kernels::registerFeedForwardModels(registry);
   kernels::registerLossModels(registry);
+  kernels::registerRMSNormModels(registry);
 }

@@ -102,6 +102,7 @@ class Model:
         self.layers = model["num_hidden_layers"]
         self.head_size = self.d // self.heads
         self.eps = float(model.get("layer_norm_epsilon", 1e-5))
+        self.rms_norm = model.get("norm_type", "layernorm") == "rmsnorm"
         self.activation = model.get("nonlinearity", "gelu")
         self.rotary = model.get("position_embedding_type",
                                 "learned") == "rotary"
@@ -142,6 +143,9 @@ class Model:
         batch, seq = tokens.shape
 
         def norm(x, prefix):
+            if self.rms_norm:
+                return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True)
+                                        + self.eps) * p[prefix + ".weight"])
             return torch.nn.functional.layer_norm(
                 x, (self.d,), p[prefix + ".weight"], p[prefix + ".bias"],
                 self.eps)

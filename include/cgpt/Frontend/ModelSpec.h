@@ -26,6 +26,10 @@
 namespace cgpt::frontend {
 
 /// The dialect of model file a spec was read from.
+/// How the decoder normalizes: layer norm (gain and bias) or RMS norm
+/// (gain only).
+enum class NormKind { LayerNorm, RMSNorm };
+
 enum class Schema {
   /// Model Zoo TensorFlow (R1.x).
   ModelZooTensorFlow,
@@ -91,6 +95,7 @@ struct ModelSpec {
   bool ffnBias = true;
   bool outputBias = false;
   bool untiedLayerNorm = false;
+  NormKind norm = NormKind::LayerNorm;
   double layerNormEpsilon = 1e-5;
 
   // muP (all 1 and scaleQkByHeadSize false for a standard model).

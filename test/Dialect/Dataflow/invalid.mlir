@@ -278,3 +278,33 @@ dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #training.
   }
   dataflow.optimizer_step {max_gradient_norm = 1.0 : f64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, parameters = 1 : i64, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>]}
 }
+
+// -----
+
+%x = "test.source"() : () -> !dataflow.stream<tensor<?x4x8xf32>>
+%g = "test.source"() : () -> !dataflow.stream<tensor<6xf32>>
+// expected-error @+1 {{parameter has shape [6] but rows of 8 requires [8]}}
+%y, %s = dataflow.rms_norm %x, %g eps 1.0e-5 : (!dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<6xf32>>) -> (!dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<?x4xf32>>)
+
+// -----
+
+%x = "test.source"() : () -> !dataflow.stream<tensor<?x4x8xf32>>
+%g = "test.source"() : () -> !dataflow.stream<tensor<8xf32>>
+// expected-error @+1 {{row statistic must be f32, got 'bf16'}}
+%y, %s = dataflow.rms_norm %x, %g eps 1.0e-5 : (!dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<8xf32>>) -> (!dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<?x4xbf16>>)
+
+// -----
+
+%x = "test.source"() : () -> !dataflow.stream<tensor<?x4x8xf32>>
+%g = "test.source"() : () -> !dataflow.stream<tensor<8xf32>>
+// expected-error @+1 {{epsilon must be positive}}
+%y, %s = dataflow.rms_norm %x, %g eps 0.0 : (!dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<8xf32>>) -> (!dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<?x4xf32>>)
+
+// -----
+
+%x = "test.source"() : () -> !dataflow.stream<tensor<?x4x8xf32>>
+%d = "test.source"() : () -> !dataflow.stream<tensor<?x4x6xf32>>
+%s = "test.source"() : () -> !dataflow.stream<tensor<?x4xf32>>
+%g = "test.source"() : () -> !dataflow.stream<tensor<8xf32>>
+// expected-error @+1 {{grad, input and input_grad must share the type 'tensor<?x4x8xf32>'}}
+%dx, %dg = dataflow.rms_norm_grad %d, %x, %s, %g : (!dataflow.stream<tensor<?x4x6xf32>>, !dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<?x4xf32>>, !dataflow.stream<tensor<8xf32>>) -> (!dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<8xf32>>)

@@ -760,6 +760,48 @@ SmallVector<int64_t> LayerNormGradOp::getTilingSpace() {
   return rowSpace(getInput());
 }
 
+LogicalResult RMSNormOp::verify() {
+  if (tensorOf(getInput()) != tensorOf(getResult()))
+    return emitOpError() << "result must have the input's type "
+                         << tensorOf(getInput());
+  if (!(getEpsilon().convertToDouble() > 0))
+    return emitOpError() << "epsilon must be positive";
+  if (failed(verifyNormParams(*this, getInput(), {getGamma()})))
+    return failure();
+  return verifyRowStats(*this, getInput(), {getRstd()});
+}
+
+KernelClass RMSNormOp::getKernelClass() { return KernelClass::reduction; }
+
+int64_t RMSNormOp::getFlopsPerSequence() {
+  return 4 * elementsPerSequence(getInput());
+}
+
+SmallVector<int64_t> RMSNormOp::getTilingSpace() {
+  return rowSpace(getInput());
+}
+
+LogicalResult RMSNormGradOp::verify() {
+  if (tensorOf(getGrad()) != tensorOf(getInput()) ||
+      tensorOf(getInputGrad()) != tensorOf(getInput()))
+    return emitOpError() << "grad, input and input_grad must share the type "
+                         << tensorOf(getInput());
+  if (failed(verifyNormParams(*this, getInput(),
+                              {getGamma(), getGammaGrad()})))
+    return failure();
+  return verifyRowStats(*this, getInput(), {getRstd()});
+}
+
+KernelClass RMSNormGradOp::getKernelClass() { return KernelClass::reduction; }
+
+int64_t RMSNormGradOp::getFlopsPerSequence() {
+  return 8 * elementsPerSequence(getInput());
+}
+
+SmallVector<int64_t> RMSNormGradOp::getTilingSpace() {
+  return rowSpace(getInput());
+}
+
 /// Checks attention probabilities: [.., queries, keys] with square causal
 /// masks, a positive scale and head size.
 static LogicalResult verifyScores(Operation *op, Value scores, double scale,

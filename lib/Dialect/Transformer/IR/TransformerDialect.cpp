@@ -12,6 +12,7 @@ using namespace mlir;
 using namespace cgpt::transformer;
 
 #include "cgpt/Dialect/Transformer/IR/TransformerEnums.cpp.inc"
+#include "cgpt/Dialect/Transformer/IR/TransformerInterfaces.cpp.inc"
 #include "cgpt/Dialect/Transformer/IR/TransformerOpsDialect.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES

@@ -275,6 +275,17 @@ LogicalResult LayerNormOp::verify() {
   return expectSameElementType(*this, getInput(), {getGamma()});
 }
 
+LogicalResult RMSNormOp::verify() {
+  int64_t features = shapeOf(getInput())[2];
+  if (failed(expectShape(*this, "gamma", getGamma(), {features},
+                         "feature size " + std::to_string(features))))
+    return failure();
+  if (!(getEpsilon().convertToDouble() > 0))
+    return emitOpError() << "epsilon must be positive, got "
+                         << formatExactDouble(getEpsilon().convertToDouble());
+  return expectSameElementType(*this, getInput(), {getGamma()});
+}
+
 LogicalResult AttentionOp::verify() {
   int64_t heads = getNumHeads(), headSize = getHeadSize();
   if (heads <= 0 || headSize <= 0)

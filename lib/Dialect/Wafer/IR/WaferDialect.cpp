@@ -9,7 +9,6 @@
 #include "cgpt/Target/WaferTargetModel.h"
 
 #include "mlir/IR/DialectImplementation.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -152,27 +151,18 @@ LogicalResult StageOp::verifyRegions() {
 // RegionOp, IngressOp, EgressOp
 //===----------------------------------------------------------------------===//
 
-/// The kernels the dialect knows: what the lowering from dataflow makes.
-static bool isKnownKernel(StringRef name) {
-  static const llvm::StringSet<> known = {
-      "dataflow.matmul",        "dataflow.map",
-      "dataflow.gather",        "dataflow.scatter_add",
-      "dataflow.add_positions", "dataflow.position_grad",
-      "dataflow.layer_norm",    "dataflow.layer_norm_grad",
-      "dataflow.softmax",       "dataflow.softmax_grad",
-      "dataflow.cross_entropy", "dataflow.cross_entropy_grad",
-      "dataflow.split_heads",   "dataflow.merge_heads",
-      "dataflow.unmerge_heads", "dataflow.join_heads",
-      "dataflow.sum_batch",     "dataflow.rotary",
-      "dataflow.rotary_angles", "dataflow.rotary_grad"};
-  return known.contains(name);
+/// Whether `name` is a dataflow kernel: an op with KernelOpInterface.
+static bool isKnownKernel(MLIRContext *context, StringRef name) {
+  std::optional<RegisteredOperationName> op =
+      RegisteredOperationName::lookup(name, context);
+  return op && op->hasInterface<cgpt::dataflow::KernelOpInterface>();
 }
 
 LogicalResult RegionOp::verify() {
-  if (!isKnownKernel(getKernel()))
+  if (!isKnownKernel(getContext(), getKernel()))
     return emitOpError() << "runs unknown kernel '" << getKernel() << "'";
   for (Attribute fused : getFused())
-    if (!isKnownKernel(cast<StringAttr>(fused).getValue()))
+    if (!isKnownKernel(getContext(), cast<StringAttr>(fused).getValue()))
       return emitOpError() << "fuses unknown kernel " << fused;
   if (getShape().size() != 3)
     return emitOpError() << "shape must be [rows, columns, contracted], got "

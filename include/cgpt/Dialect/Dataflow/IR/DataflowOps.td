@@ -483,6 +483,53 @@ def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
   }];
 }
 
+def Dataflow_RMSNormOp : Dataflow_Kernel<"rms_norm", (ins
+    Dataflow_Stream:$input, Dataflow_Stream:$gamma, F64Attr:$epsilon), [],
+    ["getKernelClass"]> {
+  let summary = "RMS norm, with the row statistic the gradient needs";
+  let description = [{
+    `result = input * rstd * gamma` with `rstd = 1 / sqrt(mean_row(input^2)
+    + epsilon)`, returned with `rstd` (f32, one per row). Tiling space
+    `[rows, d_model]`; 4 FLOPs per element (square, sum, two products).
+
+    ```mlir
+    %y, %rstd = dataflow.rms_norm %x, %g eps 1.0e-05
+        : (!dataflow.stream<tensor<?x64x64xf32>>, !dataflow.stream<tensor<64xf32>>)
+        -> (!dataflow.stream<tensor<?x64x64xf32>>, !dataflow.stream<tensor<?x64xf32>>)
+    ```
+  }];
+  let results = (outs Dataflow_Stream:$result, Dataflow_Stream:$rstd);
+  let assemblyFormat = [{
+    $input `,` $gamma `eps` $epsilon attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Dataflow_RMSNormGradOp : Dataflow_Kernel<"rms_norm_grad", (ins
+    Dataflow_Stream:$grad, Dataflow_Stream:$input, Dataflow_Stream:$rstd,
+    Dataflow_Stream:$gamma), [], ["getKernelClass"]> {
+  let summary = "RMS norm gradient: input and scale";
+  let description = [{
+    With `xhat = x * rstd` and `g = dy * gamma`:
+    `dgamma = sum_rows dy * xhat` and
+    `dx = rstd * (g - xhat * mean_row(g * xhat))`. Tiling space
+    `[rows, d_model]`; 8 FLOPs per element (twice the forward).
+
+    ```mlir
+    %dx, %dg = dataflow.rms_norm_grad %dy, %x, %rstd, %g
+        : (!dataflow.stream<tensor<?x64x64xf32>>, !dataflow.stream<tensor<?x64x64xf32>>,
+           !dataflow.stream<tensor<?x64xf32>>, !dataflow.stream<tensor<64xf32>>)
+        -> (!dataflow.stream<tensor<?x64x64xf32>>, !dataflow.stream<tensor<64xf32>>)
+    ```
+  }];
+  let results = (outs Dataflow_Stream:$input_grad,
+                      Dataflow_Stream:$gamma_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $rstd `,` $gamma attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
     Dataflow_Stream:$scores, F64Attr:$scale, UnitAttr:$causal,
     CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {

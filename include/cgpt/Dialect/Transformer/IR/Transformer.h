@@ -26,6 +26,8 @@
 #define GET_ATTRDEF_CLASSES
 #include "cgpt/Dialect/Transformer/IR/TransformerAttrs.h.inc"
 
+#include "cgpt/Dialect/Transformer/IR/TransformerInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "cgpt/Dialect/Transformer/IR/TransformerOps.h.inc"
 

@@ -19,6 +19,18 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class Transformer_Op<string mnemonic, list<Trait> traits = []>
     : Op<Transformer_Dialect, mnemonic, traits>;
 
+def Transformer_NormOpInterface : OpInterface<"NormOpInterface"> {
+  let cppNamespace = "::cgpt::transformer";
+  let description = [{
+    A normalization over the feature dimension with a learned gain
+    `gamma`, which starts at 1 (and is neither weight-decayed nor muP
+    scaled as a matrix is).
+  }];
+  let methods = [
+    InterfaceMethod<"The learned gain.", "::mlir::Value", "getGamma">,
+  ];
+}
+
 // [batch, sequence] token ids and [batch, sequence, features] activations.
 def Transformer_TokenTensor : TensorRankOf<[I32, I64], [2]>;
 def Transformer_ActivationTensor : TensorRankOf<[AnyFloat], [3]>;
@@ -207,6 +219,7 @@ def Transformer_RotaryEmbeddingOp : Transformer_Op<"rotary_embedding", [Pure]> {
 
 def Transformer_LayerNormOp : Transformer_Op<"layer_norm", [
     Pure, AllTypesMatch<["input", "result"]>,
+    Transformer_NormOpInterface,
     AllTypesMatch<["gamma", "beta"]>]> {
   let summary = "layer normalization over the feature dimension";
   let description = [{
@@ -224,6 +237,29 @@ def Transformer_LayerNormOp : Transformer_Op<"layer_norm", [
   let results = (outs Transformer_ActivationTensor:$result);
   let assemblyFormat = [{
     $input `,` $gamma `,` $beta `eps` $epsilon attr-dict `:` type($input) `,`
+    type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def Transformer_RMSNormOp : Transformer_Op<"rms_norm", [
+    Pure, AllTypesMatch<["input", "result"]>,
+    Transformer_NormOpInterface]> {
+  let summary = "root-mean-square normalization over the feature dimension";
+  let description = [{
+    `result = input / sqrt(mean(input^2) + epsilon) * gamma`, the mean of
+    squares taken over the last dimension: no centring and no shift, as
+    LLaMA, Mistral and BTLM normalize.
+
+    ```mlir
+    %n = transformer.rms_norm %x, %g eps 1.0e-05 : tensor<?x4096x4096xbf16>, tensor<4096xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$input,
+                       Transformer_Vector:$gamma, F64Attr:$epsilon);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `eps` $epsilon attr-dict `:` type($input) `,`
     type($gamma)
   }];
   let hasVerifier = 1;

@@ -7,6 +7,7 @@
 #ifndef CGPT_DIALECT_WAFER_IR_WAFER_H
 #define CGPT_DIALECT_WAFER_IR_WAFER_H
 
+#include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Dialect/Training/IR/Training.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"

@@ -40,7 +40,9 @@ def Wafer_Dialect : Dialect {
     }
     ```
   }];
-  let dependentDialects = ["::cgpt::training::TrainingDialect"];
+  // Regions run dataflow kernels, named by their op.
+  let dependentDialects = ["::cgpt::training::TrainingDialect",
+                           "::cgpt::dataflow::DataflowDialect"];
   let useDefaultAttributePrinterParser = 1;
 }
 
