@@ -12,21 +12,20 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgpt/Driver/CompileSession.h"
 #include "cgpt/Exec/Parameters.h"
 #include "cgpt/Exec/TrainingSession.h"
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
-#include "cgpt/Pipelines/Pipelines.h"
 #include "cgpt/Report/Report.h"
 #include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
-#include "cgpt/Support/Nesting.h"
 #include "cgpt/Support/OutputFiles.h"
 #include "cgpt/Support/Version.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
@@ -36,13 +35,12 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class EmitKind { Summary, Transformer, Dataflow, Wafer };
+using cgpt::driver::EmitKind;
 
 cl::OptionCategory runCategory("cgpt-run options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
@@ -111,11 +109,11 @@ cl::opt<cgpt::frontend::BatchSemantics> batchSemantics(
                           "each system's batch (TensorFlow files and "
                           "PyTorch files before 1.9.0)")),
     cl::cat(runCategory));
-cl::opt<int64_t> sequenceLength(
-    "sequence-length",
-    cl::desc("Tokens per sequence (overrides the file; at most "
-             "max_position_embeddings)"),
-    cl::value_desc("tokens"), cl::cat(runCategory));
+cl::opt<int64_t>
+    sequenceLength("sequence-length",
+                   cl::desc("Tokens per sequence (overrides the file; at most "
+                            "max_position_embeddings)"),
+                   cl::value_desc("tokens"), cl::cat(runCategory));
 cl::opt<std::string>
     placementPath("emit-placement",
                   cl::desc("Draw a stage's placement and SRAM heat map as SVG"),
@@ -165,21 +163,21 @@ cl::opt<std::string> initWeightsPath(
     cl::desc("Start from these weights (safetensors) instead of the seeded "
              "initialization"),
     cl::value_desc("file.safetensors"), cl::cat(functionalCategory));
-cl::opt<std::string>
-    saveWeightsPath("save-weights",
-                    cl::desc("Write the trained weights (safetensors)"),
-                    cl::value_desc("file.safetensors"),
-                    cl::cat(functionalCategory));
+cl::opt<std::string> saveWeightsPath(
+    "save-weights", cl::desc("Write the trained weights (safetensors)"),
+    cl::value_desc("file.safetensors"), cl::cat(functionalCategory));
 cl::opt<std::string> dumpStepPath(
     "dump-step",
     cl::desc("Write the last step in full (safetensors): its batch, the "
              "weights and AdamW moments before it, the summed gradients, "
              "the loss and the weights after it"),
     cl::value_desc("file.safetensors"), cl::cat(functionalCategory));
-cl::opt<std::string> lossCurvePath(
-    "loss-curve", cl::desc("Draw the loss by step (.svg, or .png through "
+cl::opt<std::string>
+    lossCurvePath("loss-curve",
+                  cl::desc("Draw the loss by step (.svg, or .png through "
                            "rsvg-convert)"),
-    cl::value_desc("file.svg|file.png"), cl::cat(functionalCategory));
+                  cl::value_desc("file.svg|file.png"),
+                  cl::cat(functionalCategory));
 cl::opt<bool> bf16Storage(
     "bf16",
     cl::desc("Store streams in bfloat16 and accumulate in f32, as the wafer "
@@ -187,176 +185,25 @@ cl::opt<bool> bf16Storage(
     cl::cat(functionalCategory));
 } // namespace
 
-/// The input as a verified module: a model file is imported (and `report`
-/// says how it was read), anything else is parsed as MLIR.
-static OwningOpRef<ModuleOp> loadModule(MLIRContext &context,
-                                        std::optional<int64_t> systems,
-                                        cgpt::report::StepReport &report) {
-  cgpt::frontend::ImportOptions options;
-  options.numCsx = systems;
+/// The compile options the command line gives.
+static cgpt::driver::CompileOptions compileOptions() {
+  cgpt::driver::CompileOptions options;
+  options.inputPath = inputPath;
+  cgpt::frontend::ImportOptions &import = options.import;
   if (microBatchSize.getNumOccurrences())
-    options.microBatchSize = microBatchSize;
+    import.microBatchSize = microBatchSize;
   if (batchSize.getNumOccurrences())
-    options.batchSize = batchSize;
+    import.batchSize = batchSize;
   if (batchSemantics.getNumOccurrences())
-    options.batchSemantics = batchSemantics;
+    import.batchSemantics = batchSemantics;
   if (sequenceLength.getNumOccurrences())
-    options.sequenceLength = sequenceLength;
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      cgpt::readToolInput(inputPath);
-  if (!buffer) {
-    std::string reason = llvm::toString(buffer.takeError());
-    if (cgpt::frontend::modelFormatOf(inputPath))
-      emitError(FileLineColLoc::get(&context, inputPath, 1, 1))
-          << "cannot read model file '" << inputPath << "': " << reason;
-    else
-      llvm::errs() << "cgpt-run: cannot read '" << inputPath
-                   << "': " << reason << "\n";
-    return nullptr;
-  }
-  if (std::optional<cgpt::frontend::ModelFormat> format =
-          cgpt::frontend::modelFormatOfInput(inputPath,
-                                             (*buffer)->getBuffer())) {
-    FailureOr<cgpt::frontend::ModelSpec> spec =
-        cgpt::frontend::readModelText((*buffer)->getBufferIdentifier(),
-                                      (*buffer)->getBuffer(), *format,
-                                      &context, options);
-    if (failed(spec))
-      return nullptr;
-    report.origin = cgpt::frontend::describeOrigin(*spec);
-    report.batchReading = cgpt::frontend::describeBatchReading(*spec);
-    return cgpt::frontend::importModel(*spec, &context);
-  }
-  if (options.numCsx || options.microBatchSize || options.batchSize ||
-      options.batchSemantics || options.sequenceLength) {
-    llvm::errs() << "cgpt-run: --num-csx, --micro-batch-size, --batch-size, "
-                    "--batch-semantics and --sequence-length apply to model "
-                    "files; '"
-                 << inputPath << "' is IR whose batch is already fixed\n";
-    return nullptr;
-  }
-  if (failed(cgpt::checkNestingDepth((*buffer)->getBufferIdentifier(),
-                                     (*buffer)->getBuffer(),
-                                     cgpt::TextSyntax::Mlir, &context)))
-    return nullptr;
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  return parseSourceFile<ModuleOp>(sourceMgr, &context);
-}
-
-static void printModule(ModuleOp module) {
-  module.print(llvm::outs());
-  llvm::outs() << "\n";
-}
-
-/// Where errors about the input as a whole point: the start of the file
-/// (a module the parser wraps around top-level ops has no location).
-static Location inputLoc(ModuleOp module) {
-  return FileLineColLoc::get(module.getContext(), inputPath, 1, 1);
-}
-
-/// Fails with a diagnostic when options ask for what IR below the
-/// transformer level has already fixed.
-static LogicalResult checkLoweredInput(ModuleOp module, cgpt::Phase phase) {
-  StringRef level = cgpt::stringifyPhase(phase);
-  if (target.getNumOccurrences() || recompute.getNumOccurrences())
-    return emitError(inputLoc(module))
-           << "--target and --recompute apply to model files and transformer "
-              "IR; this "
-           << level << " IR is already lowered for its target";
-  // EmitKind lists the levels in Phase's order, after Summary.
-  if (emit != EmitKind::Summary &&
-      static_cast<int>(emit.getValue()) < static_cast<int>(phase) + 1)
-    return emitError(inputLoc(module))
-           << "--emit asks for IR above the input's level; the input is "
-           << level << " IR";
-  return success();
-}
-
-/// Lowers `module` from `from` to `to` for `targetName` with lib/Pipelines,
-/// with MLIR's pass-manager options (--mlir-print-ir-after-all,
-/// --mlir-timing, ...).
-static LogicalResult lower(MLIRContext &context, ModuleOp module,
-                           cgpt::Phase from, cgpt::Phase to,
-                           StringRef targetName = target) {
-  cgpt::LowerToDataflowOptions lowering;
-  lowering.target = targetName.str();
-  lowering.recompute = cgpt::dataflow::Recompute(recompute);
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  DefaultTimingManager timing;
-  applyDefaultTimingManagerCLOptions(timing);
-  TimingScope root = timing.getRootScope();
-  pm.enableTiming(root);
-  cgpt::buildPipeline(pm, from, to, lowering);
-  return pm.run(module);
-}
-
-/// Simulates a step of the placed, planned `device` on its target and
-/// adds the device and the simulation to `report`.
-static LogicalResult simulateDevice(MLIRContext &context,
-                                    cgpt::wafer::DeviceOp device,
-                                    cgpt::report::StepReport &report) {
-  FailureOr<const cgpt::target::WaferTargetModel *> targetModel =
-      device.getTargetModel();
-  if (failed(targetModel))
-    return failure();
-  // The simulator checks the device is placed and planned; describing it
-  // relies on that.
-  FailureOr<cgpt::sim::SimulationResult> simulation =
-      cgpt::sim::simulateStep(device);
-  if (failed(simulation))
-    return failure();
-  cgpt::report::describeDevice(device, **targetModel, report);
-  report.simulation = std::move(*simulation);
-  return success();
-}
-
-/// Compiles the input for `systems` (the file's when unset) and simulates
-/// a step. The input may be a model file or IR at any of the three levels;
-/// lowering starts where the input stands. Prints the IR `--emit` asks for
-/// on the way.
-static FailureOr<cgpt::report::StepReport>
-compileAndSimulate(MLIRContext &context, std::optional<int64_t> systems,
-                   OwningOpRef<ModuleOp> &module) {
-  cgpt::report::StepReport report;
-  report.sourcePath = inputPath;
-  module = loadModule(context, systems, report);
-  if (!module)
-    return failure();
-  FailureOr<cgpt::Phase> phase = cgpt::detectPhase(*module, inputLoc(*module));
-  if (failed(phase))
-    return failure();
-  using cgpt::Phase;
-  if (*phase != Phase::Transformer && failed(checkLoweredInput(*module, *phase)))
-    return failure();
-  // Each level in turn: describe it, print it if asked, lower it.
-  if (*phase == Phase::Transformer) {
-    if (failed(cgpt::report::describeStep(
-            *module->getOps<cgpt::transformer::TrainStepOp>().begin(),
-            report)))
-      return failure();
-    if (emit == EmitKind::Transformer)
-      printModule(*module);
-    if (failed(lower(context, *module, Phase::Transformer, Phase::Dataflow)))
-      return failure();
-    phase = Phase::Dataflow;
-  }
-  if (*phase == Phase::Dataflow) {
-    cgpt::report::describeProgram(
-        *module->getOps<cgpt::dataflow::ProgramOp>().begin(), report);
-    if (emit == EmitKind::Dataflow)
-      printModule(*module);
-    if (failed(lower(context, *module, Phase::Dataflow, Phase::Wafer)))
-      return failure();
-  }
-  auto device = *module->getOps<cgpt::wafer::DeviceOp>().begin();
-  if (emit == EmitKind::Wafer)
-    printModule(*module);
-  if (failed(simulateDevice(context, device, report)))
-    return failure();
-  return report;
+    import.sequenceLength = sequenceLength;
+  if (target.getNumOccurrences())
+    options.target = target;
+  if (recompute.getNumOccurrences())
+    options.recompute = recompute;
+  options.emit = emit;
+  return options;
 }
 
 /// Every file this run writes, committed together once the run and its
@@ -507,18 +354,17 @@ static constexpr int64_t kMaxFunctionalParameters = int64_t(1) << 26;
 /// --functional: compiles the step for the target (mini by default),
 /// executes `--steps` optimizer steps of it with real numbers and logs the
 /// loss. Prints what it ran, Model Zoo style log lines and the host time.
-static bool runFunctional(MLIRContext &context,
+static bool runFunctional(cgpt::driver::CompileSession &session,
                           std::optional<int64_t> systems) {
   cgpt::report::StepReport report;
-  report.sourcePath = inputPath;
-  OwningOpRef<ModuleOp> module = loadModule(context, systems, report);
+  OwningOpRef<ModuleOp> module = session.load(systems, report);
   if (!module)
     return false;
-  FailureOr<cgpt::Phase> phase = cgpt::detectPhase(*module, inputLoc(*module));
+  FailureOr<cgpt::Phase> phase = cgpt::detectPhase(*module, session.inputLoc());
   if (failed(phase))
     return false;
   if (*phase != cgpt::Phase::Transformer) {
-    emitError(inputLoc(*module))
+    emitError(session.inputLoc())
         << "--functional needs a model file or transformer IR: lowered IR "
            "no longer says how the weights start";
     return false;
@@ -527,7 +373,7 @@ static bool runFunctional(MLIRContext &context,
   if (failed(cgpt::report::describeStep(step, report)))
     return false;
   if (report.model.parameters > kMaxFunctionalParameters) {
-    emitError(inputLoc(*module))
+    emitError(session.inputLoc())
         << "--functional executes models of up to "
         << cgpt::formatGrouped(kMaxFunctionalParameters)
         << " parameters on the host; this one has "
@@ -539,17 +385,15 @@ static bool runFunctional(MLIRContext &context,
 
   // The program executes as placed: lower a copy to the wafer for its
   // tiles and batch plan, and simulate it for the log lines' rate.
-  if (failed(lower(context, *module, cgpt::Phase::Transformer,
-                   cgpt::Phase::Dataflow,
-                   target.getNumOccurrences() ? StringRef(target)
-                                              : StringRef("mini"))))
+  if (failed(session.lower(
+          *module, cgpt::Phase::Transformer, cgpt::Phase::Dataflow,
+          target.getNumOccurrences() ? StringRef(target) : StringRef("mini"))))
     return false;
   OwningOpRef<ModuleOp> placed = module->clone();
-  if (failed(lower(context, *placed, cgpt::Phase::Dataflow,
-                   cgpt::Phase::Wafer)))
+  if (failed(session.lower(*placed, cgpt::Phase::Dataflow, cgpt::Phase::Wafer)))
     return false;
   auto device = *placed->getOps<cgpt::wafer::DeviceOp>().begin();
-  if (failed(simulateDevice(context, device, report)))
+  if (failed(session.simulate(device, report)))
     return false;
   auto program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
 
@@ -561,28 +405,29 @@ static bool runFunctional(MLIRContext &context,
   options.initWeightsPath = initWeightsPath;
   options.bf16Storage = bf16Storage;
   options.dumpLastStep = !dumpStepPath.empty();
-  options.stepsPerSecond = cgpt::report::computeStepRates(report).stepsPerSecond;
-  llvm::Expected<cgpt::exec::SessionResult> session =
+  options.stepsPerSecond =
+      cgpt::report::computeStepRates(report).stepsPerSecond;
+  llvm::Expected<cgpt::exec::SessionResult> training =
       cgpt::exec::runTrainingSession(program, device, std::move(specs),
                                      report.model.name, options, llvm::outs());
-  if (!session) {
-    llvm::errs() << "cgpt-run: " << llvm::toString(session.takeError())
+  if (!training) {
+    llvm::errs() << "cgpt-run: " << llvm::toString(training.takeError())
                  << "\n";
     return false;
   }
   llvm::outs().flush();
   llvm::errs() << llvm::formatv("executed {0} step(s) in {1:f2} s on this "
                                 "host ({2:f4} s per step)\n",
-                                options.steps, session->hostSeconds,
-                                session->hostSeconds / options.steps);
+                                options.steps, training->hostSeconds,
+                                training->hostSeconds / options.steps);
   if (!saveWeightsPath.empty())
-    outputs.add(saveWeightsPath, std::move(session->weights));
+    outputs.add(saveWeightsPath, std::move(training->weights));
   if (!dumpStepPath.empty())
-    outputs.add(dumpStepPath, std::move(session->lastStep));
+    outputs.add(dumpStepPath, std::move(training->lastStep));
   return lossCurvePath.empty() ||
          writeChart(lossCurvePath, [&](llvm::raw_ostream &os) {
            cgpt::report::printLossCurve(os, report.model.name,
-                                        session->losses);
+                                        training->losses);
          });
 }
 
@@ -590,10 +435,13 @@ static bool runFunctional(MLIRContext &context,
 /// Output files: named, not empty, and never the input itself.
 static bool checkOutputPaths() {
   std::pair<cl::opt<std::string> *, llvm::StringRef> outputs[] = {
-      {&reportPath, "--report"},         {&tracePath, "--trace"},
-      {&tablePath, "--table"},           {&plotPath, "--plot"},
+      {&reportPath, "--report"},
+      {&tracePath, "--trace"},
+      {&tablePath, "--table"},
+      {&plotPath, "--plot"},
       {&placementPath, "--emit-placement"},
-      {&saveWeightsPath, "--save-weights"}, {&dumpStepPath, "--dump-step"},
+      {&saveWeightsPath, "--save-weights"},
+      {&dumpStepPath, "--dump-step"},
       {&lossCurvePath, "--loss-curve"}};
   std::vector<std::string> inputs = {inputPath, dataPath, initWeightsPath};
   if (llvm::sys::fs::is_regular_file(target))
@@ -653,9 +501,8 @@ static bool checkOptions() {
         !path.ends_with_insensitive(".png"))
       return refuse("--plot '" + path + "' must end in .svg or .png");
   }
-  if (numCsx.size() > 1 &&
-      (!tracePath.empty() || !placementPath.empty() || steps > 0 ||
-       emit != EmitKind::Summary))
+  if (numCsx.size() > 1 && (!tracePath.empty() || !placementPath.empty() ||
+                            steps > 0 || emit != EmitKind::Summary))
     return refuse("a --num-csx sweep prints its table (and writes --report, "
                   "--table, --plot); run one number of systems for --trace, "
                   "--emit-placement, --steps or --emit");
@@ -667,7 +514,8 @@ static bool checkOptions() {
     bool exploring = llvm::StringRef(microBatchSize).starts_with("explore");
     if (numCsx.size() < 2 && !exploring && !microBatchSize.empty())
       return refuse("--table writes a --num-csx sweep's table or explore's; "
-                    "--micro-batch-size " + microBatchSize + " has none");
+                    "--micro-batch-size " +
+                    microBatchSize + " has none");
   }
   if (cycleLevel && (numCsx.size() > 1 || functional))
     return refuse("--cycle-level runs one simulation; it does not apply to "
@@ -752,6 +600,7 @@ int main(int argc, char **argv) {
 /// Compiles, simulates or trains as the options say, printing to standard
 /// output and staging every file in `outputs`.
 static int run(MLIRContext &context) {
+  cgpt::driver::CompileSession session(context, compileOptions());
   // A sweep: one compile and simulation per number of systems.
   if (numCsx.size() > 1) {
     std::vector<cgpt::report::ScalingRow> rows;
@@ -760,7 +609,7 @@ static int run(MLIRContext &context) {
     for (int64_t systems : numCsx) {
       OwningOpRef<ModuleOp> module;
       FailureOr<cgpt::report::StepReport> report =
-          compileAndSimulate(context, systems, module);
+          session.compileAndSimulate(systems, module, llvm::outs());
       if (failed(report))
         return EXIT_FAILURE;
       model = report->model.name;
@@ -783,8 +632,7 @@ static int run(MLIRContext &context) {
             os, cgpt::report::scalingData(rows),
             llvm::StringRef(tablePath).ends_with_insensitive(".csv"));
       });
-    if (!plotPath.empty() &&
-        !writeChart(plotPath, [&](llvm::raw_ostream &os) {
+    if (!plotPath.empty() && !writeChart(plotPath, [&](llvm::raw_ostream &os) {
           cgpt::report::printScalingPlot(os, model, rows);
         }))
       return EXIT_FAILURE;
@@ -795,10 +643,10 @@ static int run(MLIRContext &context) {
   if (!numCsx.empty())
     systems = numCsx.front();
   if (functional)
-    return runFunctional(context, systems) ? EXIT_SUCCESS : EXIT_FAILURE;
+    return runFunctional(session, systems) ? EXIT_SUCCESS : EXIT_FAILURE;
   OwningOpRef<ModuleOp> module;
   FailureOr<cgpt::report::StepReport> report =
-      compileAndSimulate(context, systems, module);
+      session.compileAndSimulate(systems, module, llvm::outs());
   if (failed(report))
     return EXIT_FAILURE;
   if (!placementPath.empty() && !drawPlacement(*module))

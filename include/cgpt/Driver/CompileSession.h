@@ -1,0 +1,87 @@
+//===- CompileSession.h - compile and simulate one input --------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// What cgpt-run does with its input before any output is written: read it
+// (a model file through the frontend, anything else as MLIR), find the
+// level it stands at, lower it from there with lib/Pipelines under MLIR's
+// pass-manager options, describe each level for the report, and simulate
+// the placed step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DRIVER_COMPILESESSION_H
+#define CGPT_DRIVER_COMPILESESSION_H
+
+#include "cgpt/Frontend/ModelSpec.h"
+#include "cgpt/Pipelines/Pipelines.h"
+#include "cgpt/Report/Report.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace cgpt::driver {
+
+/// The IR printed on the way down, if any: the levels in Phase's order.
+enum class EmitKind { Summary, Transformer, Dataflow, Wafer };
+
+struct CompileOptions {
+  /// A model file, IR, or "-" for standard input.
+  std::string inputPath;
+  /// Overrides of what the model file says; `numCsx` is set per compile.
+  frontend::ImportOptions import;
+  /// The target and recompute policy when the user named them: they apply
+  /// to model files and transformer IR only.
+  std::optional<std::string> target;
+  std::optional<dataflow::Recompute> recompute;
+  EmitKind emit = EmitKind::Summary;
+};
+
+class CompileSession {
+public:
+  /// The target a compile uses when the user names none.
+  static constexpr llvm::StringLiteral kDefaultTarget = "wse2";
+
+  CompileSession(mlir::MLIRContext &context, CompileOptions options)
+      : context(context), options(std::move(options)) {}
+
+  /// Reads the input for `systems` systems (the file's when unset) as a
+  /// verified module; records in `report` where it came from and how its
+  /// batch was read.
+  mlir::OwningOpRef<mlir::ModuleOp> load(std::optional<int64_t> systems,
+                                         report::StepReport &report);
+
+  /// Where errors about the input as a whole point: its first line.
+  mlir::Location inputLoc();
+
+  /// Lowers `module` from `from` to `to` for `targetName` (the user's
+  /// target, else `kDefaultTarget`, when empty).
+  mlir::LogicalResult lower(mlir::ModuleOp module, Phase from, Phase to,
+                            llvm::StringRef targetName = {});
+
+  /// Simulates a step of the placed, planned `device` and adds the device
+  /// and the simulation to `report`.
+  mlir::LogicalResult simulate(wafer::DeviceOp device,
+                               report::StepReport &report);
+
+  /// Loads the input for `systems`, lowers it from wherever it stands to
+  /// the wafer, printing the level `emit` asks for to `irOut` on the way,
+  /// and simulates a step.
+  mlir::FailureOr<report::StepReport>
+  compileAndSimulate(std::optional<int64_t> systems,
+                     mlir::OwningOpRef<mlir::ModuleOp> &module,
+                     llvm::raw_ostream &irOut);
+
+private:
+  /// Fails when options ask for what lowered IR has already fixed.
+  mlir::LogicalResult checkLoweredInput(Phase phase);
+
+  mlir::MLIRContext &context;
+  CompileOptions options;
+};
+
+} // namespace cgpt::driver
+
+#endif // CGPT_DRIVER_COMPILESESSION_H
