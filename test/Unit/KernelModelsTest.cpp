@@ -1,0 +1,85 @@
+//===- KernelModelsTest.cpp - every kernel has its behaviour ---------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestModels.h"
+
+#include "cgpt/Conversion/TransformerToDataflow/LoweringInterface.h"
+#include "cgpt/Exec/ExecutableKernel.h"
+#include "cgpt/Pipelines/Pipelines.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+using namespace cgpt;
+
+namespace {
+
+/// The registered ops of `dialect`, by name.
+std::vector<mlir::RegisteredOperationName>
+opsOf(mlir::MLIRContext &context, llvm::StringRef dialect) {
+  std::vector<mlir::RegisteredOperationName> ops;
+  for (mlir::RegisteredOperationName op : context.getRegisteredOperations())
+    if (op.getDialectNamespace() == dialect)
+      ops.push_back(op);
+  return ops;
+}
+
+TEST(KernelModels, EveryDataflowKernelExecutes) {
+  mlir::MLIRContext context(test::allDialects());
+  context.loadAllAvailableDialects();
+  int kernels = 0;
+  for (mlir::RegisteredOperationName op : opsOf(context, "dataflow")) {
+    if (!op.hasInterface<dataflow::KernelOpInterface>())
+      continue;
+    ++kernels;
+    EXPECT_TRUE(op.hasInterface<exec::ExecutableKernelOpInterface>())
+        << op.getStringRef().str() << " has no functional execution";
+  }
+  EXPECT_GT(kernels, 20);
+}
+
+TEST(KernelModels, EveryTransformerComputationLowers) {
+  mlir::MLIRContext context(test::allDialects());
+  context.loadAllAvailableDialects();
+  for (mlir::RegisteredOperationName op : opsOf(context, "transformer")) {
+    llvm::StringRef name = op.getStringRef();
+    // The step, its terminator and weight declarations are structure.
+    if (name == "transformer.train_step" || name == "transformer.yield" ||
+        name == "transformer.weight")
+      continue;
+    EXPECT_TRUE(op.hasInterface<DataflowLoweringOpInterface>())
+        << name.str() << " has no dataflow lowering";
+  }
+}
+
+TEST(KernelModels, MissingModelsAreNamedNotCrashed) {
+  // A context whose registry lacks registerKernelModels: the lowering says
+  // which op has no lowering and what attaches it.
+  mlir::DialectRegistry registry;
+  registry.insert<training::TrainingDialect, transformer::TransformerDialect,
+                  dataflow::DataflowDialect, wafer::WaferDialect>();
+  mlir::MLIRContext context(registry);
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (message.empty())
+      message = d.str();
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      test::importSourceModel("models/tiny.yaml", &context);
+  ASSERT_TRUE(module);
+  mlir::PassManager pm(&context);
+  buildLowerToDataflowPipeline(pm, LowerToDataflowOptions());
+  EXPECT_TRUE(mlir::failed(pm.run(*module)));
+  EXPECT_NE(message.find("has no dataflow lowering"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("cgpt::registerKernelModels"), std::string::npos)
+      << message;
+}
+
+} // namespace
