@@ -97,13 +97,15 @@ LogicalResult CompileSession::lower(ModuleOp module, Phase from, Phase to,
                         : options.target.value_or(kDefaultTarget.str());
   lowering.recompute = options.recompute.value_or(dataflow::Recompute::layer);
   PassManager pm(&context);
-  // MLIR's pass-manager options: --mlir-print-ir-after-all, --mlir-timing...
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
   DefaultTimingManager timing;
-  applyDefaultTimingManagerCLOptions(timing);
-  TimingScope root = timing.getRootScope();
-  pm.enableTiming(root);
+  TimingScope root;
+  if (options.mlirCommandLine) {
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    applyDefaultTimingManagerCLOptions(timing);
+    root = timing.getRootScope();
+    pm.enableTiming(root);
+  }
   buildPipeline(pm, from, to, lowering);
   return pm.run(module);
 }

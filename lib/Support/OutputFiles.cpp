@@ -96,6 +96,21 @@ static llvm::Error cannotWrite(StringRef path, const llvm::Twine &why) {
                                  path.str().c_str(), why.str().c_str());
 }
 
+llvm::Error OutputFiles::commitAfter(llvm::raw_fd_ostream &out) {
+  out.flush();
+  if (out.has_error()) {
+    std::error_code error = out.error();
+    out.clear_error();
+    return llvm::createStringError(error, "cannot write standard output: " +
+                                              error.message() +
+                                              "; no file was written");
+  }
+  if (llvm::Error error = commit())
+    return llvm::createStringError(llvm::toString(std::move(error)) +
+                                   "; no file was changed");
+  return llvm::Error::success();
+}
+
 llvm::Error OutputFiles::commit() {
   struct Staged {
     const Output *output;

@@ -37,6 +37,10 @@ struct CompileOptions {
   std::optional<std::string> target;
   std::optional<dataflow::Recompute> recompute;
   EmitKind emit = EmitKind::Summary;
+  /// Apply MLIR's pass-manager and timing command-line options
+  /// (--mlir-print-ir-after-all, --mlir-timing...) to each lowering; a tool
+  /// that registered them sets this.
+  bool mlirCommandLine = false;
 };
 
 class CompileSession {

@@ -47,6 +47,9 @@ public:
   /// Writes every output, or none of the plain files: temporaries first,
   /// then devices, then the renames. On failure, names the path.
   llvm::Error commit();
+  /// Flushes `out` (standard output) and commits only if all of it was
+  /// written: a run whose printed results were lost changes no file.
+  llvm::Error commitAfter(llvm::raw_fd_ostream &out);
 
   bool empty() const { return outputs.empty(); }
 

@@ -1,0 +1,62 @@
+//===- Run.h - what one cgpt-run invocation does ----------------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// cgpt-run parses its command line into RunOptions and hands them here:
+// checkRunOptions refuses what cannot work before any compiling, and
+// runCommand compiles, simulates, sweeps or trains, printing to standard
+// output and staging every file it writes in an OutputFiles that the tool
+// commits once everything succeeded. docs/tools/cgpt-run.md is the manual.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DRIVER_RUN_H
+#define CGPT_DRIVER_RUN_H
+
+#include "cgpt/Driver/CompileSession.h"
+#include "cgpt/Support/OutputFiles.h"
+
+#include "llvm/Support/Error.h"
+
+namespace cgpt::driver {
+
+struct RunOptions {
+  CompileOptions compile;
+  /// Systems to compile for: none (the file's), one, or a sweep.
+  std::vector<int64_t> numCsx;
+  /// Files to write; empty: not asked for.
+  std::string reportPath, tablePath, tracePath, plotPath, placementPath;
+  /// The stage --emit-placement draws; empty: the first decoder layer's
+  /// forward stage.
+  std::string placementStage;
+  /// Optimizer steps to simulate (or train, with `functional`), when given.
+  std::optional<int64_t> steps;
+  /// Steps between log lines; 0: about ten lines in all.
+  int64_t logSteps = 0;
+  bool cycleLevel = false;
+
+  // Functional mode.
+  bool functional = false;
+  std::optional<uint64_t> seed;
+  std::string dataPath, initWeightsPath, saveWeightsPath, dumpStepPath,
+      lossCurvePath;
+  bool bf16Storage = false;
+};
+
+/// Refuses option combinations that cannot work and output paths that
+/// cannot be written (a folder, an input, another output), before any
+/// compiling. The message reads after "cgpt-run: ".
+llvm::Error checkRunOptions(const RunOptions &options);
+
+/// Compiles, simulates, sweeps or trains as `options` say, printing to
+/// `out` and staging every file in `outputs`. Diagnostics go to the
+/// context's handler, other errors to standard error.
+mlir::LogicalResult runCommand(mlir::MLIRContext &context,
+                               const RunOptions &options,
+                               llvm::raw_ostream &out, OutputFiles &outputs);
+
+} // namespace cgpt::driver
+
+#endif // CGPT_DRIVER_RUN_H

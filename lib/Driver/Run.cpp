@@ -1,0 +1,445 @@
+//===- Run.cpp - what one cgpt-run invocation does ------------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Driver/Run.h"
+
+#include "cgpt/Dialect/Transformer/IR/Transformer.h"
+#include "cgpt/Dialect/Wafer/IR/Wafer.h"
+#include "cgpt/Exec/Parameters.h"
+#include "cgpt/Exec/TrainingSession.h"
+#include "cgpt/Sim/Mesh/CycleLevel.h"
+#include "cgpt/Support/Format.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+
+using namespace mlir;
+using namespace cgpt;
+using namespace cgpt::driver;
+
+/// An error whose message reads after "cgpt-run: ".
+static llvm::Error refuse(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Output files: writable, never an input, never another output.
+static llvm::Error checkOutputPaths(const RunOptions &o) {
+  std::pair<const std::string *, llvm::StringRef> outputs[] = {
+      {&o.reportPath, "--report"},
+      {&o.tracePath, "--trace"},
+      {&o.tablePath, "--table"},
+      {&o.plotPath, "--plot"},
+      {&o.placementPath, "--emit-placement"},
+      {&o.saveWeightsPath, "--save-weights"},
+      {&o.dumpStepPath, "--dump-step"},
+      {&o.lossCurvePath, "--loss-curve"}};
+  std::vector<std::string> inputs = {o.compile.inputPath, o.dataPath,
+                                     o.initWeightsPath};
+  if (o.compile.target && llvm::sys::fs::is_regular_file(*o.compile.target))
+    inputs.push_back(*o.compile.target);
+  std::vector<std::string> seen;
+  for (auto [option, name] : outputs) {
+    llvm::StringRef path(*option);
+    if (path.empty())
+      continue;
+    if (llvm::Error error = cgpt::OutputFiles::checkWritable(path, inputs))
+      return refuse(name + " '" + path +
+                    "': " + llvm::toString(std::move(error)));
+    for (const std::string &other : seen)
+      if (path == other || llvm::sys::fs::equivalent(path, other))
+        return refuse(name + " '" + path +
+                      "' is also another output of this run");
+    seen.push_back(path.str());
+  }
+  llvm::StringRef picture(o.placementPath);
+  if (!picture.empty() && !picture.ends_with_insensitive(".svg"))
+    return refuse("--emit-placement '" + picture +
+                  "' must end in .svg: the picture is SVG");
+  return llvm::Error::success();
+}
+
+llvm::Error driver::checkRunOptions(const RunOptions &o) {
+  if (llvm::Error error = checkOutputPaths(o))
+    return error;
+  if (!o.plotPath.empty()) {
+    if (o.numCsx.size() < 2)
+      return refuse("--plot draws a sweep; give --num-csx a list such as "
+                    "1,2,4,8,16");
+    llvm::StringRef path(o.plotPath);
+    if (!path.ends_with_insensitive(".svg") &&
+        !path.ends_with_insensitive(".png"))
+      return refuse("--plot '" + path + "' must end in .svg or .png");
+  }
+  if (o.numCsx.size() > 1 &&
+      (!o.tracePath.empty() || !o.placementPath.empty() ||
+       o.steps.value_or(0) > 0 || o.compile.emit != EmitKind::Summary))
+    return refuse("a --num-csx sweep prints its table (and writes --report, "
+                  "--table, --plot); run one number of systems for --trace, "
+                  "--emit-placement, --steps or --emit");
+  if (!o.tablePath.empty()) {
+    llvm::StringRef path(o.tablePath);
+    if (!path.ends_with_insensitive(".csv") &&
+        !path.ends_with_insensitive(".json"))
+      return refuse("--table '" + path + "' must end in .csv or .json");
+    std::string microBatch = o.compile.import.microBatchSize.value_or("");
+    bool exploring = llvm::StringRef(microBatch).starts_with("explore");
+    if (o.numCsx.size() < 2 && !exploring && !microBatch.empty())
+      return refuse("--table writes a --num-csx sweep's table or explore's; "
+                    "--micro-batch-size " +
+                    microBatch + " has none");
+  }
+  if (o.cycleLevel && (o.numCsx.size() > 1 || o.functional))
+    return refuse("--cycle-level runs one simulation; it does not apply to "
+                  "--num-csx sweeps or --functional runs");
+  if (o.steps.value_or(0) < 0 || o.logSteps < 0)
+    return refuse("--steps and --log-steps must be 0 or more");
+  if (o.functional && o.steps == 0)
+    return refuse("--functional trains at least one step; --steps 0 would "
+                  "train none (leave --steps out for one)");
+  bool functionalOnly = o.seed.has_value() || !o.dataPath.empty() ||
+                        !o.initWeightsPath.empty() ||
+                        !o.saveWeightsPath.empty() || !o.dumpStepPath.empty() ||
+                        !o.lossCurvePath.empty() || o.bf16Storage;
+  if (functionalOnly && !o.functional)
+    return refuse("--seed, --data, --init-weights, --save-weights, "
+                  "--dump-step, --loss-curve and --bf16 apply to --functional "
+                  "runs");
+  if (o.functional) {
+    if (o.numCsx.size() > 1 || !o.reportPath.empty() || !o.tracePath.empty() ||
+        !o.placementPath.empty() || o.compile.emit != EmitKind::Summary)
+      return refuse("--functional runs one number of systems and prints its "
+                    "log; --num-csx sweeps, --report, --trace, "
+                    "--emit-placement and --emit belong to simulation runs");
+    llvm::StringRef path(o.lossCurvePath);
+    if (!path.empty() && !path.ends_with_insensitive(".svg") &&
+        !path.ends_with_insensitive(".png"))
+      return refuse("--loss-curve '" + path + "' must end in .svg or .png");
+  }
+  return llvm::Error::success();
+}
+
+namespace {
+
+/// One invocation: its options, the compile session, where it prints and
+/// the files it stages.
+class Runner {
+public:
+  Runner(MLIRContext &context, const RunOptions &o, llvm::raw_ostream &out,
+         OutputFiles &outputs)
+      : o(o), out(out), outputs(outputs), session(context, o.compile) {}
+
+  /// Compiles, simulates, sweeps or trains as the options say.
+  LogicalResult runCommand() {
+    // A sweep: one compile and simulation per number of systems.
+    if (o.numCsx.size() > 1) {
+      std::vector<cgpt::report::ScalingRow> rows;
+      llvm::json::Array reports;
+      std::string model;
+      for (int64_t systems : o.numCsx) {
+        OwningOpRef<ModuleOp> module;
+        FailureOr<cgpt::report::StepReport> report =
+            session.compileAndSimulate(systems, module, out);
+        if (failed(report))
+          return failure();
+        model = report->model.name;
+        cgpt::report::StepRates rates = cgpt::report::computeStepRates(*report);
+        rows.push_back({systems, report->wafer->microBatch,
+                        report->wafer->gradAccumSteps, rates.seconds,
+                        rates.samplesPerSecond});
+        if (!o.reportPath.empty())
+          reports.push_back(cgpt::report::buildReport(*report));
+      }
+      cgpt::report::printScalingTable(out, rows);
+      if (!o.reportPath.empty())
+        stage(o.reportPath, [&](llvm::raw_ostream &os) {
+          cgpt::report::printJson(
+              os, llvm::json::Object{{"sweep", std::move(reports)}});
+        });
+      if (!o.tablePath.empty())
+        stage(o.tablePath, [&](llvm::raw_ostream &os) {
+          cgpt::report::printDataTable(
+              os, cgpt::report::scalingData(rows),
+              llvm::StringRef(o.tablePath).ends_with_insensitive(".csv"));
+        });
+      if (!o.plotPath.empty() &&
+          !writeChart(o.plotPath, [&](llvm::raw_ostream &os) {
+            cgpt::report::printScalingPlot(os, model, rows);
+          }))
+        return failure();
+      return success();
+    }
+
+    std::optional<int64_t> systems;
+    if (!o.numCsx.empty())
+      systems = o.numCsx.front();
+    if (o.functional)
+      return success(runFunctional(systems));
+    OwningOpRef<ModuleOp> module;
+    FailureOr<cgpt::report::StepReport> report =
+        session.compileAndSimulate(systems, module, out);
+    if (failed(report))
+      return failure();
+    if (!o.placementPath.empty() && !drawPlacement(*module))
+      return failure();
+    if (o.cycleLevel) {
+      FailureOr<cgpt::sim::mesh::CycleLevelRun> run =
+          cgpt::sim::mesh::runCycleLevel(
+              *module->getOps<cgpt::wafer::DeviceOp>().begin());
+      if (failed(run))
+        return failure();
+      report->cycleLevel = std::move(*run);
+    }
+    if (!writeReport(*report))
+      return failure();
+    if (o.compile.emit == EmitKind::Summary)
+      cgpt::report::printSummary(out, *report);
+    if (report->cycleLevel)
+      cgpt::report::printCycleLevel(out, *report->cycleLevel);
+    if (o.steps.value_or(0) > 0)
+      logTraining(*report);
+    return success();
+  }
+
+private:
+  /// Stages what `print` prints as the contents of `path`.
+  void stage(llvm::StringRef path,
+             llvm::function_ref<void(llvm::raw_ostream &)> print) {
+    std::string contents;
+    llvm::raw_string_ostream os(contents);
+    print(os);
+    os.flush();
+    outputs.add(path, std::move(contents));
+  }
+
+  /// Stages the picture of the stage --emit-placement asks for.
+  bool drawPlacement(ModuleOp module) {
+    auto device = *module.getOps<cgpt::wafer::DeviceOp>().begin();
+    cgpt::wafer::StageOp drawn;
+    for (auto stage : device.getBody().front().getOps<cgpt::wafer::StageOp>())
+      if (o.placementStage.empty() ? stage.getLayer().has_value()
+                                   : stage.getSymName() == o.placementStage) {
+        drawn = stage;
+        break;
+      }
+    if (!drawn) {
+      llvm::errs() << "cgpt-run: no stage '" << o.placementStage
+                   << "' to draw; --emit=wafer lists the stages\n";
+      return false;
+    }
+    FailureOr<const cgpt::target::WaferTargetModel *> targetModel =
+        device.getTargetModel();
+    if (failed(targetModel))
+      return false;
+    stage(o.placementPath, [&](llvm::raw_ostream &os) {
+      cgpt::report::printPlacementSvg(os, device, drawn, **targetModel);
+    });
+    return true;
+  }
+
+  /// Steps between log lines for a run of `total` steps: --log-steps, or
+  /// about ten lines in all.
+  int64_t logInterval(int64_t total) {
+    if (o.logSteps > 0)
+      return o.logSteps;
+    return std::max<int64_t>(1, total / 10 + (total % 10 != 0));
+  }
+
+  /// Model Zoo style log lines for `steps` simulated optimizer steps, with a
+  /// progress bar when standard error is a terminal.
+  void logTraining(const cgpt::report::StepReport &report) {
+    cgpt::report::StepRates rates = cgpt::report::computeStepRates(report);
+    // Every simulated step is the same step, so only the logged ones are
+    // visited: the loop runs once per line, whatever the number of steps.
+    int64_t last = o.steps.value_or(0);
+    int64_t every = logInterval(last);
+    for (int64_t step = std::min(every, last); step <= last;) {
+      out << llvm::formatv(
+          "global_step = {0}, rate = {1:f4} steps/sec, samples/sec = {2:f2}, "
+          "simulated time = {3:f3} s\n",
+          step, rates.stepsPerSecond, rates.samplesPerSecond,
+          static_cast<double>(step) * rates.seconds);
+      if (step == last)
+        break;
+      step = last - step > every ? step + every : last;
+    }
+  }
+
+  bool writeReport(const cgpt::report::StepReport &report) {
+    if (!o.reportPath.empty())
+      stage(o.reportPath, [&](llvm::raw_ostream &os) {
+        cgpt::report::printJson(os, cgpt::report::buildReport(report));
+      });
+    if (!o.tablePath.empty()) {
+      if (report.wafer->explored.empty()) {
+        llvm::errs() << "cgpt-run: --table writes a --num-csx sweep's table or "
+                        "explore's; this run explored no micro-batches (give "
+                        "--micro-batch-size explore)\n";
+        return false;
+      }
+      stage(o.tablePath, [&](llvm::raw_ostream &os) {
+        cgpt::report::printDataTable(
+            os, cgpt::report::exploreData(report.wafer->explored),
+            llvm::StringRef(o.tablePath).ends_with_insensitive(".csv"));
+      });
+    }
+    if (!o.tracePath.empty())
+      stage(o.tracePath, [&](llvm::raw_ostream &os) {
+        cgpt::report::printTrace(
+            os, report.model.name + " on " + report.wafer->targetName,
+            *report.simulation,
+            report.cycleLevel ? &*report.cycleLevel : nullptr);
+      });
+    return true;
+  }
+
+  /// Stages a chart for `path`: SVG as `draw` prints it, or PNG converted
+  /// from that SVG by rsvg-convert (librsvg2-bin, which scripts/setup.sh
+  /// installs), through files of its own in the temporary folder.
+  bool writeChart(llvm::StringRef path,
+                  llvm::function_ref<void(llvm::raw_ostream &)> draw) {
+    if (!path.ends_with_insensitive(".png")) {
+      stage(path, draw);
+      return true;
+    }
+    llvm::ErrorOr<std::string> converter =
+        llvm::sys::findProgramByName("rsvg-convert");
+    if (!converter) {
+      llvm::errs() << "cgpt-run: " << path
+                   << " needs rsvg-convert (Debian package librsvg2-bin); "
+                      "write .svg instead\n";
+      return false;
+    }
+    llvm::SmallString<128> svgPath, pngPath;
+    if (llvm::sys::fs::createTemporaryFile("cgpt-chart", "svg", svgPath) ||
+        llvm::sys::fs::createTemporaryFile("cgpt-chart", "png", pngPath)) {
+      llvm::errs() << "cgpt-run: cannot make temporary files for '" << path
+                   << "'\n";
+      return false;
+    }
+    llvm::FileRemover removeSvg(svgPath), removePng(pngPath);
+    std::error_code error;
+    {
+      llvm::raw_fd_ostream svg(svgPath, error);
+      if (!error)
+        draw(svg);
+    }
+    std::string message;
+    int status = error ? -1
+                       : llvm::sys::ExecuteAndWait(
+                             *converter, {*converter, "-o", pngPath, svgPath},
+                             std::nullopt, {}, 0, 0, &message);
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> png =
+        llvm::MemoryBuffer::getFile(pngPath, /*IsText=*/false);
+    if (status != 0 || !png) {
+      llvm::errs() << "cgpt-run: rsvg-convert could not draw '" << path << "'"
+                   << (message.empty() ? "" : ": " + message) << "\n";
+      return false;
+    }
+    outputs.add(path, (*png)->getBuffer().str());
+    return true;
+  }
+
+  /// The most parameters functional mode executes: it keeps weights, AdamW
+  /// moments and gradients in host memory and runs on one host core.
+  static constexpr int64_t kMaxFunctionalParameters = int64_t(1) << 26;
+
+  /// --functional: compiles the step for the target (mini by default),
+  /// executes `--steps` optimizer steps of it with real numbers and logs the
+  /// loss. Prints what it ran, Model Zoo style log lines and the host time.
+  bool runFunctional(std::optional<int64_t> systems) {
+    cgpt::report::StepReport report;
+    OwningOpRef<ModuleOp> module = session.load(systems, report);
+    if (!module)
+      return false;
+    FailureOr<cgpt::Phase> phase =
+        cgpt::detectPhase(*module, session.inputLoc());
+    if (failed(phase))
+      return false;
+    if (*phase != cgpt::Phase::Transformer) {
+      emitError(session.inputLoc())
+          << "--functional needs a model file or transformer IR: lowered IR "
+             "no longer says how the weights start";
+      return false;
+    }
+    auto step = *module->getOps<cgpt::transformer::TrainStepOp>().begin();
+    if (failed(cgpt::report::describeStep(step, report)))
+      return false;
+    if (report.model.parameters > kMaxFunctionalParameters) {
+      emitError(session.inputLoc())
+          << "--functional executes models of up to "
+          << cgpt::formatGrouped(kMaxFunctionalParameters)
+          << " parameters on the host; this one has "
+          << cgpt::formatGrouped(report.model.parameters);
+      return false;
+    }
+    std::vector<cgpt::exec::ParameterSpec> specs =
+        cgpt::exec::collectParameters(step);
+
+    // The program executes as placed: lower a copy to the wafer for its
+    // tiles and batch plan, and simulate it for the log lines' rate.
+    if (failed(session.lower(*module, cgpt::Phase::Transformer,
+                             cgpt::Phase::Dataflow,
+                             o.compile.target.value_or("mini"))))
+      return false;
+    OwningOpRef<ModuleOp> placed = module->clone();
+    if (failed(
+            session.lower(*placed, cgpt::Phase::Dataflow, cgpt::Phase::Wafer)))
+      return false;
+    auto device = *placed->getOps<cgpt::wafer::DeviceOp>().begin();
+    if (failed(session.simulate(device, report)))
+      return false;
+    auto program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
+
+    cgpt::exec::SessionOptions options;
+    options.steps = std::max<int64_t>(o.steps.value_or(0), 1);
+    options.logEvery = logInterval(options.steps);
+    options.seed = o.seed.value_or(0);
+    options.dataPath = o.dataPath;
+    options.initWeightsPath = o.initWeightsPath;
+    options.bf16Storage = o.bf16Storage;
+    options.dumpLastStep = !o.dumpStepPath.empty();
+    options.stepsPerSecond =
+        cgpt::report::computeStepRates(report).stepsPerSecond;
+    llvm::Expected<cgpt::exec::SessionResult> training =
+        cgpt::exec::runTrainingSession(program, device, std::move(specs),
+                                       report.model.name, options, out);
+    if (!training) {
+      llvm::errs() << "cgpt-run: " << llvm::toString(training.takeError())
+                   << "\n";
+      return false;
+    }
+    out.flush();
+    llvm::errs() << llvm::formatv("executed {0} step(s) in {1:f2} s on this "
+                                  "host ({2:f4} s per step)\n",
+                                  options.steps, training->hostSeconds,
+                                  training->hostSeconds / options.steps);
+    if (!o.saveWeightsPath.empty())
+      outputs.add(o.saveWeightsPath, std::move(training->weights));
+    if (!o.dumpStepPath.empty())
+      outputs.add(o.dumpStepPath, std::move(training->lastStep));
+    return o.lossCurvePath.empty() ||
+           writeChart(o.lossCurvePath, [&](llvm::raw_ostream &os) {
+             cgpt::report::printLossCurve(os, report.model.name,
+                                          training->losses);
+           });
+  }
+
+  const RunOptions &o;
+  llvm::raw_ostream &out;
+  OutputFiles &outputs;
+  CompileSession session;
+};
+
+} // namespace
+
+LogicalResult driver::runCommand(MLIRContext &context,
+                                 const RunOptions &options,
+                                 llvm::raw_ostream &out, OutputFiles &outputs) {
+  return Runner(context, options, out, outputs).runCommand();
+}
