@@ -244,6 +244,8 @@ static float applyMap(dataflow::MapKind kind, float x, float y) {
   switch (kind) {
   case MapKind::add:
     return x + y;
+  case MapKind::mul:
+    return x * y;
   case MapKind::gelu:
     return static_cast<float>(gelu(x));
   case MapKind::gelu_tanh:
@@ -409,36 +411,46 @@ Tensor exec::rotary(const Tensor &input, const Tensor &angles, bool inverse,
 // Heads
 //===----------------------------------------------------------------------===//
 
-void exec::splitHeads(const Tensor &qkv, int64_t heads, int64_t headSize,
-                      Tensor &query, Tensor &key, Tensor &value) {
-  int64_t batch = qkv.dim(0), seq = qkv.dim(1), width = heads * headSize;
-  Tensor *parts[] = {&query, &key, &value};
-  for (int p = 0; p < 3; ++p) {
-    *parts[p] = Tensor({batch, heads, seq, headSize});
+/// Copies between fused rows [b, s, (h + 2 g) d] and the query, key and
+/// value heads: `toHeads` splits, else joins.
+static void copyHeads(Tensor &flat, Tensor *parts[3], bool toHeads) {
+  int64_t batch = parts[0]->dim(0), seq = parts[0]->dim(2),
+          headSize = parts[0]->dim(3);
+  int64_t counts[3] = {parts[0]->dim(1), parts[1]->dim(1), parts[2]->dim(1)};
+  int64_t rowWidth = flat.dim(2);
+  for (int64_t p = 0, offset = 0; p < 3; offset += counts[p] * headSize, ++p)
     for (int64_t b = 0; b < batch; ++b)
-      for (int64_t h = 0; h < heads; ++h)
-        for (int64_t s = 0; s < seq; ++s)
-          std::memcpy(
-              &parts[p]->data[((b * heads + h) * seq + s) * headSize],
-              &qkv.data[(b * seq + s) * 3 * width + p * width + h * headSize],
-              headSize * sizeof(float));
-  }
+      for (int64_t h = 0; h < counts[p]; ++h)
+        for (int64_t s = 0; s < seq; ++s) {
+          float *head =
+              &parts[p]->data[((b * counts[p] + h) * seq + s) * headSize];
+          float *row = &flat.data[(b * seq + s) * rowWidth + offset +
+                                  h * headSize];
+          if (toHeads)
+            std::memcpy(head, row, headSize * sizeof(float));
+          else
+            std::memcpy(row, head, headSize * sizeof(float));
+        }
+}
+
+void exec::splitHeads(const Tensor &qkv, int64_t heads, int64_t kvHeads,
+                      int64_t headSize, Tensor &query, Tensor &key,
+                      Tensor &value) {
+  int64_t batch = qkv.dim(0), seq = qkv.dim(1);
+  query = Tensor({batch, heads, seq, headSize});
+  key = Tensor({batch, kvHeads, seq, headSize});
+  value = Tensor({batch, kvHeads, seq, headSize});
+  Tensor *parts[] = {&query, &key, &value};
+  copyHeads(const_cast<Tensor &>(qkv), parts, /*toHeads=*/true);
 }
 
 Tensor exec::joinHeads(const Tensor &query, const Tensor &key,
                        const Tensor &value) {
-  int64_t batch = query.dim(0), heads = query.dim(1), seq = query.dim(2),
-          headSize = query.dim(3), width = heads * headSize;
-  Tensor result({batch, seq, 3 * width});
-  const Tensor *parts[] = {&query, &key, &value};
-  for (int p = 0; p < 3; ++p)
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t h = 0; h < heads; ++h)
-        for (int64_t s = 0; s < seq; ++s)
-          std::memcpy(&result.data[(b * seq + s) * 3 * width + p * width +
-                                   h * headSize],
-                      &parts[p]->data[((b * heads + h) * seq + s) * headSize],
-                      headSize * sizeof(float));
+  Tensor result({query.dim(0), query.dim(2),
+                 (query.dim(1) + 2 * key.dim(1)) * query.dim(3)});
+  Tensor *parts[] = {const_cast<Tensor *>(&query), const_cast<Tensor *>(&key),
+                     const_cast<Tensor *>(&value)};
+  copyHeads(result, parts, /*toHeads=*/false);
   return result;
 }
 
@@ -566,12 +578,37 @@ LayerNormGrad exec::layerNormGrad(const Tensor &grad, const Tensor &input,
 // Softmax
 //===----------------------------------------------------------------------===//
 
+std::vector<double> exec::alibiSlopes(int64_t heads) {
+  int64_t power = 1;
+  while (power * 2 <= heads)
+    power *= 2;
+  std::vector<double> slopes;
+  for (int64_t h = 0; h < power; ++h)
+    slopes.push_back(std::pow(2.0, -8.0 * static_cast<double>(h + 1) /
+                                       static_cast<double>(power)));
+  // The rest: every other slope of twice the power of two.
+  for (int64_t h = 0; static_cast<int64_t>(slopes.size()) < heads; ++h)
+    slopes.push_back(std::pow(2.0, -8.0 * static_cast<double>(2 * h + 1) /
+                                       static_cast<double>(2 * power)));
+  return slopes;
+}
+
 Tensor exec::softmax(const Tensor &scores, float scale, bool causal,
-                     ArrayRef<int64_t> tile) {
+                     ArrayRef<int64_t> tile, bool alibi) {
   int64_t cols = scores.dim(-1), seq = scores.dim(-2);
   int64_t rows = scores.numel() / cols;
   Tensor result(scores.shape);
   const float *x = scores.data.data();
+  std::vector<double> slopes =
+      alibi ? alibiSlopes(scores.dim(1)) : std::vector<double>();
+  // The scaled score, plus head h's ALiBi bias m_h (key - query).
+  auto logit = [&](int64_t r, int64_t c) {
+    float value = scale * x[r * cols + c];
+    if (alibi)
+      value += static_cast<float>(slopes[(r / seq) % scores.dim(1)]) *
+               static_cast<float>(c - r % seq);
+    return value;
+  };
   auto visible = [&](int64_t r, int64_t c) { return !causal || c <= r % seq; };
   std::vector<float> rowMax(rows, -INFINITY), rowSum(rows);
   forEachRowTile(rows, rows / scores.dim(0), cols, tile,
@@ -580,14 +617,14 @@ Tensor exec::softmax(const Tensor &scores, float scale, bool causal,
                      for (int64_t c = c0; c < c1; ++c)
                        if (visible(r, c))
                          rowMax[r] =
-                             std::max(rowMax[r], scale * x[r * cols + c]);
+                             std::max(rowMax[r], logit(r, c));
                  });
   forEachRowTile(
       rows, rows / scores.dim(0), cols, tile,
       [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
         sumRows(r0, r1, c0, c1, rowSum.data(), [&](int64_t r, int64_t c) {
           float e = visible(r, c)
-                        ? std::exp(scale * x[r * cols + c] - rowMax[r])
+                        ? std::exp(logit(r, c) - rowMax[r])
                         : 0.0f;
           result.data[r * cols + c] = e;
           return e;

@@ -95,17 +95,27 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
   LocationAttr ffnKey =
       spec.locations.ffn ? spec.locations.ffn : spec.locations.hidden;
   Value ln1 = layerNorm(p + ".ln_1", x, layer);
-  Value qkvW = weight(p + ".attn.qkv.weight", {d, 3 * inner}, layer, heads);
-  Value qkvB = optionalWeight(spec.qkvBias, p + ".attn.qkv.bias", {3 * inner},
+  // Queries of every head, keys and values of the key/value heads.
+  int64_t kvHeads = spec.numKvHeads ? spec.numKvHeads : spec.numHeads;
+  int64_t qkv = (spec.numHeads + 2 * kvHeads) * spec.headSize;
+  Value qkvW = weight(p + ".attn.qkv.weight", {d, qkv}, layer, heads);
+  Value qkvB = optionalWeight(spec.qkvBias, p + ".attn.qkv.bias", {qkv},
                               layer, heads);
   Value outW = weight(p + ".attn.proj.weight", {inner, d}, layer, heads);
   Value outB = optionalWeight(spec.attentionOutBias, p + ".attn.proj.bias",
                               {d}, layer, heads);
   auto scaling = spec.scaleQkByHeadSize ? ScoreScaling::inv_head_size
                                         : ScoreScaling::inv_sqrt_head_size;
+  IntegerAttr kvHeadsAttr =
+      spec.numKvHeads ? builder.getI64IntegerAttr(spec.numKvHeads)
+                      : IntegerAttr();
+  UnitAttr alibi =
+      spec.position == PositionKind::Alibi ? builder.getUnitAttr() : UnitAttr();
   Value attn = builder.create<AttentionOp>(
       loc(p + ".attn", heads), x.getType(), ln1, qkvW, qkvB, outW, outB, rope,
-      spec.numHeads, spec.headSize, scaling);
+      builder.getI64IntegerAttr(spec.numHeads), kvHeadsAttr,
+      builder.getI64IntegerAttr(spec.headSize),
+      ScoreScalingAttr::get(builder.getContext(), scaling), alibi);
 
   Value ffnInput;
   if (spec.blockStyle == BlockStyle::Sequential) {
@@ -118,12 +128,16 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
   Value upW = weight(p + ".mlp.fc.weight", {d, f}, layer, ffnKey);
   Value upB =
       optionalWeight(spec.ffnBias, p + ".mlp.fc.bias", {f}, layer, ffnKey);
+  Value gateW = optionalWeight(spec.gatedFfn, p + ".mlp.gate.weight", {d, f},
+                               layer, ffnKey);
+  Value gateB = optionalWeight(spec.gatedFfn && spec.ffnBias,
+                               p + ".mlp.gate.bias", {f}, layer, ffnKey);
   Value downW = weight(p + ".mlp.proj.weight", {f, d}, layer, ffnKey);
   Value downB =
       optionalWeight(spec.ffnBias, p + ".mlp.proj.bias", {d}, layer, ffnKey);
   Value ffn = builder.create<FeedForwardOp>(loc(p + ".mlp", ffnKey), x.getType(),
-                                            ffnInput, upW, upB, downW, downB,
-                                            spec.activation);
+                                            ffnInput, upW, upB, gateW, gateB,
+                                            downW, downB, spec.activation);
   if (spec.blockStyle == BlockStyle::Parallel)
     x = builder.create<ResidualAddOp>(loc(p + ".attn", heads), x, attn);
   return builder.create<ResidualAddOp>(loc(p + ".mlp", ffnKey), x, ffn);
@@ -180,7 +194,7 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
                        positionsKey);
     x = builder.create<PositionEmbeddingOp>(loc("wpe", positionsKey),
                                             x.getType(), x, wpe);
-  } else {
+  } else if (spec.position == PositionKind::Rotary) {
     auto angles = RankedTensorType::get(
         {spec.sequenceLength, spec.rotaryDim / 2, 2}, builder.getF32Type());
     rope = builder.create<RotaryEmbeddingOp>(

@@ -29,36 +29,40 @@ static double attentionScale(tf::AttentionOp op) {
 }
 
 struct AttentionLowering {
-  // Saved: x, q, k, v (q and k rotated), probabilities, merged heads.
+  // Saved: x, q, k, v (q and k rotated; k and v of the key/value heads),
+  // probabilities, merged heads.
   static SavedActivations forward(tf::AttentionOp op, StepLowering &s) {
     OpBuilder &b = s.b();
     Value x = s.lookup(op.getInput());
     ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
     int64_t batch = xs[0], seq = xs[1];
     int64_t heads = static_cast<int64_t>(op.getNumHeads());
+    int64_t kvHeads = op.getKvHeads();
     int64_t headSize = static_cast<int64_t>(op.getHeadSize());
     Value wqkv = s.weight(op.getQkvWeight());
     Value bqkv = s.optionalWeight(op.getQkvBias());
     Value qkv = s.matmul(
-        StepLowering::streamLike(x, {batch, seq, 3 * heads * headSize}), x,
-        wqkv, bqkv);
+        StepLowering::streamLike(
+            x, {batch, seq, (heads + 2 * kvHeads) * headSize}),
+        x, wqkv, bqkv);
     auto headType = StepLowering::streamLike(x, {batch, heads, seq, headSize});
-    auto split = s.kernel<SplitHeadsOp>(headType, headType, headType, qkv,
-                                        b.getI64IntegerAttr(heads),
-                                        b.getI64IntegerAttr(headSize));
+    auto kvType = StepLowering::streamLike(x, {batch, kvHeads, seq, headSize});
+    auto split = s.kernel<SplitHeadsOp>(
+        headType, kvType, kvType, qkv, b.getI64IntegerAttr(heads),
+        op.getNumKvHeadsAttr(), b.getI64IntegerAttr(headSize));
     Value q = split.getQuery(), k = split.getKey(), v = split.getValue();
     if (op.getRotary()) {
       Value angles = s.lookup(op.getRotary());
       q = s.kernel<RotaryOp>(headType, q, angles, UnitAttr());
-      k = s.kernel<RotaryOp>(headType, k, angles, UnitAttr());
+      k = s.kernel<RotaryOp>(kvType, k, angles, UnitAttr());
     }
     auto scoreType = StepLowering::streamLike(x, {batch, heads, seq, seq});
-    Value scores = s.matmul(scoreType, q, k, Value(), false,
-                            /*transposeRhs=*/true);
+    Value scores = s.matmul(scoreType, q, repeatHeads(k, headType, s), Value(),
+                            false, /*transposeRhs=*/true);
     Value probs = s.kernel<SoftmaxOp>(
         scoreType, scores, b.getF64FloatAttr(attentionScale(op)),
-        b.getUnitAttr(), b.getI64IntegerAttr(headSize));
-    Value attended = s.matmul(headType, probs, v);
+        b.getUnitAttr(), b.getI64IntegerAttr(headSize), op.getAlibiAttr());
+    Value attended = s.matmul(headType, probs, repeatHeads(v, headType, s));
     Value merged = s.kernel<MergeHeadsOp>(
         StepLowering::streamLike(x, {batch, seq, heads * headSize}), attended);
     Value wo = s.weight(op.getOutWeight());
@@ -85,30 +89,35 @@ struct AttentionLowering {
     s.gradOutBias(op.getOutBias(), dy);
 
     // Attention: dP = dO V^T, dV = P^T dO, dS = softmax'(P, dP),
-    // dQ = dS K, dK = dS^T Q.
-    Value dAttended = s.kernel<UnmergeHeadsOp>(q.getType(), dMerged);
-    Value dProbs =
-        s.matmul(probs.getType(), dAttended, v, Value(), false, true);
-    Value dv = s.matmul(v.getType(), probs, dAttended, Value(), true);
+    // dQ = dS K, dK = dS^T Q; with shared key/value heads, K and V are
+    // repeated again and the gradients of a group summed.
+    Type headType = q.getType();
+    Value dAttended = s.kernel<UnmergeHeadsOp>(headType, dMerged);
+    Value dProbs = s.matmul(probs.getType(), dAttended,
+                            repeatHeads(v, headType, s), Value(), false, true);
+    Value dv = sumHeadGroups(
+        s.matmul(headType, probs, dAttended, Value(), true), v.getType(), s);
+    // The ALiBi bias is a constant: the gradient of the scores is the same.
     Value dScores = s.kernel<SoftmaxGradOp>(
         probs.getType(), probs, dProbs, b.getF64FloatAttr(attentionScale(op)),
         b.getI64IntegerAttr(op.getHeadSize()));
-    Value dq = s.matmul(q.getType(), dScores, k);
-    Value dk = s.matmul(k.getType(), dScores, q, Value(), true);
+    Value dq = s.matmul(headType, dScores, repeatHeads(k, headType, s));
+    Value dk = sumHeadGroups(
+        s.matmul(headType, dScores, q, Value(), true), k.getType(), s);
     if (op.getRotary()) {
       Value angles = s.lookup(op.getRotary());
-      dq = s.kernel<RotaryOp>(q.getType(), dq, angles, b.getUnitAttr());
+      dq = s.kernel<RotaryOp>(headType, dq, angles, b.getUnitAttr());
       dk = s.kernel<RotaryOp>(k.getType(), dk, angles, b.getUnitAttr());
     }
 
     // Input projection: dx = dqkv Wqkv^T, dWqkv = x^T dqkv.
     Value wqkv = s.weight(op.getQkvWeight());
     ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
+    int64_t qkvWidth = (static_cast<int64_t>(op.getNumHeads()) +
+                        2 * op.getKvHeads()) *
+                       static_cast<int64_t>(op.getHeadSize());
     Value dQkv = s.kernel<JoinHeadsOp>(
-        StepLowering::streamLike(
-            x, {xs[0], xs[1],
-                static_cast<int64_t>(3 * op.getNumHeads() * op.getHeadSize())}),
-        dq, dk, dv);
+        StepLowering::streamLike(x, {xs[0], xs[1], qkvWidth}), dq, dk, dv);
     s.addGrad(op.getInput(),
               s.matmul(x.getType(), dQkv, wqkv, Value(), false, true));
     s.gradOut(op.getQkvWeight(),
@@ -116,12 +125,29 @@ struct AttentionLowering {
     s.gradOutBias(op.getQkvBias(), dQkv);
     return success();
   }
+
+private:
+  /// Key or value heads `kv` repeated for every query head of `headType`;
+  /// `kv` itself when each query head has its own.
+  static Value repeatHeads(Value kv, Type headType, StepLowering &s) {
+    if (kv.getType() == headType)
+      return kv;
+    return s.kernel<RepeatHeadsOp>(headType, kv);
+  }
+  /// The gradient of `repeatHeads`: each group's query heads summed.
+  static Value sumHeadGroups(Value grad, Type kvType, StepLowering &s) {
+    if (grad.getType() == kvType)
+      return grad;
+    return s.kernel<SumHeadGroupsOp>(kvType, grad);
+  }
 };
 
 LogicalResult executeSplitHeads(SplitHeadsOp s, KernelFrame &frame,
                                 ArrayRef<int64_t> tile) {
   Tensor q, k, v;
-  splitHeads(frame[s.getQkv()], static_cast<int64_t>(s.getNumHeads()),
+  int64_t heads = static_cast<int64_t>(s.getNumHeads());
+  splitHeads(frame[s.getQkv()], heads,
+             static_cast<int64_t>(s.getNumKvHeads().value_or(heads)),
              static_cast<int64_t>(s.getHeadSize()), q, k, v);
   frame.set(s.getQuery(), std::move(q));
   frame.set(s.getKey(), std::move(k));
@@ -155,7 +181,45 @@ LogicalResult executeSoftmax(SoftmaxOp s, KernelFrame &frame,
   frame.set(s.getResult(),
             softmax(frame[s.getScores()],
                     static_cast<float>(s.getScale().convertToDouble()),
-                    s.getCausal(), tile));
+                    s.getCausal(), tile, s.getAlibi()));
+  return success();
+}
+
+// Query head h reads key/value head h / (heads / kv_heads).
+LogicalResult executeRepeatHeads(RepeatHeadsOp r, KernelFrame &frame,
+                                 ArrayRef<int64_t> tile) {
+  const Tensor &input = frame[r.getInput()];
+  auto type = cast<StreamType>(r.getResult().getType());
+  int64_t batch = input.dim(0), kvHeads = input.dim(1),
+          heads = type.getShape()[1];
+  int64_t headElements = input.dim(2) * input.dim(3), group = heads / kvHeads;
+  Tensor result({batch, heads, input.dim(2), input.dim(3)});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      std::copy_n(&input.data[(b * kvHeads + h / group) * headElements],
+                  headElements, &result.data[(b * heads + h) * headElements]);
+  frame.set(r.getResult(), std::move(result));
+  return success();
+}
+
+// Key/value head g sums the gradients of query heads g * group ... + group-1,
+// in head order.
+LogicalResult executeSumHeadGroups(SumHeadGroupsOp op, KernelFrame &frame,
+                                   ArrayRef<int64_t> tile) {
+  const Tensor &input = frame[op.getInput()];
+  auto type = cast<StreamType>(op.getResult().getType());
+  int64_t batch = input.dim(0), heads = input.dim(1),
+          kvHeads = type.getShape()[1];
+  int64_t headElements = input.dim(2) * input.dim(3), group = heads / kvHeads;
+  Tensor result({batch, kvHeads, input.dim(2), input.dim(3)});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      const float *from = &input.data[(b * heads + h) * headElements];
+      float *to = &result.data[(b * kvHeads + h / group) * headElements];
+      for (int64_t i = 0; i < headElements; ++i)
+        to[i] += from[i];
+    }
+  frame.set(op.getResult(), std::move(result));
   return success();
 }
 
@@ -178,4 +242,6 @@ void kernels::registerAttentionModels(DialectRegistry &registry) {
   attachExecution<UnmergeHeadsOp, executeUnmergeHeads>(registry);
   attachExecution<SoftmaxOp, executeSoftmax>(registry);
   attachExecution<SoftmaxGradOp, executeSoftmaxGrad>(registry);
+  attachExecution<RepeatHeadsOp, executeRepeatHeads>(registry);
+  attachExecution<SumHeadGroupsOp, executeSumHeadGroups>(registry);
 }

@@ -36,21 +36,36 @@ static std::pair<MapKind, MapKind> activationMaps(tf::Activation activation) {
 }
 
 struct FeedForwardLowering {
-  // Saved: x, pre-activation h, activation a.
+  // Saved: x, pre-activation h, activation a; gated, x, up projection u,
+  // gate g, act(g) and a = act(g) * u.
   static SavedActivations forward(tf::FeedForwardOp op, StepLowering &s) {
     Value x = s.lookup(op.getInput());
     Value up = s.weight(op.getUpWeight());
     ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
     auto hidden = StepLowering::streamLike(
         x, {xs[0], xs[1], StepLowering::shapeOf(up)[1]});
+    MapKind activation = activationMaps(op.getActivation()).first;
     Value h = s.matmul(hidden, x, up, s.optionalWeight(op.getUpBias()));
-    Value a = s.map(activationMaps(op.getActivation()).first, h);
+    SavedActivations saved;
+    Value a;
+    if (op.getGateWeight()) {
+      Value gate = s.weight(op.getGateWeight());
+      Value g = s.matmul(hidden, x, gate, s.optionalWeight(op.getGateBias()));
+      Value gated = s.map(activation, g);
+      a = s.map(MapKind::mul, {gated, h});
+      saved = {x, h, a, g, gated};
+    } else {
+      a = s.map(activation, h);
+      saved = {x, h, a};
+    }
     Value down = s.weight(op.getDownWeight());
     Value downBias = s.optionalWeight(op.getDownBias());
     s.define(op.getResult(), s.matmul(x.getType(), a, down, downBias));
-    return {x, h, a};
+    return saved;
   }
 
+  // Gated: with a = act(g) * u, du = da * act(g) and
+  // dg = act'(g) * (da * u); the input's gradient sums both projections'.
   static LogicalResult backward(tf::FeedForwardOp op, ArrayRef<Value> saved,
                                 StepLowering &s) {
     Value x = saved[0], h = saved[1], a = saved[2];
@@ -62,13 +77,27 @@ struct FeedForwardLowering {
     s.gradOut(op.getDownWeight(),
               s.matmul(down.getType(), a, *dy, Value(), true, false, true));
     s.gradOutBias(op.getDownBias(), *dy);
-    Value dh = s.map(activationMaps(op.getActivation()).second, {h, da});
+    MapKind derivative = activationMaps(op.getActivation()).second;
+    if (op.getGateWeight()) {
+      Value g = saved[3], gated = saved[4];
+      Value dg = s.map(derivative, {g, s.map(MapKind::mul, {da, h})});
+      Value gate = s.weight(op.getGateWeight());
+      s.addGrad(op.getInput(),
+                s.matmul(x.getType(), dg, gate, Value(), false, true));
+      s.gradOut(op.getGateWeight(),
+                s.matmul(gate.getType(), x, dg, Value(), true, false, true));
+      s.gradOutBias(op.getGateBias(), dg);
+      // The up projection's gradient: da * act(g).
+      da = s.map(MapKind::mul, {da, gated});
+    } else {
+      da = s.map(derivative, {h, da});
+    }
     Value up = s.weight(op.getUpWeight());
     s.addGrad(op.getInput(),
-              s.matmul(x.getType(), dh, up, Value(), false, true));
+              s.matmul(x.getType(), da, up, Value(), false, true));
     s.gradOut(op.getUpWeight(),
-              s.matmul(up.getType(), x, dh, Value(), true, false, true));
-    s.gradOutBias(op.getUpBias(), dh);
+              s.matmul(up.getType(), x, da, Value(), true, false, true));
+    s.gradOutBias(op.getUpBias(), da);
     return success();
   }
 };

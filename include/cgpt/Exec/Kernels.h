@@ -119,9 +119,10 @@ Tensor rotaryAngles(int64_t seq, int64_t dim, double base);
 Tensor rotary(const Tensor &input, const Tensor &angles, bool inverse,
               llvm::ArrayRef<int64_t> tile);
 
-/// [b, s, 3 h d] to three [b, h, s, d], and back.
-void splitHeads(const Tensor &qkv, int64_t heads, int64_t headSize,
-                Tensor &query, Tensor &key, Tensor &value);
+/// [b, s, (h + 2 g) d] to queries [b, h, s, d] and keys and values
+/// [b, g, s, d], and back.
+void splitHeads(const Tensor &qkv, int64_t heads, int64_t kvHeads,
+                int64_t headSize, Tensor &query, Tensor &key, Tensor &value);
 Tensor joinHeads(const Tensor &query, const Tensor &key, const Tensor &value);
 /// [b, h, s, d] to [b, s, h d], and back.
 Tensor mergeHeads(const Tensor &input);
@@ -140,8 +141,14 @@ LayerNormGrad layerNormGrad(const Tensor &grad, const Tensor &input,
                             const Tensor &mean, const Tensor &rstd,
                             const Tensor &gamma, llvm::ArrayRef<int64_t> tile);
 
+/// The ALiBi slope of each of `heads` heads (Press et al.): 2^(-8 (h+1) / n)
+/// for `heads` a power of two n, else those of the power of two below with
+/// every other slope of the one above filling the rest.
+std::vector<double> alibiSlopes(int64_t heads);
+/// Softmax over the last dimension of `scale * scores`, causal if asked;
+/// with `alibi`, scores [b, h, s, s] get head h's slope times (key - query).
 Tensor softmax(const Tensor &scores, float scale, bool causal,
-               llvm::ArrayRef<int64_t> tile);
+               llvm::ArrayRef<int64_t> tile, bool alibi = false);
 Tensor softmaxGrad(const Tensor &probs, const Tensor &grad, float scale,
                    llvm::ArrayRef<int64_t> tile);
 

@@ -57,7 +57,8 @@ enum class BlockStyle {
 enum class BatchSemantics { Global, PerSystem };
 llvm::StringRef stringifyBatchSemantics(BatchSemantics semantics);
 
-enum class PositionKind { Learned, Rotary };
+/// Learned position embeddings, rotary ones, or ALiBi score biases.
+enum class PositionKind { Learned, Rotary, Alibi };
 enum class StorageType { F32, BF16, F16 };
 
 struct LRPhase {
@@ -82,6 +83,8 @@ struct ModelSpec {
   int64_t numLayers = 0;
   int64_t numHeads = 0;
   int64_t headSize = 0;
+  /// Key and value heads (grouped-query attention); 0: one per head.
+  int64_t numKvHeads = 0;
   int64_t ffnSize = 0;
   int64_t maxPositions = 0;
   int64_t sequenceLength = 0;
@@ -89,6 +92,9 @@ struct ModelSpec {
   int64_t rotaryDim = 0;
   double rotaryBase = 10000.0;
   transformer::Activation activation = transformer::Activation::gelu;
+  /// A gated feed-forward block (SwiGLU, GeGLU): `activation` gates a
+  /// second up projection.
+  bool gatedFfn = false;
   bool tiedEmbeddings = true;
   bool qkvBias = true;
   bool attentionOutBias = true;

@@ -389,6 +389,7 @@ static unsigned mapArity(MapKind kind) {
 static int64_t mapFlopsPerElement(MapKind kind) {
   switch (kind) {
   case MapKind::add:
+  case MapKind::mul:
   case MapKind::relu:
     return 1;
   case MapKind::gelu:
@@ -639,17 +640,49 @@ static LogicalResult verifyHeads(Operation *op, Value flat, ValueRange heads,
   return expectSameElementType(op, values);
 }
 
+/// Checks queries [b, H, s, hs], keys and values [b, KV, s, hs] against
+/// their fused stream [b, s, (H + 2 KV) hs].
+static LogicalResult verifyQkvHeads(Operation *op, Value flat, Value query,
+                                    Value key, Value value) {
+  if (failed(expectRank(op, "flat stream", flat, 3)))
+    return failure();
+  for (Value head : {query, key, value})
+    if (failed(expectRank(op, "head stream", head, 4)))
+      return failure();
+  ArrayRef<int64_t> flatShape = shapeOf(flat), q = shapeOf(query),
+                    k = shapeOf(key);
+  if (q[1] % k[1] != 0)
+    return op->emitOpError() << "key/value heads " << k[1]
+                             << " do not divide query heads " << q[1];
+  std::string why = "queries " + formatShape(q) + " and keys " + formatShape(k);
+  if (failed(expectShape(op, "flat stream", flat,
+                         {q[0], q[2], (q[1] + 2 * k[1]) * q[3]}, why)) ||
+      failed(expectShape(op, "head stream", query,
+                         {flatShape[0], q[1], flatShape[1], q[3]}, why)))
+    return failure();
+  for (Value other : {key, value})
+    if (failed(expectShape(op, "head stream", other,
+                           {flatShape[0], k[1], flatShape[1], q[3]}, why)))
+      return failure();
+  return expectSameElementType(op, {flat, query, key, value});
+}
+
 LogicalResult SplitHeadsOp::verify() {
   int64_t heads = getNumHeadsAttr().getInt();
   int64_t headSize = getHeadSizeAttr().getInt();
-  if (heads <= 0 || headSize <= 0)
-    return emitOpError() << "num_heads and head_size must be positive";
+  int64_t kvHeads = static_cast<int64_t>(getNumKvHeads().value_or(heads));
+  if (heads <= 0 || headSize <= 0 || kvHeads <= 0)
+    return emitOpError()
+           << "num_heads, num_kv_heads and head_size must be positive";
   if (shapeOf(getQuery()).size() == 4 &&
       (shapeOf(getQuery())[1] != heads || shapeOf(getQuery())[3] != headSize))
     return emitOpError() << "heads " << formatShape(shapeOf(getQuery()))
                          << " do not match " << heads << " heads of "
                          << headSize;
-  return verifyHeads(*this, getQkv(), {getQuery(), getKey(), getValue()}, 3);
+  if (shapeOf(getKey()).size() == 4 && shapeOf(getKey())[1] != kvHeads)
+    return emitOpError() << "keys " << formatShape(shapeOf(getKey()))
+                         << " do not match " << kvHeads << " key/value heads";
+  return verifyQkvHeads(*this, getQkv(), getQuery(), getKey(), getValue());
 }
 
 int64_t SplitHeadsOp::getFlopsPerSequence() { return 0; }
@@ -659,8 +692,7 @@ SmallVector<int64_t> SplitHeadsOp::getTilingSpace() {
 }
 
 LogicalResult JoinHeadsOp::verify() {
-  return verifyHeads(*this, getResult(), {getQuery(), getKey(), getValue()},
-                     3);
+  return verifyQkvHeads(*this, getResult(), getQuery(), getKey(), getValue());
 }
 
 int64_t JoinHeadsOp::getFlopsPerSequence() { return 0; }
@@ -829,15 +861,54 @@ LogicalResult SoftmaxOp::verify() {
 KernelClass SoftmaxOp::getKernelClass() { return KernelClass::attention; }
 
 int64_t SoftmaxOp::getFlopsPerSequence() {
-  return 4 * getHeadSize() * elementsPerSequence(getScores());
+  int64_t perScore = 4 * static_cast<int64_t>(getHeadSize()) + (getAlibi() ? 1 : 0);
+  return perScore * elementsPerSequence(getScores());
 }
 
 int64_t SoftmaxOp::getExecutedFlopsPerSequence() {
-  return 5 * elementsPerSequence(getScores());
+  return (getAlibi() ? 6 : 5) * elementsPerSequence(getScores());
 }
 
 SmallVector<int64_t> SoftmaxOp::getTilingSpace() {
   return rowSpace(getScores());
+}
+
+/// Checks a head-group stream pair: `few` [b, KV, s, hs] heads, `many`
+/// [b, H, s, hs], KV dividing H.
+static LogicalResult verifyHeadGroups(Operation *op, Value few, Value many) {
+  if (failed(expectRank(op, "input", op->getOperand(0), 4)) ||
+      failed(expectRank(op, "result", op->getResult(0), 4)))
+    return failure();
+  ArrayRef<int64_t> f = shapeOf(few), m = shapeOf(many);
+  if (f[1] <= 0 || m[1] % f[1] != 0)
+    return op->emitOpError() << "key/value heads " << f[1]
+                             << " do not divide query heads " << m[1];
+  if (failed(expectShape(op, "head stream", few, {m[0], f[1], m[2], m[3]},
+                         "heads " + formatShape(m))))
+    return failure();
+  return expectSameElementType(op, {few, many});
+}
+
+LogicalResult RepeatHeadsOp::verify() {
+  return verifyHeadGroups(*this, getInput(), getResult());
+}
+
+int64_t RepeatHeadsOp::getFlopsPerSequence() { return 0; }
+
+SmallVector<int64_t> RepeatHeadsOp::getTilingSpace() {
+  return rowSpace(getResult());
+}
+
+LogicalResult SumHeadGroupsOp::verify() {
+  return verifyHeadGroups(*this, getResult(), getInput());
+}
+
+int64_t SumHeadGroupsOp::getFlopsPerSequence() {
+  return elementsPerSequence(getInput()) - elementsPerSequence(getResult());
+}
+
+SmallVector<int64_t> SumHeadGroupsOp::getTilingSpace() {
+  return rowSpace(getResult());
 }
 
 LogicalResult SoftmaxGradOp::verify() {

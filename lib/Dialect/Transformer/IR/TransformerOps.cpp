@@ -291,18 +291,27 @@ LogicalResult AttentionOp::verify() {
   if (heads <= 0 || headSize <= 0)
     return emitOpError() << "num_heads and head_size must be positive, got "
                          << heads << " and " << headSize;
+  int64_t kvHeads = getKvHeads();
+  if (kvHeads <= 0 || heads % kvHeads != 0)
+    return emitOpError() << "kv_heads must divide num_heads " << heads
+                         << ", got " << kvHeads;
+  if (getAlibi() && getRotary())
+    return emitOpError() << "positions are rotary or ALiBi, not both";
   ArrayRef<int64_t> input = shapeOf(getInput());
   int64_t model = input[2], inner = heads * headSize;
+  int64_t qkv = (heads + 2 * kvHeads) * headSize;
   std::string why = std::to_string(heads) + " heads of size " +
                     std::to_string(headSize) + " on d_model " +
                     std::to_string(model);
-  if (failed(expectShape(*this, "qkv_weight", getQkvWeight(),
-                         {model, 3 * inner}, why)) ||
+  if (getNumKvHeads())
+    why += " with " + std::to_string(kvHeads) + " key/value heads";
+  if (failed(expectShape(*this, "qkv_weight", getQkvWeight(), {model, qkv},
+                         why)) ||
       failed(expectShape(*this, "out_weight", getOutWeight(), {inner, model},
                          why)))
     return failure();
-  if (getQkvBias() && failed(expectShape(*this, "qkv_bias", getQkvBias(),
-                                         {3 * inner}, why)))
+  if (getQkvBias() &&
+      failed(expectShape(*this, "qkv_bias", getQkvBias(), {qkv}, why)))
     return failure();
   if (getOutBias() &&
       failed(expectShape(*this, "out_bias", getOutBias(), {model}, why)))
@@ -343,10 +352,19 @@ LogicalResult FeedForwardOp::verify() {
   if (getDownBias() &&
       failed(expectShape(*this, "down_bias", getDownBias(), {model}, why)))
     return failure();
+  if (getGateBias() && !getGateWeight())
+    return emitOpError() << "has a gate_bias but no gate_weight";
+  if (getGateWeight() &&
+      failed(expectShape(*this, "gate_weight", getGateWeight(), up, why)))
+    return failure();
+  if (getGateBias() &&
+      failed(expectShape(*this, "gate_bias", getGateBias(), {ffn}, why)))
+    return failure();
   SmallVector<Value> weights = {getUpWeight(), getDownWeight()};
-  for (Value bias : {getUpBias(), getDownBias()})
-    if (bias)
-      weights.push_back(bias);
+  for (Value optional : {getUpBias(), getGateWeight(), getGateBias(),
+                         getDownBias()})
+    if (optional)
+      weights.push_back(optional);
   return expectSameElementType(*this, getInput(), weights);
 }
 

@@ -82,7 +82,9 @@ def Dataflow_MapKind : I32EnumAttr<"MapKind", "an elementwise function", [
     I32EnumAttrCase<"gelu_grad", 5>,
     I32EnumAttrCase<"gelu_tanh_grad", 6>,
     I32EnumAttrCase<"relu_grad", 7>,
-    I32EnumAttrCase<"silu_grad", 8>
+    I32EnumAttrCase<"silu_grad", 8>,
+    // (x, y) -> x * y: the gate of a gated feed-forward block.
+    I32EnumAttrCase<"mul", 9>
   ]> {
   let cppNamespace = "::cgpt::dataflow";
   let genSpecializedAttr = 0;

@@ -403,18 +403,27 @@ def Dataflow_RotaryOp : Dataflow_Kernel<"rotary", (ins
 }
 
 def Dataflow_SplitHeadsOp : Dataflow_Kernel<"split_heads", (ins
-    Dataflow_Stream:$qkv, CGPT_I64Attr:$num_heads, CGPT_I64Attr:$head_size)> {
+    Dataflow_Stream:$qkv, CGPT_I64Attr:$num_heads,
+    OptionalAttr<CGPT_I64Attr>:$num_kv_heads, CGPT_I64Attr:$head_size)> {
   let summary = "splits fused projections into query, key and value heads";
   let description = [{
-    `[batch, seq, 3 * heads * head_size]` to three
-    `[batch, heads, seq, head_size]` streams. Data movement only: no FLOPs.
-    Tiling space `[seq, 3 * heads * head_size]`.
+    `[batch, seq, (heads + 2 * kv_heads) * head_size]` to the queries
+    `[batch, heads, seq, head_size]` and the keys and values
+    `[batch, kv_heads, seq, head_size]` (`kv_heads` is `heads` unless
+    given). Data movement only: no FLOPs. Tiling space
+    `[seq, (heads + 2 * kv_heads) * head_size]`.
+
+    ```mlir
+    %q, %k, %v = dataflow.split_heads %qkv heads 4 kv_heads 2 head_size 16
+        : (!dataflow.stream<tensor<?x64x128xf32>>) -> (!dataflow.stream<tensor<?x4x64x16xf32>>,
+           !dataflow.stream<tensor<?x2x64x16xf32>>, !dataflow.stream<tensor<?x2x64x16xf32>>)
+    ```
   }];
   let results = (outs Dataflow_Stream:$query, Dataflow_Stream:$key,
                       Dataflow_Stream:$value);
   let assemblyFormat = [{
-    $qkv `heads` $num_heads `head_size` $head_size attr-dict `:`
-    functional-type(operands, results)
+    $qkv `heads` $num_heads (`kv_heads` $num_kv_heads^)? `head_size`
+    $head_size attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -422,9 +431,10 @@ def Dataflow_JoinHeadsOp : Dataflow_Kernel<"join_heads", (ins
     Dataflow_Stream:$query, Dataflow_Stream:$key, Dataflow_Stream:$value)> {
   let summary = "joins query, key and value head gradients (split_heads' inverse)";
   let description = [{
-    Three `[batch, heads, seq, head_size]` streams to one
-    `[batch, seq, 3 * heads * head_size]`. No FLOPs. Tiling space
-    `[seq, 3 * heads * head_size]`.
+    The queries `[batch, heads, seq, head_size]` and the keys and values
+    `[batch, kv_heads, seq, head_size]` to one
+    `[batch, seq, (heads + 2 * kv_heads) * head_size]`. No FLOPs. Tiling
+    space `[seq, (heads + 2 * kv_heads) * head_size]`.
   }];
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = [{
@@ -532,17 +542,52 @@ def Dataflow_RMSNormGradOp : Dataflow_Kernel<"rms_norm_grad", (ins
 
 def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
     Dataflow_Stream:$scores, F64Attr:$scale, UnitAttr:$causal,
-    CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
+    CGPT_I64Attr:$head_size, UnitAttr:$alibi), [],
+    ["getExecutedFlopsPerSequence", "getKernelClass"]> {
   let summary = "scaled, causally masked softmax over attention scores";
   let description = [{
     `p[..., i, j] = softmax_j(scale * scores[..., i, j])` over `j <= i` when
-    `causal`, 0 for `j > i`. Tiling space `[heads * seq, seq]` (a row is one
+    `causal`, 0 for `j > i`. With `alibi`, head `h` of `H` (dimension 1 of
+    the scores) adds `m_h * (j - i)` after the scale, `m_h` the ALiBi
+    slopes of `H` heads. Tiling space `[heads * seq, seq]` (a row is one
     query). FLOPs follow Appendix F, which counts `4 d s^2` per layer
-    (`3 d s^2` and a `d s^2` reduction): `4 * head_size` per score. It
-    executes 5 per score: scale, max, subtract and exp, sum, divide.
+    (`3 d s^2` and a `d s^2` reduction): `4 * head_size` per score, and one
+    more per score for the ALiBi bias. It executes 5 per score (6 with
+    ALiBi): scale, max, subtract and exp, sum, divide.
   }];
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = "$scores attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_RepeatHeadsOp : Dataflow_Kernel<"repeat_heads", (ins
+    Dataflow_Stream:$input)> {
+  let summary = "repeats each key or value head for its group of query heads";
+  let description = [{
+    `[batch, kv_heads, seq, head_size]` to `[batch, heads, seq, head_size]`:
+    query head `h` reads key/value head `h / (heads / kv_heads)`, as
+    grouped-query attention shares them. Data movement only: no FLOPs.
+    Tiling space `[heads * seq, head_size]`.
+
+    ```mlir
+    %kr = dataflow.repeat_heads %k : (!dataflow.stream<tensor<?x2x64x16xf32>>)
+        -> !dataflow.stream<tensor<?x4x64x16xf32>>
+    ```
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_SumHeadGroupsOp : Dataflow_Kernel<"sum_head_groups", (ins
+    Dataflow_Stream:$input)> {
+  let summary = "sums the gradients of a group of query heads (repeat_heads' gradient)";
+  let description = [{
+    `[batch, heads, seq, head_size]` to `[batch, kv_heads, seq, head_size]`:
+    key/value head `g` gets the sum over the `heads / kv_heads` heads that
+    repeated it. `(heads - kv_heads) * seq * head_size` FLOPs per sequence.
+    Tiling space `[kv_heads * seq, head_size]`.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
 def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins

@@ -272,12 +272,18 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
     With `x = input` of shape `[batch, seq, d_model]`, `H = num_heads` and
     `dh = head_size`:
 
-    - `qkv = x @ qkv_weight (+ qkv_bias)`, `qkv_weight: [d_model, 3*H*dh]`,
-      split into queries, keys and values of `H` heads each;
+    - `qkv = x @ qkv_weight (+ qkv_bias)`,
+      `qkv_weight: [d_model, (H + 2*KV)*dh]`, split into `H` query heads and
+      `KV` key and value heads each: `KV = kv_heads` when given (grouped-
+      query attention; 1 is multi-query), else `H`. Query head `h` reads
+      key and value head `h / (H / KV)`;
     - with a `rotary` operand, the first `dim` channels of every query and
       key head are rotated by the position angles;
     - `scores = q @ k^T * scale`, `scale` being `1/sqrt(dh)` for
       `inv_sqrt_head_size` or muP's `1/dh` for `inv_head_size`;
+    - with `alibi`, head `h` adds `m_h * (j - i)` to the score of query
+      `i` and key `j`, `m_h` the ALiBi slopes (`2^(-8 (h+1) / H)` for `H` a
+      power of two, interleaved for other `H`, as in Press et al.);
     - a causal mask keeps positions `<=` the query's; softmax over keys;
     - `result = (softmax(scores) @ v) @ out_weight (+ out_bias)`,
       `out_weight: [H*dh, d_model]`.
@@ -298,17 +304,26 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
                        Transformer_Matrix:$out_weight,
                        Optional<Transformer_Vector>:$out_bias,
                        Optional<TensorRankOf<[F32], [3]>>:$rotary,
-                       CGPT_I64Attr:$num_heads, CGPT_I64Attr:$head_size,
-                       Transformer_ScoreScalingAttr:$scaling);
+                       CGPT_I64Attr:$num_heads,
+                       OptionalAttr<CGPT_I64Attr>:$num_kv_heads,
+                       CGPT_I64Attr:$head_size,
+                       Transformer_ScoreScalingAttr:$scaling, UnitAttr:$alibi);
   let results = (outs Transformer_ActivationTensor:$result);
   let assemblyFormat = [{
     $input `qkv` `(` $qkv_weight (`,` $qkv_bias^)? `)`
     `out` `(` $out_weight (`,` $out_bias^)? `)`
     (`rotary` `(` $rotary^ `)`)?
-    `heads` $num_heads `head_size` $head_size `scaling` `` $scaling
+    `heads` $num_heads (`kv_heads` $num_kv_heads^)? `head_size` $head_size
+    `scaling` `` $scaling (`alibi` $alibi^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Key and value heads: `num_kv_heads`, or one per query head.
+    int64_t getKvHeads() {
+      return static_cast<int64_t>(getNumKvHeads().value_or(getNumHeads()));
+    }
+  }];
 }
 
 def Transformer_FeedForwardOp : Transformer_Op<"ffn", [
@@ -320,6 +335,17 @@ def Transformer_FeedForwardOp : Transformer_Op<"ffn", [
     `act` is `gelu` (exact, erf), `gelu_tanh` (the tanh approximation,
     Hugging Face's `gelu_new`), `relu` or `silu`.
 
+    With a `gate` (a gated linear unit: SwiGLU with `silu`, GeGLU with
+    `gelu`), `result = (act(input @ gate_weight (+ gate_bias)) *
+    (input @ up_weight (+ up_bias))) @ down_weight (+ down_bias)`,
+    `gate_weight` shaped as `up_weight`.
+
+    ```mlir
+    %f = transformer.ffn %n up(%w1) gate(%wg) down(%w2) activation silu
+        : (tensor<?x4096x4096xbf16>, tensor<4096x11008xbf16>,
+           tensor<4096x11008xbf16>, tensor<11008x4096xbf16>) -> tensor<?x4096x4096xbf16>
+    ```
+
     ```mlir
     %f = transformer.ffn %n up(%w1, %b1) down(%w2, %b2) activation gelu
         : (tensor<?x2048x768xbf16>, tensor<768x3072xbf16>, tensor<3072xbf16>,
@@ -329,12 +355,15 @@ def Transformer_FeedForwardOp : Transformer_Op<"ffn", [
   let arguments = (ins Transformer_ActivationTensor:$input,
                        Transformer_Matrix:$up_weight,
                        Optional<Transformer_Vector>:$up_bias,
+                       Optional<Transformer_Matrix>:$gate_weight,
+                       Optional<Transformer_Vector>:$gate_bias,
                        Transformer_Matrix:$down_weight,
                        Optional<Transformer_Vector>:$down_bias,
                        Transformer_ActivationAttr:$activation);
   let results = (outs Transformer_ActivationTensor:$result);
   let assemblyFormat = [{
     $input `up` `(` $up_weight (`,` $up_bias^)? `)`
+    (`gate` `(` $gate_weight^ (`,` $gate_bias^)? `)`)?
     `down` `(` $down_weight (`,` $down_bias^)? `)`
     `activation` `` $activation attr-dict `:` functional-type(operands, results)
   }];
