@@ -137,7 +137,9 @@ const StringRef kUsedModelKeys[] = {
     "scale_qk_dot_by_d", "output_logits_scale", "embeddings_scale",
     "mup_base_hidden_size", "mup_base_filter_size", "output_logits_alpha",
     "attention_logits_alpha", "scale_output_logits_by_d", "mixed_precision",
-    "use_bfloat16", "fp16_type", "loss_scaling", "loss_weight"};
+    "use_bfloat16", "fp16_type", "loss_scaling", "loss_weight",
+    "extra_attention_params", "attention_module",
+    "attention_sliding_window_length", "alibi_trainable_slopes"};
 /// Dropout rates: cgpt trains without dropout, and says so when a rate is
 /// above zero.
 const StringRef kDropoutKeys[] = {"dropout_rate", "attention_dropout_rate",
@@ -169,7 +171,13 @@ const StringRef kHuggingFaceKeys[] = {
     "transformers_version", "use_cache", "gradient_checkpointing",
     "pad_token_id", "n_special", "predict_special_tokens", "tokenizer_class",
     "attn_pdrop", "embd_pdrop", "resid_pdrop", "attention_probs_dropout_prob",
-    "hidden_dropout_prob", "attention_dropout", "hidden_dropout"};
+    "hidden_dropout_prob", "attention_dropout", "hidden_dropout",
+    // LLaMA and Mistral.
+    "num_key_value_heads", "rms_norm_eps", "rope_theta", "rope_scaling",
+    "mlp_bias", "head_dim", "pretraining_tp", "sliding_window",
+    // BTLM and Jais.
+    "position_embedding_type", "mup_embeddings_scale", "mup_output_alpha",
+    "mup_scale_qk_dot_by_d", "mup_width_scale", "alibi_scaling", "auto_map"};
 /// Hugging Face dropout keys, warned about as kDropoutKeys are.
 const StringRef kHuggingFaceDropoutKeys[] = {
     "attn_pdrop", "embd_pdrop", "resid_pdrop", "attention_probs_dropout_prob",
@@ -211,6 +219,8 @@ private:
   void readHuggingFaceGpt2(const Section &root);
   void readHuggingFaceGptJ(const Section &root);
   void readHuggingFaceNeoX(const Section &root);
+  void readHuggingFaceLlama(const Section &root);
+  void readHuggingFaceBtlm(const Section &root);
   /// Reads a positive integer size that must be given, under one of
   /// `keys` (Hugging Face spells some sizes two ways), and records where.
   int64_t requireSize(const Section &section, StringRef key, int64_t max,
@@ -233,6 +243,16 @@ private:
   std::optional<Activation> readActivation(const Section &section,
                                            StringRef key);
   void readStorageType(const Section &section);
+  /// The feed-forward nonlinearity: an activation, or a gated unit
+  /// (`swiglu`, `geglu`, `reglu`) of one.
+  void readFeedForwardActivation(const Section &section, StringRef key);
+  /// Model Zoo's grouped-query attention (`extra_attention_params:
+  /// num_kv_groups`) and its sliding window, which cgpt warns it leaves out.
+  void readKeyValueHeads(const Section &model);
+  /// Notes a sliding attention window, which finish() warns about when
+  /// the sequence is longer: cgpt simulates full causal attention.
+  void noteSlidingWindow(mlir::LocationAttr where, const std::string &key,
+                         int64_t window);
 
   void readModel(const Section &model);
   void readMuP(const Section &model);
@@ -254,6 +274,13 @@ private:
 
   ConfigSource &src;
   ModelSpec &spec;
+  /// A sliding attention window the file states.
+  struct SlidingWindow {
+    mlir::LocationAttr where;
+    std::string key;
+    int64_t size;
+  };
+  std::optional<SlidingWindow> slidingWindow;
   /// Where the batch and micro-batch came from, for divisibility errors.
   YAML::Node batchNode;
   std::string batchWhat;
@@ -315,6 +342,51 @@ std::optional<Activation> ModelReader::readActivation(const Section &section,
         {"gelu_new", "gelu_tanh", "gelu_fast", "gelu_pytorch_tanh"}},
        {Activation::relu, {"relu"}},
        {Activation::silu, {"silu", "swish"}}});
+}
+
+void ModelReader::readFeedForwardActivation(const Section &section,
+                                            StringRef key) {
+  std::optional<std::string> name = src.readString(section, key);
+  StringRef glu = name ? StringRef(*name) : StringRef();
+  if (glu.consume_back("glu") &&
+      llvm::is_contained({"swi", "ge", "re"}, glu)) {
+    spec.gatedFfn = true;
+    spec.activation = glu == "swi"  ? Activation::silu
+                      : glu == "ge" ? Activation::gelu
+                                    : Activation::relu;
+    return;
+  }
+  spec.activation = readActivation(section, key).value_or(Activation::gelu);
+}
+
+void ModelReader::readKeyValueHeads(const Section &model) {
+  Section extra = src.subsection(model, "extra_attention_params");
+  if (extra.present()) {
+    std::optional<int64_t> groups =
+        src.readInt(extra, "num_kv_groups", 1, kMaxHidden);
+    if (groups && !src.hasFailed() && spec.numHeads % *groups != 0)
+      src.error(src.locate(src.lookup(extra, "num_kv_groups")),
+                "'" + extra.qualify("num_kv_groups") + "' (" +
+                    std::to_string(*groups) + ") must divide '" +
+                    model.qualify("num_heads") + "' (" +
+                    std::to_string(spec.numHeads) + ")");
+    if (groups && *groups != spec.numHeads)
+      spec.numKvHeads = *groups;
+  }
+  readChoice<int>(model, "attention_module",
+                  {{0, {"aiayn_attention", "multiquery_attention"}}});
+  if (std::optional<int64_t> window =
+          src.readInt(model, "attention_sliding_window_length", 1,
+                      kMaxPositions))
+    noteSlidingWindow(src.locate(src.lookup(model,
+                                            "attention_sliding_window_length")),
+                      model.qualify("attention_sliding_window_length"),
+                      *window);
+}
+
+void ModelReader::noteSlidingWindow(mlir::LocationAttr where,
+                                    const std::string &key, int64_t window) {
+  slidingWindow = SlidingWindow{where, key, window};
 }
 
 void ModelReader::readStorageType(const Section &section) {
@@ -617,8 +689,15 @@ void ModelReader::readModel(const Section &model) {
   spec.position = readChoice<PositionKind>(
                       model, "position_embedding_type",
                       {{PositionKind::Learned, {"learned"}},
-                       {PositionKind::Rotary, {"rotary"}}})
+                       {PositionKind::Rotary, {"rotary"}},
+                       {PositionKind::Alibi, {"alibi"}}})
                       .value_or(PositionKind::Learned);
+  if (spec.position == PositionKind::Alibi &&
+      src.readBool(model, "alibi_trainable_slopes") == true)
+    src.error(src.locate(src.lookup(model, "alibi_trainable_slopes")),
+              "'" + model.qualify("alibi_trainable_slopes") +
+                  "' is true; cgpt models ALiBi's fixed slopes only "
+                  "(allowed: false)");
   if (spec.position == PositionKind::Rotary) {
     spec.rotaryDim = src.readInt(model, "rotary_dim", 2, spec.headSize)
                          .value_or(spec.headSize);
@@ -630,10 +709,10 @@ void ModelReader::readModel(const Section &model) {
         src.readDouble(model, "rope_theta", 1.0000001, 1e12).value_or(10000.0);
   }
 
-  spec.activation =
-      readActivation(model, "nonlinearity").value_or(Activation::gelu);
+  readFeedForwardActivation(model, "nonlinearity");
   // Only the attention every GPT here uses is modelled.
   readChoice<int>(model, "attention_type", {{0, {"scaled_dot_product"}}});
+  readKeyValueHeads(model);
   spec.norm = readChoice<NormKind>(model, "norm_type",
                                    {{NormKind::LayerNorm, {"layernorm"}},
                                     {NormKind::RMSNorm, {"rmsnorm"}}})
@@ -758,7 +837,8 @@ void ModelReader::readMuP(const Section &model) {
 void ModelReader::chooseBlockStyle(const Section &model) {
   if (std::optional<BlockStyle> style = readChoice<BlockStyle>(
           model, "name",
-          {{BlockStyle::Sequential, {"gpt2", "gpt3"}},
+          {{BlockStyle::Sequential,
+            {"gpt2", "gpt3", "llama", "mistral", "btlm", "jais"}},
            {BlockStyle::Parallel, {"gptj", "gpt_neox", "neox"}}})) {
     spec.blockStyle = *style;
     spec.blockStyleReason =
@@ -916,7 +996,14 @@ void ModelReader::readTrainerOptimizer(const Section &init) {
 void ModelReader::readHuggingFace(const Section &root) {
   src.warnUnknownKeys(root, kHuggingFaceKeys);
   std::optional<int> type = readChoice<int>(
-      root, "model_type", {{0, {"gpt2"}}, {1, {"gptj"}}, {2, {"gpt_neox"}}});
+      root, "model_type",
+      {{0, {"gpt2"}},
+       {1, {"gptj"}},
+       {2, {"gpt_neox"}},
+       {3, {"llama"}},
+       {4, {"mistral"}},
+       {5, {"btlm"}},
+       {6, {"jais"}}});
   if (src.hasFailed())
     return;
   spec.blockStyleReason =
@@ -932,11 +1019,20 @@ void ModelReader::readHuggingFace(const Section &root) {
   case 2:
     readHuggingFaceNeoX(root);
     break;
+  case 3:
+  case 4:
+    readHuggingFaceLlama(root);
+    break;
+  case 5:
+  case 6:
+    readHuggingFaceBtlm(root);
+    break;
   }
-  spec.layerNormEpsilon =
-      src.readDouble(root, "layer_norm_epsilon", 1e-30, 0.5)
-          .value_or(src.readDouble(root, "layer_norm_eps", 1e-30, 0.5)
-                        .value_or(1e-5));
+  std::optional<double> epsilon;
+  for (StringRef key : {"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"})
+    if (!epsilon)
+      epsilon = src.readDouble(root, key, 1e-30, 0.5);
+  spec.layerNormEpsilon = epsilon.value_or(1e-5);
   spec.sequenceLength = spec.maxPositions;
   warnDropout(root, kHuggingFaceDropoutKeys);
   // config.json describes the network, not its training run: the batch
@@ -1046,6 +1142,105 @@ void ModelReader::readHuggingFaceNeoX(const Section &root) {
                   " rotary dimensions; cgpt needs an even number, at least 2");
   spec.rotaryBase =
       src.readDouble(root, "rotary_emb_base", 1.0000001, 1e12).value_or(10000);
+}
+
+/// LLaMA and Mistral (transformers' LlamaConfig, MistralConfig): RMS norm,
+/// SwiGLU, rotary positions on the whole head, grouped-query attention,
+/// no biases, an untied head.
+void ModelReader::readHuggingFaceLlama(const Section &root) {
+  bool mistral = src.readString(root, "model_type") == "mistral";
+  spec.hiddenSize =
+      requireSize(root, "hidden_size", kMaxHidden, spec.locations.hidden);
+  spec.numLayers = requireSize(root, "num_hidden_layers", kMaxLayers,
+                               spec.locations.layers);
+  spec.numHeads = requireSize(root, "num_attention_heads", kMaxHidden,
+                              spec.locations.heads);
+  requireHeadsDivide(root, "hidden_size", "num_attention_heads");
+  if (std::optional<int64_t> headDim =
+          src.readInt(root, "head_dim", 1, kMaxHidden);
+      headDim && *headDim != spec.headSize)
+    src.error(src.locate(src.lookup(root, "head_dim"), "head_dim"),
+              "'head_dim' (" + std::to_string(*headDim) +
+                  ") differs from hidden_size / num_attention_heads (" +
+                  std::to_string(spec.headSize) +
+                  "); cgpt's heads span the hidden size");
+  std::optional<int64_t> kvHeads =
+      src.readInt(root, "num_key_value_heads", 1, kMaxHidden);
+  if (kvHeads && !src.hasFailed() && spec.numHeads % *kvHeads != 0)
+    src.error(src.locate(src.lookup(root, "num_key_value_heads")),
+              "'num_key_value_heads' (" + std::to_string(*kvHeads) +
+                  ") must divide 'num_attention_heads' (" +
+                  std::to_string(spec.numHeads) + ")");
+  if (kvHeads && *kvHeads != spec.numHeads)
+    spec.numKvHeads = *kvHeads;
+  spec.ffnSize =
+      requireSize(root, "intermediate_size", kMaxFfn, spec.locations.ffn);
+  spec.maxPositions = requireSize(root, "max_position_embeddings",
+                                  kMaxPositions, spec.locations.positions);
+  spec.vocabSize =
+      requireSize(root, "vocab_size", kMaxVocab, spec.locations.vocab);
+  spec.gatedFfn = true;
+  spec.activation =
+      readActivation(root, "hidden_act").value_or(Activation::silu);
+  spec.norm = NormKind::RMSNorm;
+  spec.blockStyle = BlockStyle::Sequential;
+  spec.tiedEmbeddings =
+      src.readBool(root, "tie_word_embeddings").value_or(false);
+  spec.qkvBias = spec.attentionOutBias =
+      src.readBool(root, "attention_bias").value_or(false);
+  spec.ffnBias = src.readBool(root, "mlp_bias").value_or(false);
+  spec.outputBias = false;
+  spec.position = PositionKind::Rotary;
+  spec.rotaryDim = spec.headSize;
+  spec.rotaryBase =
+      src.readDouble(root, "rope_theta", 1.0000001, 1e12).value_or(10000.0);
+  if (YAML::Node scaling = src.lookup(root, "rope_scaling");
+      scaling.IsDefined() && !scaling.IsNull())
+    src.error(src.locate(scaling, "rope_scaling"),
+              "'rope_scaling' is set; cgpt models plain rotary positions "
+              "(allowed: null)");
+  if (mistral)
+    if (std::optional<int64_t> window =
+            src.readInt(root, "sliding_window", 1, kMaxPositions))
+      noteSlidingWindow(src.locate(src.lookup(root, "sliding_window")),
+                        "sliding_window", *window);
+}
+
+/// BTLM and Jais (Cerebras' GPT-2 derivatives): GPT-2's key names, ALiBi
+/// positions, SwiGLU, layer norm, muP with the multipliers stated as
+/// `mup_*` keys.
+void ModelReader::readHuggingFaceBtlm(const Section &root) {
+  readHuggingFaceGpt2(root);
+  if (!src.hasFailed() && !src.lookup(root, "n_inner").IsDefined())
+    src.error(src.locate(src.lookup(root, "n_embd"), "n_embd"),
+              "'n_inner' is missing; a SwiGLU model states its width");
+  readFeedForwardActivation(root, "activation_function");
+  spec.position = readChoice<PositionKind>(
+                      root, "position_embedding_type",
+                      {{PositionKind::Learned, {"learned"}},
+                       {PositionKind::Alibi, {"alibi"}}})
+                      .value_or(PositionKind::Learned);
+  if (YAML::Node scaling = src.lookup(root, "alibi_scaling");
+      scaling.IsDefined() && !scaling.IsNull())
+    src.error(src.locate(scaling, "alibi_scaling"),
+              "'alibi_scaling' is set; cgpt models ALiBi without position "
+              "interpolation (allowed: null)");
+  // muP: the width multiplier's inverse scales the logits (with their
+  // alpha) and the decoder matrices' learning rate.
+  std::optional<double> width =
+      src.readDouble(root, "mup_width_scale", 1e-12, 1e12);
+  std::optional<double> alpha =
+      src.readDouble(root, "mup_output_alpha", 1e-12, 1e12);
+  std::optional<double> embeddings =
+      src.readDouble(root, "mup_embeddings_scale", 1e-12, 1e12);
+  spec.scaleQkByHeadSize =
+      src.readBool(root, "mup_scale_qk_dot_by_d").value_or(false);
+  if (width || alpha || embeddings) {
+    spec.mup = true;
+    spec.embeddingsScale = embeddings.value_or(1.0);
+    spec.outputLogitsScale = alpha.value_or(1.0) * width.value_or(1.0);
+    spec.decoderKernelLrScale = width.value_or(1.0);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -1164,6 +1359,13 @@ void ModelReader::finish(const ImportOptions &options) {
   applyBatchOverrides(options);
   if (src.hasFailed())
     return;
+  if (slidingWindow && spec.sequenceLength > slidingWindow->size)
+    src.warning(slidingWindow->where,
+                "'" + slidingWindow->key + "' is " +
+                    std::to_string(slidingWindow->size) + " but sequences are " +
+                    std::to_string(spec.sequenceLength) +
+                    " tokens; cgpt models full causal attention, so each "
+                    "query attends to (and pays for) every earlier key");
   int64_t perSystem = llvm::divideCeil(spec.globalBatch, spec.numCsx);
   if (spec.microBatchMode == MicroBatchMode::fixed &&
       perSystem % spec.microBatchSize != 0) {

@@ -248,7 +248,17 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
                         m.ffnSize, m.vocabSize);
     os << "              " << m.positionEmbedding << " positions, "
        << (m.tiedEmbeddings ? "tied" : "untied") << " embeddings"
-       << (report.mup ? ", muP" : "") << "\n";
+       << (report.mup ? ", muP" : "");
+    // What LLaMA-style blocks change, said only where it differs from GPT.
+    if (m.norm != "layer_norm")
+      os << ", RMS norm";
+    if (m.ffn == "swiglu" || m.ffn == "geglu" || m.ffn == "reglu")
+      os << ", " << (m.ffn == "swiglu"  ? "SwiGLU"
+                     : m.ffn == "geglu" ? "GeGLU"
+                                        : "ReGLU");
+    if (m.kvHeads != m.numHeads)
+      os << ", " << m.kvHeads << " key/value heads";
+    os << "\n";
   } else {
     os << "  model       " << m.layers
        << " layers (from placed wafer IR: the model's shape is not kept)\n";
@@ -289,6 +299,9 @@ llvm::json::Value buildReport(const StepReport &report) {
     model["ffn_size"] = m.ffnSize;
     model["vocab_size"] = m.vocabSize;
     model["position_embedding"] = m.positionEmbedding;
+    model["kv_heads"] = m.kvHeads;
+    model["norm"] = m.norm;
+    model["ffn"] = m.ffn;
     model["tied_embeddings"] = m.tiedEmbeddings;
     model["mup"] = report.mup;
   }

@@ -40,15 +40,26 @@ FailureOr<ModelFacts> computeModelFacts(TrainStepOp step) {
   facts.hiddenSize = table.getDimSize(1);
   AttentionOp attention = *attentions.begin();
   facts.numHeads = attention.getNumHeads();
+  facts.kvHeads = attention.getKvHeads();
   facts.headSize = attention.getHeadSize();
-  facts.ffnSize =
-      cast<ShapedType>((*ffns.begin()).getUpWeight().getType()).getDimSize(1);
+  FeedForwardOp ffn = *ffns.begin();
+  facts.ffnSize = cast<ShapedType>(ffn.getUpWeight().getType()).getDimSize(1);
+  StringRef activation = stringifyActivation(ffn.getActivation());
+  if (!ffn.getGateWeight())
+    facts.ffn = activation.str();
+  else
+    facts.ffn = activation == "silu"   ? "swiglu"
+                : activation == "relu" ? "reglu"
+                                       : "geglu";
+  facts.norm = body.getOps<RMSNormOp>().empty() ? "layer_norm" : "rms_norm";
   facts.tiedEmbeddings = llvm::any_of(body.getOps<OutputHeadOp>(),
                                       [](OutputHeadOp h) { return h.getTied(); });
   if (!body.getOps<PositionEmbeddingOp>().empty())
     facts.positionEmbedding = "learned";
   else if (!body.getOps<RotaryEmbeddingOp>().empty())
     facts.positionEmbedding = "rotary";
+  else if (attention.getAlibi())
+    facts.positionEmbedding = "alibi";
   else
     facts.positionEmbedding = "none";
   return facts;

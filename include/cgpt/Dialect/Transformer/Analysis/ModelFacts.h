@@ -30,9 +30,16 @@ struct ModelFacts {
   int64_t sequenceLength = 0;
   int64_t globalBatch = 0;
   int64_t numCsx = 0;
+  /// Key and value heads: numHeads unless attention shares them.
+  int64_t kvHeads = 0;
   bool tiedEmbeddings = false;
-  /// "learned", "rotary" or "none".
+  /// "learned", "rotary", "alibi" or "none".
   std::string positionEmbedding;
+  /// "layer_norm" or "rms_norm".
+  std::string norm;
+  /// The feed-forward nonlinearity: an activation ("gelu", "silu", ...) or
+  /// a gated unit ("swiglu", "geglu", "reglu").
+  std::string ffn;
 };
 
 /// Computes the facts of `step`; fails with a diagnostic on the step when
