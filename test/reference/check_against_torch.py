@@ -104,8 +104,17 @@ class Model:
         self.eps = float(model.get("layer_norm_epsilon", 1e-5))
         self.rms_norm = model.get("norm_type", "layernorm") == "rmsnorm"
         self.activation = model.get("nonlinearity", "gelu")
-        self.rotary = model.get("position_embedding_type",
-                                "learned") == "rotary"
+        # A gated unit (SwiGLU, GeGLU, ReGLU): the activation of a second,
+        # gate projection multiplies the up projection.
+        self.gated = self.activation in ("swiglu", "geglu", "reglu")
+        if self.gated:
+            self.activation = {"swiglu": "silu", "geglu": "gelu",
+                               "reglu": "relu"}[self.activation]
+        positions = model.get("position_embedding_type", "learned")
+        self.rotary = positions == "rotary"
+        self.alibi = positions == "alibi"
+        extra = model.get("extra_attention_params", {}) or {}
+        self.kv_heads = int(extra.get("num_kv_groups", self.heads))
         self.rotary_dim = int(model.get("rotary_dim", self.head_size))
         self.rotary_base = float(model.get("rope_theta", 10000.0))
         # Model Zoo picks the block class by name, by a GPT-J-only key, or
@@ -156,19 +165,31 @@ class Model:
             return y if bias is None else y + bias
 
         x = p["wte"][tokens] * self.embeddings_scale
-        if not self.rotary:
+        if not self.rotary and not self.alibi:
             x = x + p["wpe"][:seq]
         mask = torch.ones(seq, seq, dtype=torch.bool).tril()
         for layer in range(self.layers):
             h = f"h.{layer}."
             normed = norm(x, h + "ln_1")
             qkv = affine(normed, h + "attn.qkv")
-            q, k, v = (t.reshape(batch, seq, self.heads,
+            kv_width = self.kv_heads * self.head_size
+            q, k, v = (t.reshape(batch, seq, -1,
                                  self.head_size).transpose(1, 2)
-                       for t in qkv.split(self.d, dim=-1))
+                       for t in qkv.split([self.d, kv_width, kv_width],
+                                          dim=-1))
             if self.rotary:
                 q, k = self.rotate(q), self.rotate(k)
+            # Grouped-query attention: query head i reads key/value head
+            # i // (heads / kv_heads).
+            group = self.heads // self.kv_heads
+            k = k.repeat_interleave(group, dim=1)
+            v = v.repeat_interleave(group, dim=1)
             scores = (q @ k.transpose(-1, -2)) * self.attention_scale
+            if self.alibi:
+                distance = (torch.arange(seq)[None, :]
+                            - torch.arange(seq)[:, None]).to(scores.dtype)
+                scores = scores + alibi_slopes(self.heads).to(
+                    scores.dtype)[:, None, None] * distance
             probs = scores.masked_fill(~mask, float("-inf")).softmax(-1)
             y = (probs @ v).transpose(1, 2).reshape(batch, seq, self.d)
             attention = affine(y, h + "attn.proj")
@@ -176,11 +197,11 @@ class Model:
                 # GPT-J: one norm feeds both; NeoX: each has its own.
                 if self.untied_norms:
                     normed = norm(x, h + "ln_2")
-                f = self.activate(affine(normed, h + "mlp.fc"))
+                f = self.feed_forward(normed, h, affine)
                 x = x + attention + affine(f, h + "mlp.proj")
             else:
                 x = x + attention
-                f = self.activate(affine(norm(x, h + "ln_2"), h + "mlp.fc"))
+                f = self.feed_forward(norm(x, h + "ln_2"), h, affine)
                 x = x + affine(f, h + "mlp.proj")
         x = norm(x, "ln_f")
         head = p.get("lm_head.weight", p["wte"])
@@ -192,6 +213,14 @@ class Model:
             reduction="sum")
         count = batch * seq if self.loss_scaling == "num_tokens" else batch
         return total * self.loss_weight / count
+
+    def feed_forward(self, x, prefix, affine):
+        """The activation of the up projection, or with a gate,
+        act(gate) * up."""
+        up = affine(x, prefix + "mlp.fc")
+        if self.gated:
+            return self.activate(affine(x, prefix + "mlp.gate")) * up
+        return self.activate(up)
 
     def rotate(self, t):
         """Rotary embedding, GPT-J style: channel pairs (2i, 2i + 1) of the
@@ -244,6 +273,18 @@ class Model:
                            "weight_decay": decay if matrix else 0.0,
                            "name": name})
         return groups
+
+
+def alibi_slopes(heads):
+    """ALiBi's head slopes (Press et al., and their reference code): for n
+    a power of two, 2^(-8 (i+1) / n); otherwise those of the power of two
+    below, then every other slope of twice that."""
+    def power_of_two(n):
+        return [2.0 ** (-8.0 * (i + 1) / n) for i in range(n)]
+    below = 2 ** int(math.floor(math.log2(heads)))
+    slopes = power_of_two(below)
+    slopes += power_of_two(2 * below)[0::2][:heads - below]
+    return torch.tensor(slopes, dtype=torch.float64)
 
 
 def relative_error(ours, reference):
