@@ -245,7 +245,8 @@ private:
   void readStorageType(const Section &section);
   /// The feed-forward nonlinearity: an activation, or a gated unit
   /// (`swiglu`, `geglu`, `reglu`) of one.
-  void readFeedForwardActivation(const Section &section, StringRef key);
+  void readFeedForwardActivation(const Section &section, StringRef key,
+                                 Activation fallback);
   /// Model Zoo's grouped-query attention (`extra_attention_params:
   /// num_kv_groups`) and its sliding window, which cgpt warns it leaves out.
   void readKeyValueHeads(const Section &model);
@@ -345,7 +346,8 @@ std::optional<Activation> ModelReader::readActivation(const Section &section,
 }
 
 void ModelReader::readFeedForwardActivation(const Section &section,
-                                            StringRef key) {
+                                            StringRef key,
+                                            Activation fallback) {
   std::optional<std::string> name = src.readString(section, key);
   StringRef glu = name ? StringRef(*name) : StringRef();
   if (glu.consume_back("glu") &&
@@ -356,7 +358,7 @@ void ModelReader::readFeedForwardActivation(const Section &section,
                                     : Activation::relu;
     return;
   }
-  spec.activation = readActivation(section, key).value_or(Activation::gelu);
+  spec.activation = readActivation(section, key).value_or(fallback);
 }
 
 void ModelReader::readKeyValueHeads(const Section &model) {
@@ -709,7 +711,7 @@ void ModelReader::readModel(const Section &model) {
         src.readDouble(model, "rope_theta", 1.0000001, 1e12).value_or(10000.0);
   }
 
-  readFeedForwardActivation(model, "nonlinearity");
+  readFeedForwardActivation(model, "nonlinearity", Activation::gelu);
   // Only the attention every GPT here uses is modelled.
   readChoice<int>(model, "attention_type", {{0, {"scaled_dot_product"}}});
   readKeyValueHeads(model);
@@ -1062,8 +1064,8 @@ void ModelReader::readHuggingFaceGpt2(const Section &root) {
   spec.vocabSize =
       requireSize(root, "vocab_size", kMaxVocab, spec.locations.vocab);
   // GPT-2's own default is the tanh form.
-  spec.activation = readActivation(root, "activation_function")
-                        .value_or(Activation::gelu_tanh);
+  readFeedForwardActivation(root, "activation_function",
+                            Activation::gelu_tanh);
   spec.tiedEmbeddings =
       src.readBool(root, "tie_word_embeddings").value_or(true);
   if (src.readBool(root, "scale_attn_weights") == false)
@@ -1214,7 +1216,6 @@ void ModelReader::readHuggingFaceBtlm(const Section &root) {
   if (!src.hasFailed() && !src.lookup(root, "n_inner").IsDefined())
     src.error(src.locate(src.lookup(root, "n_embd"), "n_embd"),
               "'n_inner' is missing; a SwiGLU model states its width");
-  readFeedForwardActivation(root, "activation_function");
   spec.position = readChoice<PositionKind>(
                       root, "position_embedding_type",
                       {{PositionKind::Learned, {"learned"}},

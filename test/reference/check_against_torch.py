@@ -7,9 +7,12 @@ Runs `cgpt-run MODEL.yaml --functional --steps K --dump-step FILE`, which
 trains K steps and writes the last one in full: its batch, the weights and
 AdamW moments before it, the summed gradients, the loss and the weights
 after it. This script reads the model file itself (the Model Zoo PyTorch
-params schema of models/*.yaml), builds the model in plain PyTorch in
-float64 (sequential GPT-2/3 or parallel GPT-J/NeoX blocks, learned or
-rotary positions, muP multipliers), loads those weights and that batch, and compares:
+params schema of models/*.yaml, or a Hugging Face config.json of any
+model_type cgpt reads, with --cgpt-args for the batch it lacks), builds the
+model in plain PyTorch in float64 (sequential GPT-2/3 or parallel GPT-J/NeoX
+blocks; learned, rotary or ALiBi positions; layer or RMS norm; plain or
+gated (SwiGLU, GeGLU) feed-forward; grouped-query attention; muP
+multipliers), loads those weights and that batch, and compares:
 
 - the loss (relative error <= 1e-5),
 - every gradient (max-norm relative error <= 1e-4),
@@ -89,12 +92,72 @@ def read_safetensors(path):
     return tensors, metadata
 
 
+def params_from_hugging_face(config):
+    """A Hugging Face config.json as the Model Zoo keys Model reads, with
+    transformers' defaults for each model_type (as cgpt reads them; the
+    weights, biases and tied head come from cgpt's dump). The file states
+    no training run: the optimizer is cgpt's default."""
+    kind = config.get("model_type", "gpt2")
+    model = {"name": kind}
+    if kind in ("gpt2", "gptj", "btlm", "jais"):
+        model["hidden_size"] = config["n_embd"]
+        model["num_heads"] = config["n_head"]
+        model["num_hidden_layers"] = config["n_layer"]
+        model["nonlinearity"] = config.get(
+            "activation_function", "gelu_new")
+        model["layer_norm_epsilon"] = config.get("layer_norm_epsilon", 1e-5)
+    else:
+        model["hidden_size"] = config["hidden_size"]
+        model["num_heads"] = config["num_attention_heads"]
+        model["num_hidden_layers"] = config["num_hidden_layers"]
+        model["layer_norm_epsilon"] = config.get(
+            "rms_norm_eps", config.get("layer_norm_eps", 1e-5))
+    head_size = model["hidden_size"] // model["num_heads"]
+    if kind == "gptj":
+        model["position_embedding_type"] = "rotary"
+        model["rotary_dim"] = config.get("rotary_dim", min(64, head_size))
+    elif kind == "gpt_neox":
+        model["nonlinearity"] = config.get("hidden_act", "gelu")
+        model["position_embedding_type"] = "rotary"
+        model["rotary_dim"] = int(head_size * config.get("rotary_pct", 0.25))
+        model["rope_theta"] = config.get("rotary_emb_base", 10000)
+        model["use_untied_layer_norm"] = True
+        if not config.get("use_parallel_residual", True):
+            model["name"] = "gpt2"
+    elif kind in ("llama", "mistral"):
+        act = config.get("hidden_act", "silu")
+        model["nonlinearity"] = {"silu": "swiglu", "gelu": "geglu",
+                                 "relu": "reglu"}[act]
+        model["norm_type"] = "rmsnorm"
+        model["position_embedding_type"] = "rotary"
+        model["rope_theta"] = config.get("rope_theta", 10000.0)
+        model["extra_attention_params"] = {"num_kv_groups": config.get(
+            "num_key_value_heads", model["num_heads"])}
+    elif kind in ("btlm", "jais"):
+        model["position_embedding_type"] = config.get(
+            "position_embedding_type", "learned")
+        width = config.get("mup_width_scale", 1.0)
+        model["embeddings_scale"] = config.get("mup_embeddings_scale", 1.0)
+        model["output_logits_scale"] = config.get(
+            "mup_output_alpha", 1.0) * width
+        model["scale_qk_dot_by_d"] = config.get(
+            "mup_scale_qk_dot_by_d", False)
+        return {"model": model,
+                "optimizer": {"adjust_learning_rate":
+                              {"decoder_kernel": width}}}
+    return {"model": model, "optimizer": {}}
+
+
 class Model:
     """What the reference needs from a model file."""
 
     def __init__(self, path):
         with open(path) as f:
-            params = yaml.safe_load(f)
+            text = f.read()
+        if text.lstrip().startswith("{"):
+            params = params_from_hugging_face(json.loads(text))
+        else:
+            params = yaml.safe_load(text)
         model = params["model"]
         self.optimizer = params.get("optimizer", {})
         self.d = model["hidden_size"]
@@ -239,7 +302,8 @@ class Model:
 
     def learning_rate(self, step):
         """The file's schedule at 0-based optimizer step `step`."""
-        schedule = self.optimizer.get("learning_rate", 0.0)
+        # cgpt's rate when a file states none (docs/frontend.md).
+        schedule = self.optimizer.get("learning_rate", 6e-4)
         if not isinstance(schedule, list):
             return float(schedule)
         rate = 0.0
@@ -300,7 +364,8 @@ def main():
     # A reader that stops early (`| head`) ends the output quietly.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="a small model file (models/*.yaml)")
+    parser.add_argument("model", help="a small model file (models/*.yaml, "
+                        "or a Hugging Face config.json)")
     parser.add_argument("--steps", type=int, default=3,
                         help="steps to train; the last one is checked "
                              "(default 3, so AdamW's moments are not zero)")
