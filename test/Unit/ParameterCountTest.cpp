@@ -6,7 +6,8 @@
 //
 // The parameter count is computed from the imported IR (one element per
 // scalar of every transformer.weight). For the seven Cerebras-GPT models it
-// must equal the paper's Appendix E formula exactly.
+// must equal the paper's Appendix E formula exactly, and for the LLaMA-style
+// models the counts published with their weights.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,3 +89,27 @@ TEST(ParameterCount, UntiedHeadAndBiasAreCounted) {
 }
 
 } // namespace
+
+// LLaMA-style models: untied embeddings, RMS norms (a gain each), SwiGLU
+// (three matrices), no biases, and for LLaMA-3 and Mistral key/value
+// heads shared by four query heads each. The counts Meta and Mistral AI
+// publish with their weights.
+TEST(ParameterCount, LlamaStyleModelsMatchTheirPublishedCounts) {
+  EXPECT_EQ(countFromIR("models/llama-2-7b.yaml"), 6738415616);
+  EXPECT_EQ(countFromIR("models/llama-2-13b.yaml"), 13015864320);
+  EXPECT_EQ(countFromIR("models/llama-3-8b.yaml"), 8030261248);
+  EXPECT_EQ(countFromIR("models/mistral-7b.yaml"), 7241732096);
+}
+
+TEST(ParameterCount, LlamaCountFollowsItsShape) {
+  // vocab x d twice, per layer q, o (d^2 each), k, v (d x kv width each),
+  // three d x ffn matrices and two gains, and the final gain.
+  auto llama = [](int64_t vocab, int64_t d, int64_t layers, int64_t ffn,
+                  int64_t kvWidth) {
+    return 2 * vocab * d +
+           layers * (2 * d * d + 2 * d * kvWidth + 3 * d * ffn + 2 * d) + d;
+  };
+  EXPECT_EQ(llama(32000, 4096, 32, 11008, 4096), 6738415616);
+  EXPECT_EQ(llama(128256, 4096, 32, 14336, 1024), 8030261248);
+  EXPECT_EQ(llama(32000, 4096, 32, 14336, 1024), 7241732096);
+}
