@@ -367,7 +367,7 @@ void ModelReader::readKeyValueHeads(const Section &model) {
     std::optional<int64_t> groups =
         src.readInt(extra, "num_kv_groups", 1, kMaxHidden);
     if (groups && !src.hasFailed() && spec.numHeads % *groups != 0)
-      src.error(src.locate(src.lookup(extra, "num_kv_groups")),
+      src.error(src.locate(src.lookup(extra, "num_kv_groups"), "num_kv_groups"),
                 "'" + extra.qualify("num_kv_groups") + "' (" +
                     std::to_string(*groups) + ") must divide '" +
                     model.qualify("num_heads") + "' (" +
@@ -380,8 +380,9 @@ void ModelReader::readKeyValueHeads(const Section &model) {
   if (std::optional<int64_t> window =
           src.readInt(model, "attention_sliding_window_length", 1,
                       kMaxPositions))
-    noteSlidingWindow(src.locate(src.lookup(model,
-                                            "attention_sliding_window_length")),
+    noteSlidingWindow(
+        src.locate(src.lookup(model, "attention_sliding_window_length"),
+                   "attention_sliding_window_length"),
                       model.qualify("attention_sliding_window_length"),
                       *window);
 }
@@ -696,7 +697,8 @@ void ModelReader::readModel(const Section &model) {
                       .value_or(PositionKind::Learned);
   if (spec.position == PositionKind::Alibi &&
       src.readBool(model, "alibi_trainable_slopes") == true)
-    src.error(src.locate(src.lookup(model, "alibi_trainable_slopes")),
+    src.error(src.locate(src.lookup(model, "alibi_trainable_slopes"),
+                         "alibi_trainable_slopes"),
               "'" + model.qualify("alibi_trainable_slopes") +
                   "' is true; cgpt models ALiBi's fixed slopes only "
                   "(allowed: false)");
@@ -1169,7 +1171,8 @@ void ModelReader::readHuggingFaceLlama(const Section &root) {
   std::optional<int64_t> kvHeads =
       src.readInt(root, "num_key_value_heads", 1, kMaxHidden);
   if (kvHeads && !src.hasFailed() && spec.numHeads % *kvHeads != 0)
-    src.error(src.locate(src.lookup(root, "num_key_value_heads")),
+    src.error(src.locate(src.lookup(root, "num_key_value_heads"),
+                         "num_key_value_heads"),
               "'num_key_value_heads' (" + std::to_string(*kvHeads) +
                   ") must divide 'num_attention_heads' (" +
                   std::to_string(spec.numHeads) + ")");
@@ -1204,8 +1207,9 @@ void ModelReader::readHuggingFaceLlama(const Section &root) {
   if (mistral)
     if (std::optional<int64_t> window =
             src.readInt(root, "sliding_window", 1, kMaxPositions))
-      noteSlidingWindow(src.locate(src.lookup(root, "sliding_window")),
-                        "sliding_window", *window);
+      noteSlidingWindow(
+          src.locate(src.lookup(root, "sliding_window"), "sliding_window"),
+          "sliding_window", *window);
 }
 
 /// BTLM and Jais (Cerebras' GPT-2 derivatives): GPT-2's key names, ALiBi
@@ -1363,7 +1367,8 @@ void ModelReader::finish(const ImportOptions &options) {
   if (slidingWindow && spec.sequenceLength > slidingWindow->size)
     src.warning(slidingWindow->where,
                 "'" + slidingWindow->key + "' is " +
-                    std::to_string(slidingWindow->size) + " but sequences are " +
+                    std::to_string(slidingWindow->size) +
+                    " but sequences are " +
                     std::to_string(spec.sequenceLength) +
                     " tokens; cgpt models full causal attention, so each "
                     "query attends to (and pays for) every earlier key");

@@ -11,6 +11,7 @@
 #include "cgpt/Pipelines/Pipelines.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
@@ -80,6 +81,34 @@ TEST(KernelModels, MissingModelsAreNamedNotCrashed) {
       << message;
   EXPECT_NE(message.find("cgpt::registerKernelModels"), std::string::npos)
       << message;
+}
+
+TEST(KernelCosts, GroupedQueryAndAlibiKernelsCountAsDocumented) {
+  mlir::MLIRContext context(test::allDialects());
+  context.allowUnregisteredDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+    %s = "test.source"() : () -> !dataflow.stream<tensor<?x5x24x24xf32>>
+    %p = dataflow.softmax %s {alibi, causal, head_size = 8 : i64, scale = 0.125 : f64}
+        : (!dataflow.stream<tensor<?x5x24x24xf32>>) -> !dataflow.stream<tensor<?x5x24x24xf32>>
+    %g = "test.source"() : () -> !dataflow.stream<tensor<?x6x20x8xf32>>
+    %k = dataflow.sum_head_groups %g
+        : (!dataflow.stream<tensor<?x6x20x8xf32>>) -> !dataflow.stream<tensor<?x2x20x8xf32>>
+    %r = dataflow.repeat_heads %k
+        : (!dataflow.stream<tensor<?x2x20x8xf32>>) -> !dataflow.stream<tensor<?x6x20x8xf32>>
+  )mlir",
+                                              &context);
+  ASSERT_TRUE(module);
+  std::vector<dataflow::KernelOpInterface> kernels;
+  module->walk([&](dataflow::KernelOpInterface k) { kernels.push_back(k); });
+  ASSERT_EQ(kernels.size(), 3u);
+  // 5 x 24 x 24 scores: 4 x head_size + 1 (the ALiBi add) each; executed
+  // 6 (5 and the add).
+  EXPECT_EQ(kernels[0].getFlopsPerSequence(), 2880 * 33);
+  EXPECT_EQ(kernels[0].getExecutedFlopsPerSequence(), 2880 * 6);
+  // Folding 6 heads into 2: (6 - 2) x 20 x 8 adds.
+  EXPECT_EQ(kernels[1].getFlopsPerSequence(), 640);
+  EXPECT_EQ(kernels[2].getFlopsPerSequence(), 0);
 }
 
 } // namespace

@@ -308,3 +308,27 @@ dataflow.program @p attributes {global_batch = 8 : i64, micro_batch = #training.
 %g = "test.source"() : () -> !dataflow.stream<tensor<8xf32>>
 // expected-error @+1 {{grad, input and input_grad must share the type 'tensor<?x4x8xf32>'}}
 %dx, %dg = dataflow.rms_norm_grad %d, %x, %s, %g : (!dataflow.stream<tensor<?x4x6xf32>>, !dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<?x4xf32>>, !dataflow.stream<tensor<8xf32>>) -> (!dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<8xf32>>)
+
+// -----
+
+%qkv = "test.source"() : () -> !dataflow.stream<tensor<?x4x32xf32>>
+// expected-error @+1 {{keys [?, 4, 4, 2] do not match 2 key/value heads}}
+%q, %k, %v = dataflow.split_heads %qkv heads 4 kv_heads 2 head_size 2 : (!dataflow.stream<tensor<?x4x32xf32>>) -> (!dataflow.stream<tensor<?x4x4x2xf32>>, !dataflow.stream<tensor<?x4x4x2xf32>>, !dataflow.stream<tensor<?x4x4x2xf32>>)
+
+// -----
+
+%k = "test.source"() : () -> !dataflow.stream<tensor<?x3x4x2xf32>>
+// expected-error @+1 {{key/value heads 3 do not divide query heads 4}}
+%r = dataflow.repeat_heads %k : (!dataflow.stream<tensor<?x3x4x2xf32>>) -> !dataflow.stream<tensor<?x4x4x2xf32>>
+
+// -----
+
+%g = "test.source"() : () -> !dataflow.stream<tensor<?x4x4x2xf32>>
+// expected-error @+1 {{head stream has shape [?, 2, 4, 3] but heads [?, 4, 4, 2] requires [?, 2, 4, 2]}}
+%s = dataflow.sum_head_groups %g : (!dataflow.stream<tensor<?x4x4x2xf32>>) -> !dataflow.stream<tensor<?x2x4x3xf32>>
+
+// -----
+
+%x = "test.source"() : () -> !dataflow.stream<tensor<?x4x8xf32>>
+// expected-error @+1 {{mul takes 2 inputs, got 1}}
+%y = dataflow.map mul %x : (!dataflow.stream<tensor<?x4x8xf32>>) -> !dataflow.stream<tensor<?x4x8xf32>>

@@ -761,3 +761,46 @@ transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) at
   %loss = transformer.cross_entropy %logits, %labels scaling num_tokens weight 1.0 : tensor<?x4x16xf32>, tensor<?x4xi32> -> tensor<f32>
   transformer.yield %loss : tensor<f32>
 }
+
+// -----
+
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+  %wte = transformer.weight "wte" : tensor<16x8xf32>
+  %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
+  %wqkv = transformer.weight "qkv" : tensor<8x16xf32>
+  %wo = transformer.weight "o" : tensor<8x8xf32>
+  // expected-error @below {{kv_heads must divide num_heads 4, got 3}}
+  %a = transformer.attention %x qkv(%wqkv) out(%wo) heads 4 kv_heads 3 head_size 2 scaling inv_sqrt_head_size  : (tensor<?x4x8xf32>, tensor<8x16xf32>, tensor<8x8xf32>) -> tensor<?x4x8xf32>
+  %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
+  %loss = transformer.cross_entropy %logits, %labels scaling num_tokens weight 1.0 : tensor<?x4x16xf32>, tensor<?x4xi32> -> tensor<f32>
+  transformer.yield %loss : tensor<f32>
+}
+
+// -----
+
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+  %wte = transformer.weight "wte" : tensor<16x8xf32>
+  %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
+  %wqkv = transformer.weight "qkv" : tensor<8x24xf32>
+  %wo = transformer.weight "o" : tensor<8x8xf32>
+  // expected-error @below {{qkv_weight has shape [8, 24] but 4 heads of size 2 on d_model 8 with 2 key/value heads requires [8, 16]}}
+  %a = transformer.attention %x qkv(%wqkv) out(%wo) heads 4 kv_heads 2 head_size 2 scaling inv_sqrt_head_size  : (tensor<?x4x8xf32>, tensor<8x24xf32>, tensor<8x8xf32>) -> tensor<?x4x8xf32>
+  %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
+  %loss = transformer.cross_entropy %logits, %labels scaling num_tokens weight 1.0 : tensor<?x4x16xf32>, tensor<?x4xi32> -> tensor<f32>
+  transformer.yield %loss : tensor<f32>
+}
+
+// -----
+
+transformer.train_step @s(%tokens: tensor<?x4xi32>, %labels: tensor<?x4xi32>) attributes {global_batch = 8 : i64, max_gradient_norm = 1.0 : f64, micro_batch = #training.micro_batch<auto>, num_csx = 1 : i64, optimizer = #training.adamw<beta1 = 0.9, beta2 = 0.95, epsilon = 1.0e-08, weight_decay = 0.1>, precision = #training.precision<storage = f32, accumulate = f32>, schedule = [#training.lr_phase<kind = constant, start = 0.001, end = 0.001, steps = 0>], seq_len = 4 : i64} {
+  %wte = transformer.weight "wte" : tensor<16x8xf32>
+  %x = transformer.token_embedding %tokens, %wte : tensor<?x4xi32>, tensor<16x8xf32> -> tensor<?x4x8xf32>
+  %up = transformer.weight "up" : tensor<8x12xf32>
+  %gate = transformer.weight "gate" : tensor<8x10xf32>
+  %down = transformer.weight "down" : tensor<12x8xf32>
+  // expected-error @below {{gate_weight has shape [8, 10] but d_model 8 and d_ffn 12 requires [8, 12]}}
+  %f = transformer.ffn %x up(%up) gate(%gate) down(%down) activation silu : (tensor<?x4x8xf32>, tensor<8x12xf32>, tensor<8x10xf32>, tensor<12x8xf32>) -> tensor<?x4x8xf32>
+  %logits = transformer.output_head %x, %wte tied : tensor<?x4x8xf32>, tensor<16x8xf32> -> tensor<?x4x16xf32>
+  %loss = transformer.cross_entropy %logits, %labels scaling num_tokens weight 1.0 : tensor<?x4x16xf32>, tensor<?x4xi32> -> tensor<f32>
+  transformer.yield %loss : tensor<f32>
+}
