@@ -6,9 +6,10 @@
 Runs `cgpt-run MODEL.yaml --functional --steps K --dump-step FILE`, which
 trains K steps and writes the last one in full: its batch, the weights and
 AdamW moments before it, the summed gradients, the loss and the weights
-after it. This script reads the model file itself (the Model Zoo PyTorch
-params schema of models/*.yaml, or a Hugging Face config.json of any
-model_type cgpt reads, with --cgpt-args for the batch it lacks), builds the
+after it. This script reads the model file itself (any Model Zoo schema:
+the PyTorch params of models/*.yaml, TensorFlow, or the trainer schema; or
+a Hugging Face config.json of any model_type cgpt reads, with --cgpt-args
+for the batch it lacks), builds the
 model in plain PyTorch in float64 (sequential GPT-2/3 or parallel GPT-J/NeoX
 blocks; learned, rotary or ALiBi positions; layer or RMS norm; plain or
 gated (SwiGLU, GeGLU) feed-forward; grouped-query attention; muP
@@ -92,6 +93,56 @@ def read_safetensors(path):
     return tensors, metadata
 
 
+def normalized_optimizer(optimizer):
+    """The optimizer keys of every Model Zoo schema under one spelling:
+    TensorFlow's beta1/beta2, epsilon, weight_decay_rate and a cosine's
+    alpha (its end as a fraction of its start)."""
+    optimizer = dict(optimizer)
+    if "betas" not in optimizer and ("beta1" in optimizer
+                                     or "beta2" in optimizer):
+        optimizer["betas"] = [optimizer.get("beta1", 0.9),
+                              optimizer.get("beta2", 0.999)]
+    if "eps" not in optimizer and "epsilon" in optimizer:
+        optimizer["eps"] = optimizer["epsilon"]
+    if "weight_decay" not in optimizer and "weight_decay_rate" in optimizer:
+        optimizer["weight_decay"] = optimizer["weight_decay_rate"]
+    phases = optimizer.get("learning_rate")
+    if isinstance(phases, list):
+        optimizer["learning_rate"] = [
+            dict(phase, end_learning_rate=float(phase["alpha"]) * float(
+                phase["initial_learning_rate"]))
+            if "alpha" in phase and "end_learning_rate" not in phase
+            else phase for phase in phases]
+    return optimizer
+
+
+def params_from_trainer(params):
+    """A Model Zoo trainer-schema file (release 2.4 on) as the params
+    schema: the model, the one optimizer with the precision section's
+    clipping, and the schedulers (flattened from SequentialLR)."""
+    init = params["trainer"]["init"]
+    optimizer = {}
+    for settings in (init.get("optimizer") or {}).values():
+        optimizer = dict(settings or {})
+    precision = init.get("precision") or {}
+    if "max_gradient_norm" in precision:
+        optimizer["max_gradient_norm"] = precision["max_gradient_norm"]
+    names = {"LinearLR": "Linear", "CosineDecayLR": "CosineDecay",
+             "ConstantLR": "Constant"}
+    phases = []
+    for entry in init.get("schedulers") or []:
+        for kind, body in entry.items():
+            inner = body["schedulers"] if kind == "SequentialLR" \
+                else [{kind: body}]
+            for scheduler in inner:
+                for name, settings in scheduler.items():
+                    phases.append(dict(settings,
+                                       scheduler=names.get(name, name)))
+    if phases:
+        optimizer["learning_rate"] = phases
+    return {"model": init["model"], "optimizer": optimizer}
+
+
 def params_from_hugging_face(config):
     """A Hugging Face config.json as the Model Zoo keys Model reads, with
     transformers' defaults for each model_type (as cgpt reads them; the
@@ -158,8 +209,10 @@ class Model:
             params = params_from_hugging_face(json.loads(text))
         else:
             params = yaml.safe_load(text)
+            if "trainer" in params:
+                params = params_from_trainer(params)
         model = params["model"]
-        self.optimizer = params.get("optimizer", {})
+        self.optimizer = normalized_optimizer(params.get("optimizer", {}))
         self.d = model["hidden_size"]
         self.heads = model["num_heads"]
         self.layers = model["num_hidden_layers"]
@@ -190,13 +243,23 @@ class Model:
         self.untied_norms = bool(model.get("use_untied_layer_norm", False))
         self.embeddings_scale = float(model.get("embeddings_scale", 1.0))
         self.logits_scale = float(model.get("output_logits_scale", 1.0))
-        self.attention_scale = (1.0 / self.head_size
-                                if model.get("scale_qk_dot_by_d", False)
+        scale_qk = model.get("scale_qk_dot_by_d", False)
+        adjust = self.optimizer.get("adjust_learning_rate", {})
+        self.decoder_lr_scale = float(adjust.get("decoder_kernel", 1.0))
+        # Release 2.x muP states the base width; the multipliers follow from
+        # it as in Model Zoo's GPT-2 model (and cgpt's frontend).
+        if "mup_base_hidden_size" in model:
+            width = self.d / float(model["mup_base_hidden_size"])
+            if "output_logits_scale" not in model:
+                self.logits_scale = float(
+                    model.get("output_logits_alpha", 1.0)) / width
+            if "decoder_kernel" not in adjust:
+                self.decoder_lr_scale = 1.0 / width
+            scale_qk = True
+        self.attention_scale = (1.0 / self.head_size if scale_qk
                                 else 1.0 / math.sqrt(self.head_size))
         self.loss_scaling = model.get("loss_scaling", "num_tokens")
         self.loss_weight = float(model.get("loss_weight", 1.0))
-        adjust = self.optimizer.get("adjust_learning_rate", {})
-        self.decoder_lr_scale = float(adjust.get("decoder_kernel", 1.0))
 
     def activate(self, x):
         if self.activation == "gelu":
