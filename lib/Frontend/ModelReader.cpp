@@ -220,6 +220,8 @@ private:
   void readHuggingFaceGptJ(const Section &root);
   void readHuggingFaceNeoX(const Section &root);
   void readHuggingFaceLlama(const Section &root);
+  /// The shape in transformers' BERT-style key names (GPT-NeoX, LLaMA).
+  void readBertStyleShape(const Section &root);
   void readHuggingFaceBtlm(const Section &root);
   /// Reads a positive integer size that must be given, under one of
   /// `keys` (Hugging Face spells some sizes two ways), and records where.
@@ -1105,11 +1107,7 @@ void ModelReader::readHuggingFaceGptJ(const Section &root) {
                   ") must be even");
 }
 
-/// GPT-NeoX (transformers' GPTNeoXConfig): BERT-style key names, rotary
-/// positions on `rotary_pct` of each head, parallel blocks with two layer
-/// norms (or sequential ones), biases on every projection, an untied head
-/// without a bias.
-void ModelReader::readHuggingFaceNeoX(const Section &root) {
+void ModelReader::readBertStyleShape(const Section &root) {
   spec.hiddenSize =
       requireSize(root, "hidden_size", kMaxHidden, spec.locations.hidden);
   spec.numLayers = requireSize(root, "num_hidden_layers", kMaxLayers,
@@ -1123,6 +1121,14 @@ void ModelReader::readHuggingFaceNeoX(const Section &root) {
                                   kMaxPositions, spec.locations.positions);
   spec.vocabSize =
       requireSize(root, "vocab_size", kMaxVocab, spec.locations.vocab);
+}
+
+/// GPT-NeoX (transformers' GPTNeoXConfig): BERT-style key names, rotary
+/// positions on `rotary_pct` of each head, parallel blocks with two layer
+/// norms (or sequential ones), biases on every projection, an untied head
+/// without a bias.
+void ModelReader::readHuggingFaceNeoX(const Section &root) {
+  readBertStyleShape(root);
   spec.activation =
       readActivation(root, "hidden_act").value_or(Activation::gelu);
   bool parallel = src.readBool(root, "use_parallel_residual").value_or(true);
@@ -1153,13 +1159,7 @@ void ModelReader::readHuggingFaceNeoX(const Section &root) {
 /// no biases, an untied head.
 void ModelReader::readHuggingFaceLlama(const Section &root) {
   bool mistral = src.readString(root, "model_type") == "mistral";
-  spec.hiddenSize =
-      requireSize(root, "hidden_size", kMaxHidden, spec.locations.hidden);
-  spec.numLayers = requireSize(root, "num_hidden_layers", kMaxLayers,
-                               spec.locations.layers);
-  spec.numHeads = requireSize(root, "num_attention_heads", kMaxHidden,
-                              spec.locations.heads);
-  requireHeadsDivide(root, "hidden_size", "num_attention_heads");
+  readBertStyleShape(root);
   if (std::optional<int64_t> headDim =
           src.readInt(root, "head_dim", 1, kMaxHidden);
       headDim && *headDim != spec.headSize)
@@ -1178,12 +1178,6 @@ void ModelReader::readHuggingFaceLlama(const Section &root) {
                   std::to_string(spec.numHeads) + ")");
   if (kvHeads && *kvHeads != spec.numHeads)
     spec.numKvHeads = *kvHeads;
-  spec.ffnSize =
-      requireSize(root, "intermediate_size", kMaxFfn, spec.locations.ffn);
-  spec.maxPositions = requireSize(root, "max_position_embeddings",
-                                  kMaxPositions, spec.locations.positions);
-  spec.vocabSize =
-      requireSize(root, "vocab_size", kMaxVocab, spec.locations.vocab);
   spec.gatedFfn = true;
   spec.activation =
       readActivation(root, "hidden_act").value_or(Activation::silu);

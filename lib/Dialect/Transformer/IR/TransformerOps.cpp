@@ -264,26 +264,26 @@ LogicalResult RotaryEmbeddingOp::verify() {
 // Decoder block pieces
 //===----------------------------------------------------------------------===//
 
-LogicalResult LayerNormOp::verify() {
-  int64_t features = shapeOf(getInput())[2];
-  if (failed(expectShape(*this, "gamma", getGamma(), {features},
+/// Checks a normalization's gain against the input's features and its
+/// epsilon.
+static LogicalResult verifyNorm(Operation *op, Value input, Value gamma,
+                                const APFloat &epsilon) {
+  int64_t features = shapeOf(input)[2];
+  if (failed(expectShape(op, "gamma", gamma, {features},
                          "feature size " + std::to_string(features))))
     return failure();
-  if (!(getEpsilon().convertToDouble() > 0))
-    return emitOpError() << "epsilon must be positive, got "
-                         << formatExactDouble(getEpsilon().convertToDouble());
-  return expectSameElementType(*this, getInput(), {getGamma()});
+  if (!(epsilon.convertToDouble() > 0))
+    return op->emitOpError() << "epsilon must be positive, got "
+                             << formatExactDouble(epsilon.convertToDouble());
+  return expectSameElementType(op, input, {gamma});
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), getGamma(), getEpsilon());
 }
 
 LogicalResult RMSNormOp::verify() {
-  int64_t features = shapeOf(getInput())[2];
-  if (failed(expectShape(*this, "gamma", getGamma(), {features},
-                         "feature size " + std::to_string(features))))
-    return failure();
-  if (!(getEpsilon().convertToDouble() > 0))
-    return emitOpError() << "epsilon must be positive, got "
-                         << formatExactDouble(getEpsilon().convertToDouble());
-  return expectSameElementType(*this, getInput(), {getGamma()});
+  return verifyNorm(*this, getInput(), getGamma(), getEpsilon());
 }
 
 LogicalResult AttentionOp::verify() {
