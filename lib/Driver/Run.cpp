@@ -136,50 +136,60 @@ public:
 
   /// Compiles, simulates, sweeps or trains as the options say.
   LogicalResult runCommand() {
-    // A sweep: one compile and simulation per number of systems.
-    if (o.numCsx.size() > 1) {
-      std::vector<cgpt::report::ScalingRow> rows;
-      llvm::json::Array reports;
-      std::string model;
-      for (int64_t systems : o.numCsx) {
-        OwningOpRef<ModuleOp> module;
-        FailureOr<cgpt::report::StepReport> report =
-            session.compileAndSimulate(systems, module, out);
-        if (failed(report))
-          return failure();
-        model = report->model.name;
-        cgpt::report::StepRates rates = cgpt::report::computeStepRates(*report);
-        rows.push_back({systems, report->wafer->microBatch,
-                        report->wafer->gradAccumSteps, rates.seconds,
-                        rates.samplesPerSecond});
-        if (!o.reportPath.empty())
-          reports.push_back(cgpt::report::buildReport(*report));
-      }
-      cgpt::report::printScalingTable(out, rows);
-      if (!o.reportPath.empty())
-        stage(o.reportPath, [&](llvm::raw_ostream &os) {
-          cgpt::report::printJson(
-              os, llvm::json::Object{{"sweep", std::move(reports)}});
-        });
-      if (!o.tablePath.empty())
-        stage(o.tablePath, [&](llvm::raw_ostream &os) {
-          cgpt::report::printDataTable(
-              os, cgpt::report::scalingData(rows),
-              llvm::StringRef(o.tablePath).ends_with_insensitive(".csv"));
-        });
-      if (!o.plotPath.empty() &&
-          !writeChart(o.plotPath, [&](llvm::raw_ostream &os) {
-            cgpt::report::printScalingPlot(os, model, rows);
-          }))
-        return failure();
-      return success();
-    }
-
+    if (o.numCsx.size() > 1)
+      return runSweep();
     std::optional<int64_t> systems;
     if (!o.numCsx.empty())
       systems = o.numCsx.front();
     if (o.functional)
       return success(runFunctional(systems));
+    return simulate(systems);
+  }
+
+private:
+  /// A sweep: one compile and simulation per number of systems, a table of
+  /// them, and the report, table and plot asked for.
+  LogicalResult runSweep() {
+    std::vector<cgpt::report::ScalingRow> rows;
+    llvm::json::Array reports;
+    std::string model;
+    for (int64_t systems : o.numCsx) {
+      OwningOpRef<ModuleOp> module;
+      FailureOr<cgpt::report::StepReport> report =
+          session.compileAndSimulate(systems, module, out);
+      if (failed(report))
+        return failure();
+      model = report->model.name;
+      cgpt::report::StepRates rates = cgpt::report::computeStepRates(*report);
+      rows.push_back({systems, report->wafer->microBatch,
+                      report->wafer->gradAccumSteps, rates.seconds,
+                      rates.samplesPerSecond});
+      if (!o.reportPath.empty())
+        reports.push_back(cgpt::report::buildReport(*report));
+    }
+    cgpt::report::printScalingTable(out, rows);
+    if (!o.reportPath.empty())
+      stage(o.reportPath, [&](llvm::raw_ostream &os) {
+        cgpt::report::printJson(
+            os, llvm::json::Object{{"sweep", std::move(reports)}});
+      });
+    if (!o.tablePath.empty())
+      stage(o.tablePath, [&](llvm::raw_ostream &os) {
+        cgpt::report::printDataTable(
+            os, cgpt::report::scalingData(rows),
+            llvm::StringRef(o.tablePath).ends_with_insensitive(".csv"));
+      });
+    if (!o.plotPath.empty() &&
+        !writeChart(o.plotPath, [&](llvm::raw_ostream &os) {
+          cgpt::report::printScalingPlot(os, model, rows);
+        }))
+      return failure();
+    return success();
+  }
+
+  /// One compile and simulation, with the summary, pictures, cycle-level
+  /// run and log lines asked for.
+  LogicalResult simulate(std::optional<int64_t> systems) {
     OwningOpRef<ModuleOp> module;
     FailureOr<cgpt::report::StepReport> report =
         session.compileAndSimulate(systems, module, out);
@@ -206,7 +216,6 @@ public:
     return success();
   }
 
-private:
   /// Stages what `print` prints as the contents of `path`.
   void stage(llvm::StringRef path,
              llvm::function_ref<void(llvm::raw_ostream &)> print) {
