@@ -411,26 +411,20 @@ Tensor exec::rotary(const Tensor &input, const Tensor &angles, bool inverse,
 // Heads
 //===----------------------------------------------------------------------===//
 
-/// Copies between fused rows [b, s, (h + 2 g) d] and the query, key and
-/// value heads: `toHeads` splits, else joins.
-static void copyHeads(Tensor &flat, Tensor *parts[3], bool toHeads) {
-  int64_t batch = parts[0]->dim(0), seq = parts[0]->dim(2),
-          headSize = parts[0]->dim(3);
-  int64_t counts[3] = {parts[0]->dim(1), parts[1]->dim(1), parts[2]->dim(1)};
-  int64_t rowWidth = flat.dim(2);
+/// Calls `copy(part, headIndex, rowIndex)` for every head row of the
+/// queries (part 0), keys (1) and values (2), with the index of that row in
+/// its head tensor [b, n, s, d] and in the fused rows [b, s, (h + 2 g) d]:
+/// the walk splitting and joining share.
+template <typename Copy>
+static void forEachHeadRow(const int64_t (&counts)[3], int64_t batch,
+                           int64_t seq, int64_t headSize, Copy copy) {
+  int64_t rowWidth = (counts[0] + counts[1] + counts[2]) * headSize;
   for (int64_t p = 0, offset = 0; p < 3; offset += counts[p] * headSize, ++p)
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < counts[p]; ++h)
-        for (int64_t s = 0; s < seq; ++s) {
-          float *head =
-              &parts[p]->data[((b * counts[p] + h) * seq + s) * headSize];
-          float *row = &flat.data[(b * seq + s) * rowWidth + offset +
-                                  h * headSize];
-          if (toHeads)
-            std::memcpy(head, row, headSize * sizeof(float));
-          else
-            std::memcpy(row, head, headSize * sizeof(float));
-        }
+        for (int64_t s = 0; s < seq; ++s)
+          copy(p, ((b * counts[p] + h) * seq + s) * headSize,
+               (b * seq + s) * rowWidth + offset + h * headSize);
 }
 
 void exec::splitHeads(const Tensor &qkv, int64_t heads, int64_t kvHeads,
@@ -441,16 +435,24 @@ void exec::splitHeads(const Tensor &qkv, int64_t heads, int64_t kvHeads,
   key = Tensor({batch, kvHeads, seq, headSize});
   value = Tensor({batch, kvHeads, seq, headSize});
   Tensor *parts[] = {&query, &key, &value};
-  copyHeads(const_cast<Tensor &>(qkv), parts, /*toHeads=*/true);
+  forEachHeadRow({heads, kvHeads, kvHeads}, batch, seq, headSize,
+                 [&](int64_t p, int64_t head, int64_t row) {
+                   std::memcpy(&parts[p]->data[head], &qkv.data[row],
+                               headSize * sizeof(float));
+                 });
 }
 
 Tensor exec::joinHeads(const Tensor &query, const Tensor &key,
                        const Tensor &value) {
-  Tensor result({query.dim(0), query.dim(2),
-                 (query.dim(1) + 2 * key.dim(1)) * query.dim(3)});
-  Tensor *parts[] = {const_cast<Tensor *>(&query), const_cast<Tensor *>(&key),
-                     const_cast<Tensor *>(&value)};
-  copyHeads(result, parts, /*toHeads=*/false);
+  int64_t batch = query.dim(0), heads = query.dim(1), seq = query.dim(2),
+          headSize = query.dim(3), kvHeads = key.dim(1);
+  Tensor result({batch, seq, (heads + 2 * kvHeads) * headSize});
+  const Tensor *parts[] = {&query, &key, &value};
+  forEachHeadRow({heads, kvHeads, kvHeads}, batch, seq, headSize,
+                 [&](int64_t p, int64_t head, int64_t row) {
+                   std::memcpy(&result.data[row], &parts[p]->data[head],
+                               headSize * sizeof(float));
+                 });
   return result;
 }
 
