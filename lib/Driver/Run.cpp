@@ -30,7 +30,7 @@ static llvm::Error refuse(const llvm::Twine &message) {
 
 /// Output files: writable, never an input, never another output.
 static llvm::Error checkOutputPaths(const RunOptions &o) {
-  std::pair<const std::string *, llvm::StringRef> outputs[] = {
+  std::pair<const std::optional<std::string> *, llvm::StringRef> outputs[] = {
       {&o.reportPath, "--report"},
       {&o.tracePath, "--trace"},
       {&o.tablePath, "--table"},
@@ -45,9 +45,9 @@ static llvm::Error checkOutputPaths(const RunOptions &o) {
     inputs.push_back(*o.compile.target);
   std::vector<std::string> seen;
   for (auto [option, name] : outputs) {
-    llvm::StringRef path(*option);
-    if (path.empty())
+    if (!*option)
       continue;
+    llvm::StringRef path(**option);
     if (llvm::Error error = cgpt::OutputFiles::checkWritable(path, inputs))
       return refuse(name + " '" + path +
                     "': " + llvm::toString(std::move(error)));
@@ -57,9 +57,9 @@ static llvm::Error checkOutputPaths(const RunOptions &o) {
                       "' is also another output of this run");
     seen.push_back(path.str());
   }
-  llvm::StringRef picture(o.placementPath);
-  if (!picture.empty() && !picture.ends_with_insensitive(".svg"))
-    return refuse("--emit-placement '" + picture +
+  if (o.placementPath &&
+      !StringRef(*o.placementPath).ends_with_insensitive(".svg"))
+    return refuse("--emit-placement '" + *o.placementPath +
                   "' must end in .svg: the picture is SVG");
   return llvm::Error::success();
 }
@@ -67,23 +67,23 @@ static llvm::Error checkOutputPaths(const RunOptions &o) {
 llvm::Error driver::checkRunOptions(const RunOptions &o) {
   if (llvm::Error error = checkOutputPaths(o))
     return error;
-  if (!o.plotPath.empty()) {
+  if (o.plotPath) {
     if (o.numCsx.size() < 2)
       return refuse("--plot draws a sweep; give --num-csx a list such as "
                     "1,2,4,8,16");
-    llvm::StringRef path(o.plotPath);
+    llvm::StringRef path(*o.plotPath);
     if (!path.ends_with_insensitive(".svg") &&
         !path.ends_with_insensitive(".png"))
       return refuse("--plot '" + path + "' must end in .svg or .png");
   }
   if (o.numCsx.size() > 1 &&
-      (!o.tracePath.empty() || !o.placementPath.empty() ||
-       o.steps.value_or(0) > 0 || o.compile.emit != EmitKind::Summary))
+      (o.tracePath || o.placementPath || o.steps.value_or(0) > 0 ||
+       o.compile.emit != EmitKind::Summary))
     return refuse("a --num-csx sweep prints its table (and writes --report, "
                   "--table, --plot); run one number of systems for --trace, "
                   "--emit-placement, --steps or --emit");
-  if (!o.tablePath.empty()) {
-    llvm::StringRef path(o.tablePath);
+  if (o.tablePath) {
+    llvm::StringRef path(*o.tablePath);
     if (!path.ends_with_insensitive(".csv") &&
         !path.ends_with_insensitive(".json"))
       return refuse("--table '" + path + "' must end in .csv or .json");
@@ -103,20 +103,19 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
     return refuse("--functional trains at least one step; --steps 0 would "
                   "train none (leave --steps out for one)");
   bool functionalOnly = o.seed.has_value() || !o.dataPath.empty() ||
-                        !o.initWeightsPath.empty() ||
-                        !o.saveWeightsPath.empty() || !o.dumpStepPath.empty() ||
-                        !o.lossCurvePath.empty() || o.bf16Storage;
+                        !o.initWeightsPath.empty() || o.saveWeightsPath ||
+                        o.dumpStepPath || o.lossCurvePath || o.bf16Storage;
   if (functionalOnly && !o.functional)
     return refuse("--seed, --data, --init-weights, --save-weights, "
                   "--dump-step, --loss-curve and --bf16 apply to --functional "
                   "runs");
   if (o.functional) {
-    if (o.numCsx.size() > 1 || !o.reportPath.empty() || !o.tracePath.empty() ||
-        !o.placementPath.empty() || o.compile.emit != EmitKind::Summary)
+    if (o.numCsx.size() > 1 || o.reportPath || o.tracePath || o.placementPath ||
+        o.compile.emit != EmitKind::Summary)
       return refuse("--functional runs one number of systems and prints its "
                     "log; --num-csx sweeps, --report, --trace, "
                     "--emit-placement and --emit belong to simulation runs");
-    llvm::StringRef path(o.lossCurvePath);
+    llvm::StringRef path(o.lossCurvePath.value_or(""));
     if (!path.empty() && !path.ends_with_insensitive(".svg") &&
         !path.ends_with_insensitive(".png"))
       return refuse("--loss-curve '" + path + "' must end in .svg or .png");
@@ -164,23 +163,22 @@ private:
       rows.push_back({systems, report->wafer->microBatch,
                       report->wafer->gradAccumSteps, rates.seconds,
                       rates.samplesPerSecond});
-      if (!o.reportPath.empty())
+      if (o.reportPath)
         reports.push_back(cgpt::report::buildReport(*report));
     }
     cgpt::report::printScalingTable(out, rows);
-    if (!o.reportPath.empty())
-      stage(o.reportPath, [&](llvm::raw_ostream &os) {
+    if (o.reportPath)
+      stage(*o.reportPath, [&](llvm::raw_ostream &os) {
         cgpt::report::printJson(
             os, llvm::json::Object{{"sweep", std::move(reports)}});
       });
-    if (!o.tablePath.empty())
-      stage(o.tablePath, [&](llvm::raw_ostream &os) {
+    if (o.tablePath)
+      stage(*o.tablePath, [&](llvm::raw_ostream &os) {
         cgpt::report::printDataTable(
             os, cgpt::report::scalingData(rows),
-            llvm::StringRef(o.tablePath).ends_with_insensitive(".csv"));
+            llvm::StringRef(*o.tablePath).ends_with_insensitive(".csv"));
       });
-    if (!o.plotPath.empty() &&
-        !writeChart(o.plotPath, [&](llvm::raw_ostream &os) {
+    if (o.plotPath && !writeChart(*o.plotPath, [&](llvm::raw_ostream &os) {
           cgpt::report::printScalingPlot(os, model, rows);
         }))
       return failure();
@@ -195,7 +193,7 @@ private:
         session.compileAndSimulate(systems, module, out);
     if (failed(report))
       return failure();
-    if (!o.placementPath.empty() && !drawPlacement(*module))
+    if (o.placementPath && !drawPlacement(*module))
       return failure();
     if (o.cycleLevel) {
       FailureOr<cgpt::sim::mesh::CycleLevelRun> run =
@@ -245,7 +243,7 @@ private:
         device.getTargetModel();
     if (failed(targetModel))
       return false;
-    stage(o.placementPath, [&](llvm::raw_ostream &os) {
+    stage(*o.placementPath, [&](llvm::raw_ostream &os) {
       cgpt::report::printPlacementSvg(os, device, drawn, **targetModel);
     });
     return true;
@@ -280,25 +278,25 @@ private:
   }
 
   bool writeReport(const cgpt::report::StepReport &report) {
-    if (!o.reportPath.empty())
-      stage(o.reportPath, [&](llvm::raw_ostream &os) {
+    if (o.reportPath)
+      stage(*o.reportPath, [&](llvm::raw_ostream &os) {
         cgpt::report::printJson(os, cgpt::report::buildReport(report));
       });
-    if (!o.tablePath.empty()) {
+    if (o.tablePath) {
       if (report.wafer->explored.empty()) {
         llvm::errs() << "cgpt-run: --table writes a --num-csx sweep's table or "
                         "explore's; this run explored no micro-batches (give "
                         "--micro-batch-size explore)\n";
         return false;
       }
-      stage(o.tablePath, [&](llvm::raw_ostream &os) {
+      stage(*o.tablePath, [&](llvm::raw_ostream &os) {
         cgpt::report::printDataTable(
             os, cgpt::report::exploreData(report.wafer->explored),
-            llvm::StringRef(o.tablePath).ends_with_insensitive(".csv"));
+            llvm::StringRef(*o.tablePath).ends_with_insensitive(".csv"));
       });
     }
-    if (!o.tracePath.empty())
-      stage(o.tracePath, [&](llvm::raw_ostream &os) {
+    if (o.tracePath)
+      stage(*o.tracePath, [&](llvm::raw_ostream &os) {
         cgpt::report::printTrace(
             os, report.model.name + " on " + report.wafer->targetName,
             *report.simulation,
@@ -412,7 +410,7 @@ private:
     options.dataPath = o.dataPath;
     options.initWeightsPath = o.initWeightsPath;
     options.bf16Storage = o.bf16Storage;
-    options.dumpLastStep = !o.dumpStepPath.empty();
+    options.dumpLastStep = o.dumpStepPath.has_value();
     options.stepsPerSecond =
         cgpt::report::computeStepRates(report).stepsPerSecond;
     llvm::Expected<cgpt::exec::SessionResult> training =
@@ -428,12 +426,12 @@ private:
                                   "host ({2:f4} s per step)\n",
                                   options.steps, training->hostSeconds,
                                   training->hostSeconds / options.steps);
-    if (!o.saveWeightsPath.empty())
-      outputs.add(o.saveWeightsPath, std::move(training->weights));
-    if (!o.dumpStepPath.empty())
-      outputs.add(o.dumpStepPath, std::move(training->lastStep));
-    return o.lossCurvePath.empty() ||
-           writeChart(o.lossCurvePath, [&](llvm::raw_ostream &os) {
+    if (o.saveWeightsPath)
+      outputs.add(*o.saveWeightsPath, std::move(training->weights));
+    if (o.dumpStepPath)
+      outputs.add(*o.dumpStepPath, std::move(training->lastStep));
+    return !o.lossCurvePath ||
+           writeChart(*o.lossCurvePath, [&](llvm::raw_ostream &os) {
              cgpt::report::printLossCurve(os, report.model.name,
                                           training->losses);
            });

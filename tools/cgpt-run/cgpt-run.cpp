@@ -196,11 +196,6 @@ static cgpt::driver::RunOptions runOptions() {
   compile.emit = emit;
   compile.mlirCommandLine = true;
   options.numCsx.assign(numCsx.begin(), numCsx.end());
-  options.reportPath = reportPath;
-  options.tablePath = tablePath;
-  options.tracePath = tracePath;
-  options.plotPath = plotPath;
-  options.placementPath = placementPath;
   options.placementStage = placementStage;
   if (steps.getNumOccurrences())
     options.steps = steps;
@@ -211,36 +206,36 @@ static cgpt::driver::RunOptions runOptions() {
     options.seed = seed;
   options.dataPath = dataPath;
   options.initWeightsPath = initWeightsPath;
-  options.saveWeightsPath = saveWeightsPath;
-  options.dumpStepPath = dumpStepPath;
-  options.lossCurvePath = lossCurvePath;
   options.bf16Storage = bf16Storage;
+  // Output files: set when given, even empty (checkRunOptions refuses that).
+  for (auto [option, path] : {std::pair{&reportPath, &options.reportPath},
+                              {&tracePath, &options.tracePath},
+                              {&tablePath, &options.tablePath},
+                              {&plotPath, &options.plotPath},
+                              {&placementPath, &options.placementPath},
+                              {&saveWeightsPath, &options.saveWeightsPath},
+                              {&dumpStepPath, &options.dumpStepPath},
+                              {&lossCurvePath, &options.lossCurvePath}})
+    if (option->getNumOccurrences())
+      *path = *option;
   return options;
 }
 
 /// What the command line itself gets wrong: an option given twice (a
 /// mistake, not a choice of the last; lists such as --num-csx take several
-/// values) or an output given an empty name.
+/// values).
 static bool checkCommandLine() {
-  auto refuse = [](const cl::Option &option, const llvm::Twine &why) {
-    llvm::errs() << "cgpt-run: --" << option.ArgStr << why << "\n";
-    return false;
-  };
   for (auto &entry : cl::getRegisteredOptions()) {
     cl::Option *option = entry.second;
     bool ours = llvm::is_contained(option->Categories, &runCategory) ||
                 llvm::is_contained(option->Categories, &functionalCategory);
     if (ours && option->getNumOccurrencesFlag() == cl::Optional &&
-        option->getNumOccurrences() > 1)
-      return refuse(*option, " is given " +
-                                 llvm::Twine(option->getNumOccurrences()) +
-                                 " times; give it once");
+        option->getNumOccurrences() > 1) {
+      llvm::errs() << "cgpt-run: --" << option->ArgStr << " is given "
+                   << option->getNumOccurrences() << " times; give it once\n";
+      return false;
+    }
   }
-  for (cl::opt<std::string> *output :
-       {&reportPath, &tracePath, &tablePath, &plotPath, &placementPath,
-        &saveWeightsPath, &dumpStepPath, &lossCurvePath})
-    if (output->getNumOccurrences() && output->empty())
-      return refuse(*output, " '': no file name given");
   return true;
 }
 

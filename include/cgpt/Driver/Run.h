@@ -26,8 +26,9 @@ struct RunOptions {
   CompileOptions compile;
   /// Systems to compile for: none (the file's), one, or a sweep.
   std::vector<int64_t> numCsx;
-  /// Files to write; empty: not asked for.
-  std::string reportPath, tablePath, tracePath, plotPath, placementPath;
+  /// Files to write, when asked for (an empty name is refused).
+  std::optional<std::string> reportPath, tablePath, tracePath, plotPath,
+      placementPath;
   /// The stage --emit-placement draws; empty: the first decoder layer's
   /// forward stage.
   std::string placementStage;
@@ -40,8 +41,8 @@ struct RunOptions {
   // Functional mode.
   bool functional = false;
   std::optional<uint64_t> seed;
-  std::string dataPath, initWeightsPath, saveWeightsPath, dumpStepPath,
-      lossCurvePath;
+  std::string dataPath, initWeightsPath;
+  std::optional<std::string> saveWeightsPath, dumpStepPath, lossCurvePath;
   bool bf16Storage = false;
 };
 
