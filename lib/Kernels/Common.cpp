@@ -43,7 +43,7 @@ LogicalResult executeMatmul(MatmulOp mm, KernelFrame &frame,
   mo.transposeLhs = mm.getTransposeLhs();
   mo.transposeRhs = mm.getTransposeRhs();
   mo.reduceBatch = mm.getReduceBatch();
-  mo.scale = scaleOr1((mm.getScale()));
+  mo.scale = scaleOr1(mm.getScale());
   const Tensor *bias = mm.getBias() ? &frame[mm.getBias()] : nullptr;
   frame.set(mm.getResult(),
             matmul(frame[mm.getLhs()], frame[mm.getRhs()], bias, mo, tile));

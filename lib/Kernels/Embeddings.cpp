@@ -77,7 +77,7 @@ struct RotaryEmbeddingLowering {
 LogicalResult executeGather(GatherOp g, KernelFrame &frame,
                             ArrayRef<int64_t> tile) {
   frame.set(g.getResult(), gather(frame[g.getTable()], frame.idsOf(g.getIds()),
-                                  scaleOr1((g.getScale())), tile));
+                                  scaleOr1(g.getScale()), tile));
   return success();
 }
 
@@ -86,7 +86,7 @@ LogicalResult executeScatterAdd(ScatterAddOp s, KernelFrame &frame,
   auto type = cast<StreamType>(s.getResult().getType());
   frame.set(s.getResult(),
             scatterAdd(frame.idsOf(s.getIds()), frame[s.getGrad()],
-                       type.getShape()[0], scaleOr1((s.getScale())), tile));
+                       type.getShape()[0], scaleOr1(s.getScale()), tile));
   return success();
 }
 
