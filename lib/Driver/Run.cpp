@@ -115,10 +115,12 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
       return refuse("--functional runs one number of systems and prints its "
                     "log; --num-csx sweeps, --report, --trace, "
                     "--emit-placement and --emit belong to simulation runs");
-    llvm::StringRef path(o.lossCurvePath.value_or(""));
-    if (!path.empty() && !path.ends_with_insensitive(".svg") &&
-        !path.ends_with_insensitive(".png"))
-      return refuse("--loss-curve '" + path + "' must end in .svg or .png");
+    if (o.lossCurvePath) {
+      llvm::StringRef path(*o.lossCurvePath);
+      if (!path.ends_with_insensitive(".svg") &&
+          !path.ends_with_insensitive(".png"))
+        return refuse("--loss-curve '" + path + "' must end in .svg or .png");
+    }
   }
   return llvm::Error::success();
 }
