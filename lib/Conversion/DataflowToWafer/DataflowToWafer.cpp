@@ -62,30 +62,20 @@ wafer::KernelKind kindOf(KernelOpInterface kernel) {
 }
 
 /// The bytes of the static tensor a kernel sums over the pass (a weight
-/// gradient, f32), and the streamed weight it reads.
+/// gradient, f32), and those of the weight it streams in or the gradient it
+/// streams out.
 struct Residency {
   int64_t accumulator = 0;
   std::optional<int64_t> weightBytes;
 };
 
-Residency residencyOf(Operation *kernel) {
+Residency residencyOf(KernelOpInterface kernel) {
   Residency r;
-  if (auto matmul = dyn_cast<MatmulOp>(kernel)) {
-    if (matmul.getReduceBatch()) {
-      r.accumulator =
-          tensorOf(matmul.getResult()).getNumElements() * kAccumulatorBytes;
-      r.weightBytes = staticBytes(matmul.getResult());
-    } else if (tensorOf(matmul.getRhs()).hasStaticShape()) {
-      r.weightBytes = staticBytes(matmul.getRhs());
-    } else if (tensorOf(matmul.getLhs()).hasStaticShape()) {
-      r.weightBytes = staticBytes(matmul.getLhs());
-    }
-  } else if (auto gather = dyn_cast<GatherOp>(kernel)) {
-    r.weightBytes = staticBytes(gather.getTable());
-  } else if (isa<ScatterAddOp, PositionGradOp, SumBatchOp>(kernel)) {
-    r.accumulator =
-        tensorOf(kernel->getResult(0)).getNumElements() * kAccumulatorBytes;
-    r.weightBytes = staticBytes(kernel->getResult(0));
+  if (Value gradient = kernel.getAccumulatedGradient()) {
+    r.accumulator = tensorOf(gradient).getNumElements() * kAccumulatorBytes;
+    r.weightBytes = staticBytes(gradient);
+  } else if (Value weight = kernel.getStreamedWeight()) {
+    r.weightBytes = staticBytes(weight);
   }
   return r;
 }
@@ -333,8 +323,9 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
     std::optional<int64_t> weightBytes;
     SmallVector<StringRef> fused;
     for (Operation *op : draft.kernels) {
-      flops += cast<KernelOpInterface>(op).getExecutedFlopsPerSequence();
-      Residency residency = residencyOf(op);
+      auto member = cast<KernelOpInterface>(op);
+      flops += member.getExecutedFlopsPerSequence();
+      Residency residency = residencyOf(member);
       accumulator += residency.accumulator;
       if (residency.weightBytes)
         weightBytes = weightBytes.value_or(0) + *residency.weightBytes;

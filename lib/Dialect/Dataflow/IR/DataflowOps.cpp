@@ -341,12 +341,24 @@ LogicalResult MatmulOp::verify() {
 KernelClass MatmulOp::getKernelClass() {
   if (getReduceBatch())
     return KernelClass::weight_grad;
-  auto isStatic = [](Value stream) {
-    return cast<StreamType>(stream.getType()).getTensor().hasStaticShape();
-  };
-  if (isStatic(getRhs()) || isStatic(getLhs()))
+  if (getStreamedWeight())
     return KernelClass::weight_matmul;
   return KernelClass::attention;
+}
+
+/// The operand with one tensor for the whole micro-batch: a weight, where
+/// activations have a dynamic batch dimension.
+Value MatmulOp::getStreamedWeight() {
+  if (getReduceBatch())
+    return {};
+  for (Value operand : {getRhs(), getLhs()})
+    if (cast<StreamType>(operand.getType()).getTensor().hasStaticShape())
+      return operand;
+  return {};
+}
+
+Value MatmulOp::getAccumulatedGradient() {
+  return getReduceBatch() ? getResult() : Value();
 }
 
 int64_t MatmulOp::getFlopsPerSequence() {
@@ -447,6 +459,8 @@ LogicalResult GatherOp::verify() {
 
 KernelClass GatherOp::getKernelClass() { return KernelClass::embedding; }
 
+Value GatherOp::getStreamedWeight() { return getTable(); }
+
 int64_t GatherOp::getFlopsPerSequence() {
   ArrayRef<int64_t> table = shapeOf(getTable());
   return 2 * perSequence(shapeOf(getIds())[1]) * table[0] * table[1];
@@ -476,6 +490,8 @@ LogicalResult ScatterAddOp::verify() {
 }
 
 KernelClass ScatterAddOp::getKernelClass() { return KernelClass::embedding; }
+
+Value ScatterAddOp::getAccumulatedGradient() { return getResult(); }
 
 int64_t ScatterAddOp::getFlopsPerSequence() {
   ArrayRef<int64_t> result = shapeOf(getResult());
@@ -531,6 +547,8 @@ LogicalResult PositionGradOp::verify() {
 
 KernelClass PositionGradOp::getKernelClass() { return KernelClass::embedding; }
 
+Value PositionGradOp::getAccumulatedGradient() { return getResult(); }
+
 int64_t PositionGradOp::getFlopsPerSequence() {
   return 2 * elementsPerSequence(getGrad());
 }
@@ -549,6 +567,8 @@ LogicalResult SumBatchOp::verify() {
 }
 
 KernelClass SumBatchOp::getKernelClass() { return KernelClass::reduction; }
+
+Value SumBatchOp::getAccumulatedGradient() { return getResult(); }
 
 int64_t SumBatchOp::getFlopsPerSequence() {
   return elementsPerSequence(getInput());

@@ -158,8 +158,9 @@ def Dataflow_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   let cppNamespace = "::cgpt::dataflow";
   let description = [{
     A kernel: work the wafer's cores execute. It states its algorithmic
-    FLOPs, the iteration space its tile divides, and the class of work
-    that decides its layout on the mesh.
+    FLOPs, the iteration space its tile divides, the class of work that
+    decides its layout on the mesh, and the weight it streams in or the
+    gradient it accumulates.
   }];
   let methods = [
     InterfaceMethod<"Algorithmic FLOPs for one sequence of the micro-batch "
@@ -180,6 +181,20 @@ def Dataflow_KernelOpInterface : OpInterface<"KernelOpInterface"> {
         out on the mesh by its class (docs/wafer.md).
       }], "::cgpt::dataflow::KernelClass", "getKernelClass", (ins), [{}], [{
         return ::cgpt::dataflow::KernelClass::elementwise;
+      }]>,
+    InterfaceMethod<[{
+        The weight the kernel reads as it streams in from off-wafer storage
+        (a matmul's static operand, an embedding table), or null: what
+        dataflow-to-wafer records as the region's streamed bytes.
+      }], "::mlir::Value", "getStreamedWeight", (ins), [{}], [{
+        return {};
+      }]>,
+    InterfaceMethod<[{
+        The static tensor the kernel sums over the whole pass (a weight or
+        bias gradient, held in f32 on the cores until it streams out), or
+        null: dataflow-to-wafer reserves its accumulator.
+      }], "::mlir::Value", "getAccumulatedGradient", (ins), [{}], [{
+        return {};
       }]>,
   ];
   let extraSharedClassDeclaration = [{

@@ -257,7 +257,8 @@ def Dataflow_MatmulOp : Dataflow_Kernel<"matmul", (ins
     Dataflow_Stream:$lhs, Dataflow_Stream:$rhs,
     Optional<Dataflow_Stream>:$bias, UnitAttr:$transpose_lhs,
     UnitAttr:$transpose_rhs, UnitAttr:$reduce_batch,
-    OptionalAttr<F64Attr>:$scale), [], ["getKernelClass"]> {
+    OptionalAttr<F64Attr>:$scale), [],
+    ["getKernelClass", "getStreamedWeight", "getAccumulatedGradient"]> {
   let summary = "matrix multiply, f32 accumulation, storage-type result";
   let description = [{
     `result = scale * op(lhs) @ op(rhs) (+ bias)` over the last two
@@ -307,7 +308,8 @@ def Dataflow_MapOp : Dataflow_Kernel<"map", (ins
 
 def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
     Dataflow_Stream:$table, Dataflow_Stream:$ids,
-    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
+    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelClass",
+                       "getStreamedWeight"]> {
   let summary = "embedding lookup: rows of a table picked by token id";
   let description = [{
     `result[b, s, :] = scale * table[ids[b, s], :]`. Tiling space
@@ -326,7 +328,8 @@ def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
 
 def Dataflow_ScatterAddOp : Dataflow_Kernel<"scatter_add", (ins
     Dataflow_Stream:$ids, Dataflow_Stream:$grad,
-    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
+    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelClass",
+                       "getAccumulatedGradient"]> {
   let summary = "embedding gradient: rows added at their token ids";
   let description = [{
     `result[v, :] = scale * sum over (b, s) with ids[b, s] = v of
@@ -354,7 +357,8 @@ def Dataflow_AddPositionsOp : Dataflow_Kernel<"add_positions", (ins
 }
 
 def Dataflow_PositionGradOp : Dataflow_Kernel<"position_grad", (ins
-    Dataflow_Stream:$grad), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
+    Dataflow_Stream:$grad), [], ["getExecutedFlopsPerSequence", "getKernelClass",
+                     "getAccumulatedGradient"]> {
   let summary = "position embedding gradient: summed over the batch";
   let description = [{
     `result[s, :] = sum_b grad[b, s, :]` for `s < seq`, zero for the table
@@ -366,7 +370,8 @@ def Dataflow_PositionGradOp : Dataflow_Kernel<"position_grad", (ins
 }
 
 def Dataflow_SumBatchOp : Dataflow_Kernel<"sum_batch", (ins
-    Dataflow_Stream:$input), [], ["getKernelClass"]> {
+    Dataflow_Stream:$input), [],
+    ["getKernelClass", "getAccumulatedGradient"]> {
   let summary = "bias gradient: sums every row of a stream";
   let description = [{
     `result[n] = sum over all leading indices of input[..., n]`. Tiling
