@@ -68,8 +68,8 @@ MUTATIONS = [
      ["reference/mesh-timing.test"]),
     ("offloaded checkpoints come back for free",
      "lib/Dialect/Wafer/Analysis/ExecutionModel.cpp",
-     "static_cast<double>(microBatch) * other.checkpointBytes;",
-     "0.0 * other.checkpointBytes;",
+     "static_cast<double>(microBatch) * stage.forwardCheckpointBytes;",
+     "0.0 * stage.forwardCheckpointBytes;",
      ["Unit"]),
     ("a value stops being live before its last use",
      "lib/Conversion/DataflowToWafer/DataflowToWafer.cpp",
@@ -81,7 +81,51 @@ MUTATIONS = [
      "        if (linkUsed[out]) {\n          clear = false;",
      "        if (false) {\n          clear = false;",
      ["Unit"]),
+    ("a weight gradient streams out no bytes",
+     "lib/Conversion/DataflowToWafer/DataflowToWafer.cpp",
+     "    r.weightBytes = staticBytes(gradient);\n",
+     "",
+     ["Conversion/DataflowToWafer/regions.mlir"]),
+    ("RMS norm's input gradient loses the term through the row's scale",
+     "lib/Kernels/RMSNorm.cpp",
+     "rstd.data[r] * (g - xh * meanGX);",
+     "rstd.data[r] * g;",
+     ["reference/torch-reference.test"]),
+    ("the gate's gradient forgets the activation's derivative",
+     "lib/Kernels/FeedForward.cpp",
+     "Value dg = s.map(derivative, {g, s.map(MapKind::mul, {da, h})});",
+     "Value dg = s.map(MapKind::mul, {da, h});",
+     ["reference/torch-reference.test"]),
+    ("grouped-query attention pairs query head h with key head h mod groups",
+     "lib/Kernels/Attention.cpp",
+     "std::copy_n(&input.data[(b * kvHeads + h / group) * headElements]",
+     "std::copy_n(&input.data[(b * kvHeads + h % kvHeads) * headElements]",
+     ["reference/torch-reference.test"]),
+    ("ALiBi's heads past a power of two repeat the first slopes",
+     "lib/Exec/Kernels.cpp",
+     "static_cast<double>(2 * power)));",
+     "static_cast<double>(power)));",
+     ["reference/torch-reference.test"]),
 ]
+
+
+def check_snippets():
+    """Every snippet must stay findable as the code it mutates changes;
+    a list that no longer applies would check nothing."""
+    stale = 0
+    for name, path, original, _, tests in MUTATIONS:
+        with open(os.path.join(ROOT, path)) as f:
+            count = f.read().count(original)
+        if count != 1:
+            print(f"{name}: the snippet is in {path} {count} times, not once",
+                  file=sys.stderr)
+            stale += 1
+        for test in tests:
+            if not os.path.exists(os.path.join(ROOT, "test", test)):
+                print(f"{name}: no test {test} under test/", file=sys.stderr)
+                stale += 1
+    print(f"{len(MUTATIONS)} mutations, {stale} stale")
+    return 2 if stale else 0
 
 
 def build(build_dir):
@@ -101,7 +145,12 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--only", help="run the mutations whose name "
                                        "contains this text")
+    parser.add_argument("--check-snippets", action="store_true",
+                        help="only check that each mutation's snippet is in "
+                             "its file exactly once (the suite runs this)")
     args = parser.parse_args()
+    if args.check_snippets:
+        return check_snippets()
     rows, survivors = [], 0
     for name, path, original, mutated, tests in MUTATIONS:
         if args.only and args.only not in name:

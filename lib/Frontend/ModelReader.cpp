@@ -238,12 +238,15 @@ private:
     std::initializer_list<StringRef> spellings;
   };
   /// Reads `key` as one of `choices`; absent gives nullopt, anything else
-  /// is an error listing the allowed spellings.
+  /// is an error listing the allowed spellings (and `alsoAllowed`, those
+  /// the caller has matched itself).
   template <typename T>
   std::optional<T> readChoice(const Section &section, StringRef key,
-                              std::initializer_list<Choice<T>> choices);
+                              std::initializer_list<Choice<T>> choices,
+                              StringRef alsoAllowed = "");
   std::optional<Activation> readActivation(const Section &section,
-                                           StringRef key);
+                                           StringRef key,
+                                           StringRef alsoAllowed = "");
   void readStorageType(const Section &section);
   /// The feed-forward nonlinearity: an activation, or a gated unit
   /// (`swiglu`, `geglu`, `reglu`) of one.
@@ -317,7 +320,8 @@ void ModelReader::read(const YAML::Node &root, const ImportOptions &options) {
 template <typename T>
 std::optional<T>
 ModelReader::readChoice(const Section &section, StringRef key,
-                        std::initializer_list<Choice<T>> choices) {
+                        std::initializer_list<Choice<T>> choices,
+                        StringRef alsoAllowed) {
   std::optional<std::string> text = src.readString(section, key);
   if (!text)
     return std::nullopt;
@@ -329,6 +333,8 @@ ModelReader::readChoice(const Section &section, StringRef key,
         return choice.value;
     allowed += (allowed.empty() ? "" : ", ") + choice.spellings.begin()->str();
   }
+  if (!alsoAllowed.empty())
+    allowed += ", " + alsoAllowed.str();
   src.error(src.locate(src.lookup(section, key), key),
             "'" + section.qualify(key) + "' is " + quoteValue(*text) +
                 "; allowed: " +
@@ -337,30 +343,36 @@ ModelReader::readChoice(const Section &section, StringRef key,
 }
 
 std::optional<Activation> ModelReader::readActivation(const Section &section,
-                                                      StringRef key) {
+                                                      StringRef key,
+                                                      StringRef alsoAllowed) {
   return readChoice<Activation>(
       section, key,
       {{Activation::gelu, {"gelu"}},
        {Activation::gelu_tanh,
         {"gelu_new", "gelu_tanh", "gelu_fast", "gelu_pytorch_tanh"}},
        {Activation::relu, {"relu"}},
-       {Activation::silu, {"silu", "swish"}}});
+       {Activation::silu, {"silu", "swish"}}},
+      alsoAllowed);
 }
 
 void ModelReader::readFeedForwardActivation(const Section &section,
                                             StringRef key,
                                             Activation fallback) {
+  // A gated unit is named after the activation of its gate.
   std::optional<std::string> name = src.readString(section, key);
-  StringRef glu = name ? StringRef(*name) : StringRef();
-  if (glu.consume_back("glu") &&
-      llvm::is_contained({"swi", "ge", "re"}, glu)) {
-    spec.gatedFfn = true;
-    spec.activation = glu == "swi"  ? Activation::silu
-                      : glu == "ge" ? Activation::gelu
-                                    : Activation::relu;
-    return;
+  std::string unit = name ? normalizeName(*name) : "";
+  for (auto [spelling, activation] :
+       {std::pair{"swiglu", Activation::silu},
+        std::pair{"geglu", Activation::gelu},
+        std::pair{"reglu", Activation::relu}}) {
+    if (unit == spelling) {
+      spec.gatedFfn = true;
+      spec.activation = activation;
+      return;
+    }
   }
-  spec.activation = readActivation(section, key).value_or(fallback);
+  spec.activation = readActivation(section, key, "swiglu, geglu, reglu")
+                        .value_or(fallback);
 }
 
 void ModelReader::readKeyValueHeads(const Section &model) {
@@ -378,7 +390,7 @@ void ModelReader::readKeyValueHeads(const Section &model) {
       spec.numKvHeads = *groups;
   }
   readChoice<int>(model, "attention_module",
-                  {{0, {"aiayn_attention", "multiquery_attention"}}});
+                  {{0, {"aiayn_attention"}}, {0, {"multiquery_attention"}}});
   if (std::optional<int64_t> window =
           src.readInt(model, "attention_sliding_window_length", 1,
                       kMaxPositions))
