@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds cgpt with AddressSanitizer and UBSan in build-asan/ and runs the
-# whole test suite there (docs/robustness.md). Run after scripts/setup.sh.
+# Builds cgpt with AddressSanitizer and UBSan in build-asan/, runs the whole
+# test suite there, then cgpt-run on every option's values and on random
+# command lines (docs/robustness.md). Run after scripts/setup.sh.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -11,3 +12,5 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCGPT_SANITIZE=ON
 fi
 ninja -C "$build" check-cgpt
+python3 "$root/scripts/fuzz-command-lines.py" --cgpt-run "$build/bin/cgpt-run" \
+  --runs 300

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Runs cgpt-run on many command lines: every option's values (right,
+wrong and extreme, output paths included) alone, in a functional run and
+in a sweep, then random inputs with up to five random options.
+
+    scripts/fuzz-command-lines.py [--cgpt-run build-asan/bin/cgpt-run]
+                                  [--runs 500] [--seed 1]
+
+Every run must exit with 0 or 1 and print no sanitizer report, assertion
+or stack dump; each one that does not is printed with its command line,
+and the script then exits 1. Meant for the sanitizer build
+(scripts/check-sanitized.sh), where a use of freed memory in an option
+check shows up (docs/robustness.md).
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FAILURE_SIGNS = ("Sanitizer", "runtime error", "Assertion", "Stack dump")
+
+
+def option_values(work):
+    """Each option with the values to try: right, wrong and extreme. A
+    value of None is a flag given alone."""
+    def outputs(*suffixes):
+        # Fresh names (two options may pick the same), a missing folder, a
+        # directory, a device, and an empty name.
+        names = [os.path.join(work, f"out{index}{suffix}")
+                 for index in range(2) for suffix in suffixes]
+        return names + [os.path.join(work, "missing", "x" + suffixes[0]),
+                        work, "/dev/null", ""]
+
+    return [
+        ("batch-semantics", ["global", "per-system", "x", ""]),
+        ("batch-size", ["4", "0", "-1", "99999999999", "x", ""]),
+        ("cycle-level", [None]),
+        ("emit", ["transformer", "dataflow", "wafer", "summary", "x"]),
+        ("emit-placement", outputs(".svg", ".png", ".txt")),
+        ("log-steps", ["0", "1", "-3", "1000000000000"]),
+        ("micro-batch-size", ["1", "2", "auto", "explore", "explore:3", "0",
+                              "-2", "x"]),
+        ("num-csx", ["1", "2", "16", "0", "-1", "1,2,4", "1,1", "3,2",
+                     "99999999"]),
+        ("placement-stage", ["x", "h.0.forward", ""]),
+        ("plot", outputs(".svg", ".png", ".pdf")),
+        ("recompute", ["none", "layer", "x"]),
+        ("report", outputs(".json")),
+        ("sequence-length", ["8", "0", "-1", "4096", "99999999999"]),
+        ("steps", ["0", "1", "3", "-1", "100000000000"]),
+        ("table", outputs(".csv", ".json", ".txt")),
+        ("target", ["wse2", "wse3", "mini", "x", "/dev/null", ""]),
+        ("trace", outputs(".json")),
+        ("bf16", [None]),
+        ("data", [os.path.join(ROOT, "README.md"), "/dev/null",
+                  os.path.join(work, "none"), ""]),
+        ("dump-step", outputs(".safetensors")),
+        ("functional", [None]),
+        ("init-weights", [os.path.join(work, "out0.safetensors"),
+                          os.path.join(ROOT, "README.md"), ""]),
+        ("loss-curve", outputs(".svg", ".png", ".txt")),
+        ("save-weights", outputs(".safetensors")),
+        ("seed", ["0", "7", "-1", "99999999999999999999"]),
+        ("mlir-timing", [None]),
+        ("mlir-print-ir-after-all", [None]),
+    ]
+
+
+def spelled(name, value):
+    return [f"--{name}"] if value is None else [f"--{name}={value}"]
+
+
+def command_lines(runs, work):
+    """Every value of every option once alone, once in a functional run and
+    once in a sweep, on the smallest model; then `runs` random lines of up
+    to five options on any input."""
+    reference = os.path.join(ROOT, "test", "reference", "Inputs")
+    tiny = os.path.join(ROOT, "models", "tiny.yaml")
+    inputs = [tiny, os.path.join(ROOT, "models", "cerebras-gpt-111m.yaml"),
+              os.path.join(reference, "odd-gqa-swiglu.yaml"),
+              os.path.join(reference, "odd-alibi.yaml"),
+              os.path.join(reference, "tiny-llama.config.json"),
+              os.path.join(work, "missing.yaml"), "-", "/dev/null"]
+    options = option_values(work)
+    for name, values in options:
+        for value in values:
+            for mode in ([], ["--functional"], ["--num-csx=1,2"]):
+                line = [tiny] + mode + spelled(name, value)
+                if finishes(line):
+                    yield line
+    made = 0
+    while made < runs:
+        line = [random.choice(inputs)]
+        for _ in range(random.randint(0, 5)):
+            name, values = random.choice(options)
+            line += spelled(name, random.choice(values))
+        if finishes(line):
+            made += 1
+            yield line
+
+
+def finishes(line):
+    """A simulation counts its steps rather than running each; a functional
+    run trains every one on the host, so its huge counts are left out."""
+    steps = [arg.split("=", 1)[1] for arg in line
+             if arg.startswith("--steps=")]
+    return "--functional" not in line or all(
+        not count.isdigit() or int(count) <= 100 for count in steps)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cgpt-run",
+                        default=os.path.join(ROOT, "build-asan", "bin",
+                                             "cgpt-run"))
+    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    random.seed(args.seed)
+    env = dict(os.environ)
+    env.setdefault("ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0")
+    exits, bad, total = {}, 0, 0
+    with tempfile.TemporaryDirectory() as work:
+        for line in command_lines(args.runs, work):
+            command = [args.cgpt_run] + line
+            total += 1
+            try:
+                run = subprocess.run(command, capture_output=True, text=True,
+                                     errors="replace", timeout=300, env=env,
+                                     stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                print("timed out:", " ".join(command))
+                bad += 1
+                continue
+            exits[run.returncode] = exits.get(run.returncode, 0) + 1
+            if run.returncode not in (0, 1) or any(
+                    sign in run.stderr for sign in FAILURE_SIGNS):
+                print(f"exit {run.returncode}:", " ".join(command))
+                print(run.stderr[-2000:])
+                bad += 1
+    print(f"{total} command lines, {bad} failed; exit statuses "
+          + ", ".join(f"{code}: {count}" for code, count in
+                      sorted(exits.items())))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
