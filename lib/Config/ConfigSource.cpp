@@ -216,6 +216,10 @@ YAML::Node ConfigSource::lookup(const Section &section, StringRef key) {
   return value;
 }
 
+Location ConfigSource::locateKey(const Section &section, StringRef key) {
+  return locate(lookup(section, key), key);
+}
+
 Section ConfigSource::subsection(const Section &section, StringRef key) {
   Section sub{lookup(section, key), section.qualify(key)};
   if (sub.present() && !sub.node.IsMap()) {

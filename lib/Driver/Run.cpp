@@ -13,6 +13,7 @@
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Support/Format.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -27,6 +28,22 @@ using namespace cgpt::driver;
 static llvm::Error refuse(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
+
+/// Refuses `path`, given to `option`, unless it ends in one of `suffixes`
+/// (in any case); `why` follows the list.
+static llvm::Error checkSuffix(llvm::StringRef option, llvm::StringRef path,
+                               llvm::ArrayRef<llvm::StringRef> suffixes,
+                               llvm::StringRef why = "") {
+  if (llvm::any_of(suffixes, [&](llvm::StringRef suffix) {
+        return path.ends_with_insensitive(suffix);
+      }))
+    return llvm::Error::success();
+  return refuse(option + " '" + path + "' must end in " +
+                llvm::join(suffixes, " or ") + why);
+}
+
+/// What --plot and --loss-curve draw: SVG, or PNG converted from it.
+static constexpr llvm::StringRef kChartSuffixes[] = {".svg", ".png"};
 
 /// Output files: writable, never an input, never another output.
 static llvm::Error checkOutputPaths(const RunOptions &o) {
@@ -57,10 +74,9 @@ static llvm::Error checkOutputPaths(const RunOptions &o) {
                       "' is also another output of this run");
     seen.push_back(path.str());
   }
-  if (o.placementPath &&
-      !StringRef(*o.placementPath).ends_with_insensitive(".svg"))
-    return refuse("--emit-placement '" + *o.placementPath +
-                  "' must end in .svg: the picture is SVG");
+  if (o.placementPath)
+    return checkSuffix("--emit-placement", *o.placementPath, {".svg"},
+                       ": the picture is SVG");
   return llvm::Error::success();
 }
 
@@ -71,10 +87,8 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
     if (o.numCsx.size() < 2)
       return refuse("--plot draws a sweep; give --num-csx a list such as "
                     "1,2,4,8,16");
-    llvm::StringRef path(*o.plotPath);
-    if (!path.ends_with_insensitive(".svg") &&
-        !path.ends_with_insensitive(".png"))
-      return refuse("--plot '" + path + "' must end in .svg or .png");
+    if (llvm::Error error = checkSuffix("--plot", *o.plotPath, kChartSuffixes))
+      return error;
   }
   if (o.numCsx.size() > 1 &&
       (o.tracePath || o.placementPath || o.steps.value_or(0) > 0 ||
@@ -83,10 +97,9 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
                   "--table, --plot); run one number of systems for --trace, "
                   "--emit-placement, --steps or --emit");
   if (o.tablePath) {
-    llvm::StringRef path(*o.tablePath);
-    if (!path.ends_with_insensitive(".csv") &&
-        !path.ends_with_insensitive(".json"))
-      return refuse("--table '" + path + "' must end in .csv or .json");
+    if (llvm::Error error =
+            checkSuffix("--table", *o.tablePath, {".csv", ".json"}))
+      return error;
     std::string microBatch = o.compile.import.microBatchSize.value_or("");
     bool exploring = llvm::StringRef(microBatch).starts_with("explore");
     if (o.numCsx.size() < 2 && !exploring && !microBatch.empty())
@@ -115,12 +128,8 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
       return refuse("--functional runs one number of systems and prints its "
                     "log; --num-csx sweeps, --report, --trace, "
                     "--emit-placement and --emit belong to simulation runs");
-    if (o.lossCurvePath) {
-      llvm::StringRef path(*o.lossCurvePath);
-      if (!path.ends_with_insensitive(".svg") &&
-          !path.ends_with_insensitive(".png"))
-        return refuse("--loss-curve '" + path + "' must end in .svg or .png");
-    }
+    if (o.lossCurvePath)
+      return checkSuffix("--loss-curve", *o.lossCurvePath, kChartSuffixes);
   }
   return llvm::Error::success();
 }
@@ -175,11 +184,7 @@ private:
             os, llvm::json::Object{{"sweep", std::move(reports)}});
       });
     if (o.tablePath)
-      stage(*o.tablePath, [&](llvm::raw_ostream &os) {
-        cgpt::report::printDataTable(
-            os, cgpt::report::scalingData(rows),
-            llvm::StringRef(*o.tablePath).ends_with_insensitive(".csv"));
-      });
+      stageTable(cgpt::report::scalingData(rows));
     if (o.plotPath && !writeChart(*o.plotPath, [&](llvm::raw_ostream &os) {
           cgpt::report::printScalingPlot(os, model, rows);
         }))
@@ -214,6 +219,14 @@ private:
     if (o.steps.value_or(0) > 0)
       logTraining(*report);
     return success();
+  }
+
+  /// Stages `table` as the --table file: CSV or JSON, by its name.
+  void stageTable(const cgpt::report::DataTable &table) {
+    bool csv = llvm::StringRef(*o.tablePath).ends_with_insensitive(".csv");
+    stage(*o.tablePath, [&](llvm::raw_ostream &os) {
+      cgpt::report::printDataTable(os, table, csv);
+    });
   }
 
   /// Stages what `print` prints as the contents of `path`.
@@ -291,11 +304,7 @@ private:
                         "--micro-batch-size explore)\n";
         return false;
       }
-      stage(*o.tablePath, [&](llvm::raw_ostream &os) {
-        cgpt::report::printDataTable(
-            os, cgpt::report::exploreData(report.wafer->explored),
-            llvm::StringRef(*o.tablePath).ends_with_insensitive(".csv"));
-      });
+      stageTable(cgpt::report::exploreData(report.wafer->explored));
     }
     if (o.tracePath)
       stage(*o.tracePath, [&](llvm::raw_ostream &os) {

@@ -335,10 +335,9 @@ ModelReader::readChoice(const Section &section, StringRef key,
   }
   if (!alsoAllowed.empty())
     allowed += ", " + alsoAllowed.str();
-  src.error(src.locate(src.lookup(section, key), key),
-            "'" + section.qualify(key) + "' is " + quoteValue(*text) +
-                "; allowed: " +
-                allowed);
+  src.error(src.locateKey(section, key), "'" + section.qualify(key) + "' is " +
+                                             quoteValue(*text) +
+                                             "; allowed: " + allowed);
   return std::nullopt;
 }
 
@@ -381,7 +380,7 @@ void ModelReader::readKeyValueHeads(const Section &model) {
     std::optional<int64_t> groups =
         src.readInt(extra, "num_kv_groups", 1, kMaxHidden);
     if (groups && !src.hasFailed() && spec.numHeads % *groups != 0)
-      src.error(src.locate(src.lookup(extra, "num_kv_groups"), "num_kv_groups"),
+      src.error(src.locateKey(extra, "num_kv_groups"),
                 "'" + extra.qualify("num_kv_groups") + "' (" +
                     std::to_string(*groups) + ") must divide '" +
                     model.qualify("num_heads") + "' (" +
@@ -394,9 +393,7 @@ void ModelReader::readKeyValueHeads(const Section &model) {
   if (std::optional<int64_t> window =
           src.readInt(model, "attention_sliding_window_length", 1,
                       kMaxPositions))
-    noteSlidingWindow(
-        src.locate(src.lookup(model, "attention_sliding_window_length"),
-                   "attention_sliding_window_length"),
+    noteSlidingWindow(src.locateKey(model, "attention_sliding_window_length"),
                       model.qualify("attention_sliding_window_length"),
                       *window);
 }
@@ -457,8 +454,7 @@ void ModelReader::readTensorFlowOrPyTorch(const Section &root) {
   readModel(model);
   if (!src.lookup(model, "vocab_size").IsDefined()) {
     spec.vocabSize = src.requireInt(trainInput, "vocab_size", 1, kMaxVocab);
-    spec.locations.vocab =
-        src.locate(src.lookup(trainInput, "vocab_size"), "vocab_size");
+    spec.locations.vocab = src.locateKey(trainInput, "vocab_size");
   }
   if (std::optional<int64_t> msl = src.readInt(
           trainInput, "max_sequence_length", 1, kMaxPositions))
@@ -484,7 +480,7 @@ void ModelReader::warnDropout(const Section &section,
   for (StringRef key : keys)
     if (std::optional<double> rate = src.readDouble(section, key, 0, 1);
         rate && *rate > 0)
-      src.warning(src.locate(src.lookup(section, key), key),
+      src.warning(src.locateKey(section, key),
                   "'" + section.qualify(key) + "' is " +
                       formatExactDouble(*rate) +
                       "; cgpt does not model dropout and trains and "
@@ -540,7 +536,7 @@ void ModelReader::readOptimizer(const Section &optimizer) {
                              .value_or(spec.maxGradientNorm);
   for (StringRef key : {"correct_bias", "use_bias_correction"})
     if (src.readBool(optimizer, key) == false)
-      src.error(src.locate(src.lookup(optimizer, key), key),
+      src.error(src.locateKey(optimizer, key),
                 "'" + optimizer.qualify(key) +
                     "' is false; cgpt's weight servers always apply Adam bias "
                     "correction (allowed: true)");
@@ -685,16 +681,14 @@ void ModelReader::readModel(const Section &model) {
   requireHeadsDivide(model, "hidden_size", "num_heads");
   spec.ffnSize = src.readInt(model, "filter_size", 1, kMaxFfn)
                      .value_or(4 * spec.hiddenSize);
-  spec.locations.ffn =
-      src.locate(src.lookup(model, "filter_size"), "filter_size");
+  spec.locations.ffn = src.locateKey(model, "filter_size");
   spec.maxPositions = requireSize(model, "max_position_embeddings",
                                   kMaxPositions, spec.locations.positions);
   spec.sequenceLength = spec.maxPositions;
   if (std::optional<int64_t> vocab =
           src.readInt(model, "vocab_size", 1, kMaxVocab)) {
     spec.vocabSize = *vocab;
-    spec.locations.vocab =
-        src.locate(src.lookup(model, "vocab_size"), "vocab_size");
+    spec.locations.vocab = src.locateKey(model, "vocab_size");
   }
   warnDropout(model, kDropoutKeys);
 
@@ -711,8 +705,7 @@ void ModelReader::readModel(const Section &model) {
                       .value_or(PositionKind::Learned);
   if (spec.position == PositionKind::Alibi &&
       src.readBool(model, "alibi_trainable_slopes") == true)
-    src.error(src.locate(src.lookup(model, "alibi_trainable_slopes"),
-                         "alibi_trainable_slopes"),
+    src.error(src.locateKey(model, "alibi_trainable_slopes"),
               "'" + model.qualify("alibi_trainable_slopes") +
                   "' is true; cgpt models ALiBi's fixed slopes only "
                   "(allowed: false)");
@@ -720,7 +713,7 @@ void ModelReader::readModel(const Section &model) {
     spec.rotaryDim = src.readInt(model, "rotary_dim", 2, spec.headSize)
                          .value_or(spec.headSize);
     if (spec.rotaryDim % 2 != 0)
-      src.error(src.locate(src.lookup(model, "rotary_dim"), "rotary_dim"),
+      src.error(src.locateKey(model, "rotary_dim"),
                 "'" + model.qualify("rotary_dim") + "' (" +
                     std::to_string(spec.rotaryDim) + ") must be even");
     spec.rotaryBase =
@@ -770,18 +763,18 @@ void ModelReader::readModel(const Section &model) {
 
 int64_t ModelReader::requireSize(const Section &section, StringRef key,
                                  int64_t max, mlir::LocationAttr &where) {
-  where = src.locate(src.lookup(section, key), key);
+  where = src.locateKey(section, key);
   return src.requireInt(section, key, 1, max);
 }
 
 void ModelReader::requireHeadsDivide(const Section &section,
                                      StringRef hiddenKey, StringRef headsKey) {
   if (!src.hasFailed() && spec.hiddenSize % spec.numHeads != 0)
-    src.error(src.locate(src.lookup(section, headsKey), headsKey),
+    src.error(src.locateKey(section, headsKey),
               "'" + section.qualify(hiddenKey) + "' (" +
-                  std::to_string(spec.hiddenSize) +
-                  ") must be divisible by '" + section.qualify(headsKey) +
-                  "' (" + std::to_string(spec.numHeads) + ")");
+                  std::to_string(spec.hiddenSize) + ") must be divisible by '" +
+                  section.qualify(headsKey) + "' (" +
+                  std::to_string(spec.numHeads) + ")");
   spec.headSize = spec.hiddenSize / std::max<int64_t>(spec.numHeads, 1);
 }
 
@@ -806,15 +799,13 @@ void ModelReader::readMuP(const Section &model) {
   if (std::optional<double> alpha =
           src.readDouble(model, "attention_logits_alpha", 1e-12, 1e12);
       alpha && *alpha != 1.0)
-    src.error(src.locate(src.lookup(model, "attention_logits_alpha"),
-                         "attention_logits_alpha"),
+    src.error(src.locateKey(model, "attention_logits_alpha"),
               "'" + model.qualify("attention_logits_alpha") + "' is " +
                   formatExactDouble(*alpha) +
                   "; cgpt scales attention scores by 1/head_size under muP "
                   "and models no other factor (allowed: 1.0)");
   if (src.readBool(model, "scale_output_logits_by_d") == false)
-    src.error(src.locate(src.lookup(model, "scale_output_logits_by_d"),
-                         "scale_output_logits_by_d"),
+    src.error(src.locateKey(model, "scale_output_logits_by_d"),
               "'" + model.qualify("scale_output_logits_by_d") +
                   "' is false; cgpt models muP's output_logits_alpha / "
                   "width-multiplier logits only (allowed: true)");
@@ -827,8 +818,7 @@ void ModelReader::readMuP(const Section &model) {
       double filterMultiplier = double(spec.ffnSize) / double(*baseFilter);
       if (std::fabs(filterMultiplier - widthMultiplier) >
           1e-12 * widthMultiplier)
-        src.error(src.locate(src.lookup(model, "mup_base_filter_size"),
-                             "mup_base_filter_size"),
+        src.error(src.locateKey(model, "mup_base_filter_size"),
                   "muP width multipliers differ: filter_size / "
                   "mup_base_filter_size is " +
                       formatExactDouble(filterMultiplier) +
@@ -839,7 +829,7 @@ void ModelReader::readMuP(const Section &model) {
     }
   } else if (baseFilter || logitsAlpha) {
     StringRef key = baseFilter ? "mup_base_filter_size" : "output_logits_alpha";
-    src.error(src.locate(src.lookup(model, key), key),
+    src.error(src.locateKey(model, key),
               "'" + model.qualify(key) + "' needs '" +
                   model.qualify("mup_base_hidden_size") +
                   "', from which muP's multipliers are derived");
@@ -1070,7 +1060,7 @@ void ModelReader::readHuggingFaceGpt2(const Section &root) {
   requireHeadsDivide(root, "n_embd", "n_head");
   spec.ffnSize =
       src.readInt(root, "n_inner", 1, kMaxFfn).value_or(4 * spec.hiddenSize);
-  spec.locations.ffn = src.locate(src.lookup(root, "n_inner"), "n_inner");
+  spec.locations.ffn = src.locateKey(root, "n_inner");
   if (src.lookup(root, "n_positions").IsDefined())
     spec.maxPositions = requireSize(root, "n_positions", kMaxPositions,
                                     spec.locations.positions);
@@ -1085,8 +1075,7 @@ void ModelReader::readHuggingFaceGpt2(const Section &root) {
   spec.tiedEmbeddings =
       src.readBool(root, "tie_word_embeddings").value_or(true);
   if (src.readBool(root, "scale_attn_weights") == false)
-    src.error(src.locate(src.lookup(root, "scale_attn_weights"),
-                         "scale_attn_weights"),
+    src.error(src.locateKey(root, "scale_attn_weights"),
               "'scale_attn_weights' is false; unscaled attention is not "
               "supported (allowed: true)");
   spec.qkvBias = spec.attentionOutBias = spec.ffnBias = true;
@@ -1106,7 +1095,7 @@ void ModelReader::readHuggingFaceGptJ(const Section &root) {
   spec.ffnBias = true;
   spec.outputBias = true;
   if (src.readBool(root, "rotary") == false)
-    src.error(src.locate(src.lookup(root, "rotary"), "rotary"),
+    src.error(src.locateKey(root, "rotary"),
               "'rotary' is false; GPT-J without rotary positions is not "
               "supported (allowed: true)");
   spec.position = PositionKind::Rotary;
@@ -1114,7 +1103,7 @@ void ModelReader::readHuggingFaceGptJ(const Section &root) {
   spec.rotaryDim = src.readInt(root, "rotary_dim", 2, spec.headSize)
                        .value_or(std::min<int64_t>(64, spec.headSize));
   if (spec.rotaryDim % 2 != 0)
-    src.error(src.locate(src.lookup(root, "rotary_dim"), "rotary_dim"),
+    src.error(src.locateKey(root, "rotary_dim"),
               "'rotary_dim' (" + std::to_string(spec.rotaryDim) +
                   ") must be even");
 }
@@ -1157,10 +1146,10 @@ void ModelReader::readHuggingFaceNeoX(const Section &root) {
   // transformers rounds down: rotary_ndims = int(head_size * rotary_pct).
   spec.rotaryDim = static_cast<int64_t>(double(spec.headSize) * fraction);
   if (!src.hasFailed() && (spec.rotaryDim < 2 || spec.rotaryDim % 2 != 0))
-    src.error(src.locate(src.lookup(root, "rotary_pct"), "rotary_pct"),
-              "'rotary_pct' (" + formatExactDouble(fraction) + ") of head size " +
-                  std::to_string(spec.headSize) + " gives " +
-                  std::to_string(spec.rotaryDim) +
+    src.error(src.locateKey(root, "rotary_pct"),
+              "'rotary_pct' (" + formatExactDouble(fraction) +
+                  ") of head size " + std::to_string(spec.headSize) +
+                  " gives " + std::to_string(spec.rotaryDim) +
                   " rotary dimensions; cgpt needs an even number, at least 2");
   spec.rotaryBase =
       src.readDouble(root, "rotary_emb_base", 1.0000001, 1e12).value_or(10000);
@@ -1175,7 +1164,7 @@ void ModelReader::readHuggingFaceLlama(const Section &root) {
   if (std::optional<int64_t> headDim =
           src.readInt(root, "head_dim", 1, kMaxHidden);
       headDim && *headDim != spec.headSize)
-    src.error(src.locate(src.lookup(root, "head_dim"), "head_dim"),
+    src.error(src.locateKey(root, "head_dim"),
               "'head_dim' (" + std::to_string(*headDim) +
                   ") differs from hidden_size / num_attention_heads (" +
                   std::to_string(spec.headSize) +
@@ -1183,8 +1172,7 @@ void ModelReader::readHuggingFaceLlama(const Section &root) {
   std::optional<int64_t> kvHeads =
       src.readInt(root, "num_key_value_heads", 1, kMaxHidden);
   if (kvHeads && !src.hasFailed() && spec.numHeads % *kvHeads != 0)
-    src.error(src.locate(src.lookup(root, "num_key_value_heads"),
-                         "num_key_value_heads"),
+    src.error(src.locateKey(root, "num_key_value_heads"),
               "'num_key_value_heads' (" + std::to_string(*kvHeads) +
                   ") must divide 'num_attention_heads' (" +
                   std::to_string(spec.numHeads) + ")");
@@ -1213,9 +1201,8 @@ void ModelReader::readHuggingFaceLlama(const Section &root) {
   if (mistral)
     if (std::optional<int64_t> window =
             src.readInt(root, "sliding_window", 1, kMaxPositions))
-      noteSlidingWindow(
-          src.locate(src.lookup(root, "sliding_window"), "sliding_window"),
-          "sliding_window", *window);
+      noteSlidingWindow(src.locateKey(root, "sliding_window"), "sliding_window",
+                        *window);
 }
 
 /// BTLM and Jais (Cerebras' GPT-2 derivatives): GPT-2's key names, ALiBi
@@ -1224,7 +1211,7 @@ void ModelReader::readHuggingFaceLlama(const Section &root) {
 void ModelReader::readHuggingFaceBtlm(const Section &root) {
   readHuggingFaceGpt2(root);
   if (!src.hasFailed() && !src.lookup(root, "n_inner").IsDefined())
-    src.error(src.locate(src.lookup(root, "n_embd"), "n_embd"),
+    src.error(src.locateKey(root, "n_embd"),
               "'n_inner' is missing; a SwiGLU model states its width");
   spec.position = readChoice<PositionKind>(
                       root, "position_embedding_type",

@@ -73,6 +73,8 @@ public:
   /// The value of `key` in `section`, or an undefined node when absent or
   /// null. A section that is not a mapping is an error.
   YAML::Node lookup(const Section &section, llvm::StringRef key);
+  /// Location of `key`'s value in `section`, found as `locate` finds it.
+  mlir::Location locateKey(const Section &section, llvm::StringRef key);
   /// The mapping under `key` as a section (absent is fine, a non-mapping is
   /// an error).
   Section subsection(const Section &section, llvm::StringRef key);
