@@ -2,10 +2,12 @@
 """Predicted step time, utilization and scaling of the Cerebras-GPT family.
 
 Runs build/bin/cgpt-run on each models/cerebras-gpt-*.yaml (the paper's
-batch and sequence length) for 1, 2, 4, 8 and 16 systems and prints two
-Markdown tables: one system in detail, then samples/s and speed-up by
-systems. Also times each compile-and-simulate run (wall clock, this
-machine). Usage: bench/cerebras-gpt-runtime.py [--target wse2] [--build build]
+batch and sequence length) for 1, 2, 4, 8 and 16 systems and prints three
+Markdown tables: one system in detail, samples/s and speed-up by systems,
+and one system with each placer alone (the default plan weighs whole-mesh
+and side-by-side; layer pipelining only when asked). Also times each
+compile-and-simulate run (wall clock, this machine).
+Usage: bench/cerebras-gpt-runtime.py [--target wse2] [--build build]
 """
 import argparse
 import json
@@ -19,18 +21,28 @@ MODELS = ["111m", "256m", "590m", "1.3b", "2.7b", "6.7b", "13b"]
 SYSTEMS = [1, 2, 4, 8, 16]
 
 
-def run(root, build, model, target, systems):
-    """One cgpt-run: the JSON report and the wall-clock seconds it took."""
+PLACERS = ["whole-mesh", "side-by-side", "pipelined"]
+
+
+def run(root, build, model, target, systems, placer=None):
+    """One cgpt-run: the JSON report (None when the placer cannot place
+    the model) and the wall-clock seconds it took."""
     with tempfile.TemporaryDirectory() as tmp:
         report = os.path.join(tmp, "r.json")
+        command = [os.path.join(build, "bin", "cgpt-run"),
+                   os.path.join(root, "models", f"cerebras-gpt-{model}.yaml"),
+                   "--target", target, "--num-csx", str(systems),
+                   "--report", report]
+        if placer:
+            command += ["--placer", placer]
         start = time.perf_counter()
-        subprocess.run(
-            [os.path.join(build, "bin", "cgpt-run"),
-             os.path.join(root, "models", f"cerebras-gpt-{model}.yaml"),
-             "--target", target, "--num-csx", str(systems),
-             "--report", report],
-            check=True, stdout=subprocess.DEVNULL)
+        done = subprocess.run(command, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
         seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            if placer:
+                return None, seconds
+            done.check_returncode()
         with open(report) as f:
             return json.load(f), seconds
 
@@ -46,9 +58,10 @@ def main():
                for m in MODELS for n in SYSTEMS}
 
     print(f"One {args.target} system:\n")
-    print("| model | global batch | micro x accum | step (s) | samples/s "
-          "| utilization | bound stages | SRAM peak (B/core) | run (s) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| model | global batch | micro x accum | placer | step (s) "
+          "| samples/s | utilization | bound stages | SRAM peak (B/core) "
+          "| run (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for m in MODELS:
         r, wall = results[(m, 1)]
         step, batch = r["step"], r["batch"]
@@ -58,7 +71,8 @@ def main():
         bound = ", ".join(f"{count} {name}"
                           for name, count in sorted(bounds.items()))
         print(f"| {m} | {batch['global']} | {batch['micro']} x "
-              f"{batch['grad_accum_steps']} | {step['seconds']:.3f} | "
+              f"{batch['grad_accum_steps']} | {batch['placer']} | "
+              f"{step['seconds']:.3f} | "
               f"{step['samples_per_second']:.1f} | "
               f"{100 * step['utilization']:.1f}% | {bound} | "
               f"{r['memory']['max_core_sram_bytes']:,} | {wall:.2f} |")
@@ -74,6 +88,19 @@ def main():
         for n in SYSTEMS:
             rate = results[(m, n)][0]["step"]["samples_per_second"]
             cells.append(f"{rate:.1f} ({rate / base:.2f}x)")
+        print(f"| {m} | " + " | ".join(cells) + " |")
+
+    print(f"\nOne {args.target} system with each placer alone (samples/s, "
+          "micro-batch; - where it cannot place or fit the model):\n")
+    print("| model | " + " | ".join(PLACERS) + " |")
+    print("|---|" + "---|" * len(PLACERS))
+    for m in MODELS:
+        cells = []
+        for placer in PLACERS:
+            r, _ = run(root, args.build, m, args.target, 1, placer)
+            cells.append("-" if r is None else
+                         f"{r['step']['samples_per_second']:.1f} "
+                         f"({r['batch']['micro']})")
         print(f"| {m} | " + " | ".join(cells) + " |")
 
     slowest = max(results.items(), key=lambda item: item[1][1])

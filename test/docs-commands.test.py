@@ -51,7 +51,9 @@ def main():
     update = args[:1] == ["--update"]
     if update:
         args = args[1:]
-    source, build, pages = args[0], args[1], args[2:]
+    # Absolute: the scratch directory's links must lead back from anywhere.
+    source, build = os.path.abspath(args[0]), os.path.abspath(args[1])
+    pages = args[2:]
     failures, count = [], 0
     with tempfile.TemporaryDirectory() as scratch:
         for name in ("models", "test", "scripts", "bench"):

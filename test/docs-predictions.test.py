@@ -9,7 +9,7 @@ def rows(text):
         if not line.startswith("| ") or line.startswith("| model"):
             continue
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 9:  # the one-system table: run (s) varies
+        if len(cells) == 10:  # the one-system table: run (s) varies
             cells = cells[:-1]
         out.append(cells)
     return out

@@ -50,7 +50,7 @@ OwningOpRef<ModuleOp> CompileSession::load(std::optional<int64_t> systems,
     report.batchReading = frontend::describeBatchReading(*spec);
     return frontend::importModel(*spec, &context);
   }
-  if (import.numCsx || import.microBatchSize || import.batchSize ||
+  if (import.numCsx || import.microBatch || import.batchSize ||
       import.batchSemantics || import.sequenceLength) {
     llvm::errs() << "cgpt-run: --num-csx, --micro-batch-size, --batch-size, "
                     "--batch-semantics and --sequence-length apply to model "
@@ -80,6 +80,11 @@ LogicalResult CompileSession::checkLoweredInput(Phase phase) {
            << "--target and --recompute apply to model files and transformer "
               "IR; this "
            << level << " IR is already lowered for its target";
+  if (options.placer && phase == Phase::Wafer)
+    return emitError(inputLoc())
+           << "--placer applies to IR not yet placed; this wafer IR is "
+              "placed (edit its regions, or run cgpt-opt "
+              "--wafer-place=placer=NAME)";
   // EmitKind lists the levels in Phase's order, after Summary.
   if (options.emit != EmitKind::Summary &&
       static_cast<int>(options.emit) < static_cast<int>(phase) + 1)
@@ -96,6 +101,7 @@ LogicalResult CompileSession::lower(ModuleOp module, Phase from, Phase to,
                         ? targetName.str()
                         : options.target.value_or(kDefaultTarget.str());
   lowering.recompute = options.recompute.value_or(dataflow::Recompute::layer);
+  lowering.placer = options.placer.value_or("auto");
   PassManager pm(&context);
   DefaultTimingManager timing;
   TimingScope root;
@@ -106,7 +112,10 @@ LogicalResult CompileSession::lower(ModuleOp module, Phase from, Phase to,
     root = timing.getRootScope();
     pm.enableTiming(root);
   }
-  buildPipeline(pm, from, to, lowering);
+  if (from == Phase::Wafer)
+    buildCheckPlacedPipeline(pm);
+  else
+    buildPipeline(pm, from, to, lowering);
   return pm.run(module);
 }
 
@@ -159,6 +168,8 @@ CompileSession::compileAndSimulate(std::optional<int64_t> systems,
     print(EmitKind::Dataflow);
     if (failed(lower(*module, Phase::Dataflow, Phase::Wafer)))
       return failure();
+  } else if (failed(lower(*module, Phase::Wafer, Phase::Wafer))) {
+    return failure();
   }
   print(EmitKind::Wafer);
   if (failed(simulate(*module->getOps<wafer::DeviceOp>().begin(), report)))

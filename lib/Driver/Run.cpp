@@ -100,12 +100,16 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
     if (llvm::Error error =
             checkSuffix("--table", *o.tablePath, {".csv", ".json"}))
       return error;
-    std::string microBatch = o.compile.import.microBatchSize.value_or("");
-    bool exploring = llvm::StringRef(microBatch).starts_with("explore");
-    if (o.numCsx.size() < 2 && !exploring && !microBatch.empty())
+    const std::optional<cgpt::frontend::MicroBatchChoice> &microBatch =
+        o.compile.import.microBatch;
+    if (o.numCsx.size() < 2 && microBatch &&
+        microBatch->mode != cgpt::training::MicroBatchMode::explore)
       return refuse("--table writes a --num-csx sweep's table or explore's; "
                     "--micro-batch-size " +
-                    microBatch + " has none");
+                    (microBatch->mode == cgpt::training::MicroBatchMode::fixed
+                         ? std::to_string(microBatch->size)
+                         : stringifyMicroBatchMode(microBatch->mode).str()) +
+                    " has none");
   }
   if (o.cycleLevel && (o.numCsx.size() > 1 || o.functional))
     return refuse("--cycle-level runs one simulation; it does not apply to "

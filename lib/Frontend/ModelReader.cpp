@@ -1334,25 +1334,14 @@ void ModelReader::applyBatchOverrides(const ImportOptions &options) {
 void ModelReader::finish(const ImportOptions &options) {
   if (src.hasFailed())
     return;
-  if (options.microBatchSize) {
-    // The command line wins over the file; written as in a params file,
-    // with explore's range as explore:MIN-MAX.
-    StringRef text = *options.microBatchSize;
-    YAML::Node node;
-    if (text.consume_front("explore:")) {
-      auto [min, max] = text.split('-');
-      node = YAML::Load("{explore: {min: " + min.str() + ", max: " +
-                        max.str() + "}}");
-    } else {
-      node = YAML::Node(text.str());
-    }
+  if (const std::optional<MicroBatchChoice> &choice = options.microBatch) {
+    // The command line wins over the file.
     microBatchNode = YAML::Node();
-    spec.microBatchMode = MicroBatchMode::automatic;
-    spec.microBatchSize = spec.microBatchMin = spec.microBatchMax = 0;
-    readMicroBatch(node, "--micro-batch-size");
+    spec.microBatchMode = choice->mode;
+    spec.microBatchSize = choice->size;
+    spec.microBatchMin = choice->min;
+    spec.microBatchMax = choice->max;
     spec.locations.microBatch = nullptr;
-    if (src.hasFailed())
-      return;
   }
   applyBatchOverrides(options);
   if (src.hasFailed())
@@ -1510,6 +1499,57 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
   if (source.hasFailed())
     return failure();
   return spec;
+}
+
+llvm::Expected<MicroBatchChoice> parseMicroBatchChoice(StringRef text) {
+  auto refuse = [&]() {
+    return llvm::createStringError(
+        "--micro-batch-size is '" + text.str() +
+        "'; allowed: a positive integer up to " + std::to_string(kMaxBatch) +
+        ", auto, explore, explore:MIN-MAX or none");
+  };
+  // A positive integer of at most kMaxBatch, written in decimal digits.
+  auto count = [&](StringRef digits) -> std::optional<int64_t> {
+    uint64_t value = 0;
+    if (digits.empty() || !llvm::all_of(digits, llvm::isDigit) ||
+        digits.getAsInteger(10, value) || value < 1 ||
+        value > static_cast<uint64_t>(kMaxBatch))
+      return std::nullopt;
+    return static_cast<int64_t>(value);
+  };
+  MicroBatchChoice choice;
+  std::string word = text.trim().lower();
+  StringRef rest = word;
+  if (rest == "auto")
+    return choice;
+  if (rest == "none") {
+    choice.mode = MicroBatchMode::none;
+    return choice;
+  }
+  if (rest == "explore") {
+    choice.mode = MicroBatchMode::explore;
+    return choice;
+  }
+  if (rest.consume_front("explore:")) {
+    auto [low, high] = rest.split('-');
+    std::optional<int64_t> min = count(low), max = count(high);
+    if (!min || !max)
+      return refuse();
+    if (*min > *max)
+      return llvm::createStringError(
+          "--micro-batch-size explore range has min " + std::to_string(*min) +
+          " > max " + std::to_string(*max));
+    choice.mode = MicroBatchMode::explore;
+    choice.min = *min;
+    choice.max = *max;
+    return choice;
+  }
+  std::optional<int64_t> size = count(rest);
+  if (!size)
+    return refuse();
+  choice.mode = MicroBatchMode::fixed;
+  choice.size = *size;
+  return choice;
 }
 
 } // namespace cgpt::frontend

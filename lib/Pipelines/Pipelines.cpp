@@ -28,18 +28,25 @@ void buildLowerToDataflowPipeline(OpPassManager &pm,
   pm.addPass(dataflow::createDataflowTile(tile));
 }
 
-void buildDataflowToWaferPipeline(OpPassManager &pm) {
+void buildDataflowToWaferPipeline(OpPassManager &pm,
+                                  const LowerToDataflowOptions &options) {
   pm.addPass(createConvertDataflowToWafer());
-  pm.addPass(wafer::createWaferPlanBatch());
+  wafer::WaferPlanBatchOptions plan;
+  plan.placer = options.placer;
+  pm.addPass(wafer::createWaferPlanBatch(plan));
   pm.addPass(wafer::createWaferPlace());
   pm.addPass(wafer::createWaferRoute());
+  pm.addPass(wafer::createWaferCheckMemory());
+}
+
+void buildCheckPlacedPipeline(OpPassManager &pm) {
   pm.addPass(wafer::createWaferCheckMemory());
 }
 
 void buildLowerToWaferPipeline(OpPassManager &pm,
                                const LowerToDataflowOptions &options) {
   buildLowerToDataflowPipeline(pm, options);
-  buildDataflowToWaferPipeline(pm);
+  buildDataflowToWaferPipeline(pm, options);
 }
 
 llvm::StringRef stringifyPhase(Phase phase) {
@@ -84,7 +91,7 @@ void buildPipeline(OpPassManager &pm, Phase from, Phase to,
   if (from == Phase::Transformer && to >= Phase::Dataflow)
     buildLowerToDataflowPipeline(pm, options);
   if (from <= Phase::Dataflow && to == Phase::Wafer)
-    buildDataflowToWaferPipeline(pm);
+    buildDataflowToWaferPipeline(pm, options);
 }
 
 void registerPipelines() {

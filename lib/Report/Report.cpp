@@ -87,30 +87,49 @@ void describeDevice(wafer::DeviceOp device,
   w.algorithmicFlopsPerStep = device.getAlgorithmicFlopsPerStep();
   w.microBatch = device.getMicroBatch();
   w.gradAccumSteps = device.getGradAccumSteps();
+  // The planned passes are the step's: what streams per step follows them.
+  if (report.dataflow)
+    report.dataflow->costs.passesPerSystem = w.gradAccumSteps;
   w.plan = device.getPlan().value_or("").str();
   if (std::optional<mlir::ArrayAttr> explored = device.getExplored())
     for (auto candidate : explored->getAsRange<wafer::CandidateAttr>())
       w.explored.push_back(
-          {candidate.getMicroBatch(),
+          {candidate.getMicroBatch(), candidate.getPlacer().str(),
            wafer::CheckpointPolicy::fromAttr(candidate.getCheckpoint()).str(),
            candidate.getFits(), candidate.getSramPeak(),
            candidate.getSamplesPerSecond().convertToDouble()});
   if (wafer::CheckpointAttr checkpoint = device.getCheckpointAttr())
     w.checkpoint = wafer::CheckpointPolicy::fromAttr(checkpoint).str();
+  w.placer = device.getPlacer().value_or("").str();
+  w.execution = wafer::stringifyExecutionMode(
+                    device.getExecution().value_or(
+                        wafer::ExecutionMode::weight_streaming))
+                    .str();
   w.sramLimit = target.getCoreSramBytes();
+  // The most cores at work at once: a stage's widest wave under weight
+  // streaming, every slot's band at once when layer pipelined.
+  std::map<int64_t, int64_t> coresBySlot;
   for (auto stage : device.getBody().front().getOps<wafer::StageOp>()) {
-    StepReport::Stage s{stage.getSymName().str(), {}};
-    int64_t cores = 0;
-    for (auto region : stage.getBody().front().getOps<wafer::RegionOp>()) {
+    StepReport::Stage s{stage.getSymName().str(), stage.getSlot(), {}};
+    // Cores at work at once: the regions of one wave side by side.
+    std::map<int64_t, int64_t> coresByWave;
+    for (auto [index, region] : llvm::enumerate(
+             stage.getBody().front().getOps<wafer::RegionOp>())) {
       wafer::LayoutAttr layout = region.getLayoutAttr();
+      wafer::RectAttr rect = region.getPlacementAttr();
       int64_t sram = region.getSramBytes().value_or(0);
+      int64_t wave = region.getWave().value_or(static_cast<int64_t>(index));
       s.regions.push_back(
           {region.getSymName().str(),
            wafer::stringifyKernelKind(region.getKind()).str(),
-           region.getKernel().str(), layout ? layout.getTokenGroups() : 0,
+           region.getKernel().str(),
+           rect ? wafer::Rect{rect.getX(), rect.getY(), rect.getW(),
+                              rect.getH()}
+                : wafer::Rect{},
+           wave, layout ? layout.getTokenGroups() : 0,
            layout ? layout.getFeatureGroups() : 0, sram});
-      if (wafer::RectAttr rect = region.getPlacementAttr())
-        cores = std::max(cores, rect.getCores());
+      if (rect)
+        coresByWave[wave] += rect.getCores();
       if (sram > w.sramPeak) {
         w.sramPeak = sram;
         w.sramPeakWhere = "@" + region.getSymName().str() + " (" +
@@ -118,9 +137,26 @@ void describeDevice(wafer::DeviceOp device,
                           stage.getSymName().str();
       }
     }
-    w.coresUsed = std::max(w.coresUsed, cores);
+    int64_t stageCores = 0;
+    for (auto [wave, cores] : coresByWave)
+      stageCores = std::max(stageCores, cores);
+    if (std::optional<int64_t> slot = stage.getSlot())
+      coresBySlot[*slot] = std::max(coresBySlot[*slot], stageCores);
+    else
+      w.coresUsed = std::max(w.coresUsed, stageCores);
     w.stages.push_back(std::move(s));
   }
+  for (auto [slot, cores] : coresBySlot)
+    w.coresUsed += cores;
+  // What crosses the system's I/O per step, from the placed streams:
+  // every pass under weight streaming, once when the weights stay.
+  int64_t perPass = 0;
+  device.walk([&](wafer::IngressOp in) { perPass += in.getBytes(); });
+  device.walk([&](wafer::EgressOp out) { perPass += out.getBytes(); });
+  w.streamedBytesPerStep =
+      static_cast<double>(perPass) *
+      static_cast<double>(w.execution == "layer_pipelined" ? 1
+                                                           : w.gradAccumSteps);
   report.wafer = std::move(w);
   if (report.fromStep)
     return;
@@ -180,7 +216,10 @@ static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
   os << "              " << w.plan << "\n";
   os << "  placement   " << w.stages.size() << " stages on "
      << formatGrouped(w.coresUsed) << " of " << formatGrouped(w.meshCores)
-     << " cores (" << w.targetName << "); SRAM peak "
+     << " cores (" << w.targetName << "), " << w.placer << " placer, "
+     << (w.execution == "layer_pipelined" ? "layer pipelined"
+                                          : "weight streaming")
+     << "; SRAM peak "
      << formatGrouped(w.sramPeak) << " of " << formatGrouped(w.sramLimit)
      << " B per core in " << w.sramPeakWhere << "\n";
   if (!report.simulation)
@@ -329,7 +368,6 @@ llvm::json::Value buildReport(const StepReport &report) {
     json["step"] = llvm::json::Object{
         {"algorithmic_flops", c.algorithmicFlopsPerStep()},
         {"recompute_flops", c.recomputeFlopsPerStep()},
-        {"streamed_bytes", c.streamedBytesPerStep()},
     };
     json["dataflow"] = llvm::json::Object{
         {"recompute", report.dataflow->recompute},
@@ -337,10 +375,15 @@ llvm::json::Value buildReport(const StepReport &report) {
         {"recompute_flops_per_sequence", c.recomputeFlopsPerSequence},
         {"weight_bytes_in_per_pass", c.weightBytesIn},
         {"gradient_bytes_out_per_pass", c.gradientBytesOut},
-        {"passes_per_system", c.passesPerSystem},
+        {"streamed_bytes_per_pass", c.streamedBytesPerPass()},
         {"kept_activation_bytes_per_sequence_per_layer",
          c.keptBytesPerSequencePerLayer},
     };
+    // Known once the micro-batch is: fixed by the request or planned.
+    if (c.passesPerSystem) {
+      (*json.getObject("step"))["streamed_bytes"] = c.streamedBytesPerStep();
+      (*json.getObject("dataflow"))["passes_per_system"] = c.passesPerSystem;
+    }
   }
   if (report.wafer) {
     const StepReport::Wafer &w = *report.wafer;
@@ -353,6 +396,7 @@ llvm::json::Value buildReport(const StepReport &report) {
     (*batch)["micro"] = w.microBatch;
     (*batch)["grad_accum_steps"] = w.gradAccumSteps;
     (*batch)["checkpoint"] = w.checkpoint;
+    (*batch)["placer"] = w.placer;
     (*batch)["plan"] = w.plan;
     json["memory"] = llvm::json::Object{{"cores_used", w.coresUsed},
                                         {"max_core_sram_bytes", w.sramPeak},
@@ -362,23 +406,34 @@ llvm::json::Value buildReport(const StepReport &report) {
     for (const StepReport::Stage &stage : w.stages) {
       llvm::json::Array regions;
       for (const StepReport::Region &r : stage.regions)
-        regions.push_back(
-            llvm::json::Object{{"name", r.name},
-                               {"kind", r.kind},
-                               {"kernel", r.kernel},
-                               {"token_groups", r.tokenGroups},
-                               {"feature_groups", r.featureGroups},
-                               {"sram_bytes", r.sramBytes}});
-      stages.push_back(llvm::json::Object{{"name", stage.name},
-                                          {"regions", std::move(regions)}});
+        regions.push_back(llvm::json::Object{
+            {"name", r.name},
+            {"kind", r.kind},
+            {"kernel", r.kernel},
+            {"at", llvm::json::Array{r.rect.x, r.rect.y, r.rect.w, r.rect.h}},
+            {"wave", r.wave},
+            {"token_groups", r.tokenGroups},
+            {"feature_groups", r.featureGroups},
+            {"sram_bytes", r.sramBytes}});
+      llvm::json::Object entry{{"name", stage.name},
+                               {"regions", std::move(regions)}};
+      if (stage.slot)
+        entry["slot"] = *stage.slot;
+      stages.push_back(std::move(entry));
     }
-    json["placement"] = llvm::json::Object{{"stages", std::move(stages)}};
+    json["placement"] = llvm::json::Object{{"placer", w.placer},
+                                           {"execution", w.execution},
+                                           {"stages", std::move(stages)}};
+  }
+  if (report.wafer) {
+    llvm::json::Object *step = json.try_emplace("step", llvm::json::Object())
+                                   .first->second.getAsObject();
+    (*step)["streamed_bytes"] = report.wafer->streamedBytesPerStep;
   }
   if (report.simulation && report.wafer) {
     const sim::SimulationResult &r = *report.simulation;
     StepRates rates = computeStepRates(report);
-    llvm::json::Object *step = json.try_emplace("step", llvm::json::Object())
-                                   .first->second.getAsObject();
+    llvm::json::Object *step = json.getObject("step");
     (*step)["algorithmic_flops"] = report.wafer->algorithmicFlopsPerStep;
     (*step)["seconds"] = rates.seconds;
     (*step)["steps_per_second"] = rates.stepsPerSecond;
@@ -410,8 +465,20 @@ llvm::json::Value buildReport(const StepReport &report) {
           {"cores", k.cores},
           {"analytic_cycles", k.analyticCycles},
           {"simulated_cycles", k.simulatedCycles}});
+    llvm::json::Array waves;
+    for (const sim::mesh::CycleLevelWave &w : report.cycleLevel->waves) {
+      llvm::json::Array regions;
+      for (const std::string &name : w.regions)
+        regions.push_back(name);
+      waves.push_back(llvm::json::Object{
+          {"stage", w.stage},
+          {"regions", std::move(regions)},
+          {"simulated_cycles", w.simulatedCycles},
+          {"slowest_alone_cycles", w.slowestAlone}});
+    }
     json["cycle_level"] =
         llvm::json::Object{{"kernels", std::move(kernels)},
+                           {"waves", std::move(waves)},
                            {"core_cycles", report.cycleLevel->coreCycles}};
   }
   return json;
@@ -434,6 +501,17 @@ void printCycleLevel(llvm::raw_ostream &os,
                         k.stage, "@" + k.name, k.cores,
                         static_cast<int64_t>(std::llround(k.analyticCycles)),
                         k.simulatedCycles, 100 * relative);
+  }
+  // Regions of one wave again, together on one mesh as the wafer runs
+  // them.
+  for (const sim::mesh::CycleLevelWave &wave : run.waves) {
+    os << wave.stage << ": ";
+    llvm::interleaveComma(wave.regions, os,
+                          [&](const std::string &name) { os << "@" << name; });
+    os << llvm::formatv(" side by side on one mesh: {0} cycles (the slowest "
+                        "alone {1})\n",
+                        formatGrouped(wave.simulatedCycles),
+                        formatGrouped(wave.slowestAlone));
   }
   os << llvm::formatv("{0} kernels, {1} core-cycles simulated; worst "
                       "disagreement {2:f1}% ({3})\n",
@@ -535,11 +613,13 @@ void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows) {
 
 void printExploreTable(llvm::raw_ostream &os,
                        llvm::ArrayRef<StepReport::Wafer::Explored> rows) {
-  os << llvm::formatv("{0,12} {1,12} {2,5} {3,16} {4,18}\n", "micro-batch",
-                      "checkpoints", "fits", "SRAM peak (B)", "samples/s");
+  os << llvm::formatv("{0,12} {1,13} {2,12} {3,5} {4,16} {5,18}\n",
+                      "micro-batch", "placer", "checkpoints", "fits",
+                      "SRAM peak (B)", "samples/s");
   for (const StepReport::Wafer::Explored &row : rows)
-    os << llvm::formatv("{0,12} {1,12} {2,5} {3,16} {4,18}\n", row.microBatch,
-                        row.checkpoint, row.fits ? "yes" : "no",
+    os << llvm::formatv("{0,12} {1,13} {2,12} {3,5} {4,16} {5,18}\n",
+                        row.microBatch, row.placer, row.checkpoint,
+                        row.fits ? "yes" : "no",
                         formatGrouped(row.sramPeak),
                         row.fits ? llvm::formatv("{0:f2}", row.samplesPerSecond)
                                        .str()
@@ -562,11 +642,12 @@ DataTable scalingData(llvm::ArrayRef<ScalingRow> rows) {
 }
 
 DataTable exploreData(llvm::ArrayRef<StepReport::Wafer::Explored> rows) {
-  DataTable table{{"micro_batch", "checkpoint", "fits", "sram_peak_bytes",
-                   "samples_per_second"},
+  DataTable table{{"micro_batch", "placer", "checkpoint", "fits",
+                   "sram_peak_bytes", "samples_per_second"},
                   {}};
   for (const StepReport::Wafer::Explored &row : rows) {
     llvm::json::Object object{{"micro_batch", row.microBatch},
+                              {"placer", row.placer},
                               {"checkpoint", row.checkpoint},
                               {"fits", row.fits},
                               {"sram_peak_bytes", row.sramPeak},

@@ -33,14 +33,22 @@ FailureOr<SimulationResult> simulateStep(DeviceOp device) {
     return device.emitOpError()
            << "is not planned; the runtime needs the placed, planned wafer "
               "IR of cgpt-lower-to-wafer";
-  FailureOr<ExecutionModel> model = ExecutionModel::build(device);
-  if (failed(model))
+  FailureOr<StepProgram> program = StepProgram::build(device);
+  if (failed(program))
+    return failure();
+  FailureOr<Placement> placement = Placement::fromIR(*program);
+  if (failed(placement))
     return failure();
   SimulationResult result;
+  result.placer = placement->placer;
+  result.execution = placement->mode;
   Recorder recorder(result);
   CheckpointPolicy policy = CheckpointPolicy::fromAttr(*device.getCheckpoint());
-  StepEstimate step =
-      model->estimate(device.getMicroBatch(), policy, &recorder);
+  StepEstimate step = estimateStep(
+      *program,
+      TimedPlacement::of(*program, std::move(*placement),
+                         device.getMicroBatch()),
+      policy, &recorder);
   result.numCsx = device.getNumCsx();
   result.passes = step.passes;
   result.checkpoint = policy.str();

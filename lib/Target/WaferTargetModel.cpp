@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 
 using namespace mlir;
 using llvm::StringRef;
@@ -208,13 +209,20 @@ FailureOr<const WaferTargetModel *>
 WaferTargetModel::loadShared(StringRef nameOrPath, MLIRContext *context) {
   static std::mutex mutex;
   static llvm::StringMap<std::unique_ptr<WaferTargetModel>> loaded;
+  // Names that failed in a context: said once there, then failed quietly,
+  // so that every op naming the target does not repeat the error.
+  static std::set<std::pair<MLIRContext *, std::string>> failedIn;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = loaded.find(nameOrPath);
   if (it != loaded.end())
     return it->second.get();
-  FailureOr<WaferTargetModel> model = load(nameOrPath, context);
-  if (failed(model))
+  if (failedIn.count({context, nameOrPath.str()}))
     return failure();
+  FailureOr<WaferTargetModel> model = load(nameOrPath, context);
+  if (failed(model)) {
+    failedIn.insert({context, nameOrPath.str()});
+    return failure();
+  }
   auto &slot = loaded[nameOrPath];
   slot = std::make_unique<WaferTargetModel>(std::move(*model));
   return slot.get();

@@ -50,13 +50,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
 
   PassManager pm(&context);
+  cgpt::LowerToDataflowOptions options;
+  options.target = "mini";
   if (!module->getOps<cgpt::transformer::TrainStepOp>().empty()) {
-    cgpt::LowerToDataflowOptions options;
-    options.target = "mini";
     cgpt::buildLowerToDataflowPipeline(pm, options);
-    cgpt::buildDataflowToWaferPipeline(pm);
+    cgpt::buildDataflowToWaferPipeline(pm, options);
   } else if (!module->getOps<cgpt::dataflow::ProgramOp>().empty()) {
-    cgpt::buildDataflowToWaferPipeline(pm);
+    cgpt::buildDataflowToWaferPipeline(pm, options);
+  } else {
+    cgpt::buildCheckPlacedPipeline(pm);
   }
   if (failed(pm.run(*module)))
     return 0;

@@ -98,7 +98,8 @@ TEST(MeshSimulator, SkippingIdleCyclesChangesNothing) {
   attention.contracted = 8;
   attention.flops = 4 * 32 * 32 * 8;
   for (const cgpt::wafer::KernelShape &kernel : {matmul, norm, attention}) {
-    MeshProgram program = buildKernelProgram(kernel, 1, *target, 4, 4);
+    MeshProgram program =
+        buildKernelProgram(kernel, rectangleLayout(4, 4), 1, *target, 4, 4);
     std::string error;
     std::optional<MeshResult> fast = simulate(program, skipping, error);
     ASSERT_TRUE(fast) << error;
@@ -161,14 +162,41 @@ TEST(MeshSimulator, ReceiveWithoutRoute) {
                    "sends to the ramp");
 }
 
-TEST(MeshSimulator, InjectorInsideTheMesh) {
+/// Inside the mesh, a stream may enter at the edge of the rectangle a
+/// region runs on (regions side by side), as it enters at the mesh's.
+TEST(MeshSimulator, InjectorAtARectangleEdge) {
   MeshProgram p(2, 1);
+  p.routes[1].push_back({0, bit(west), bit(ramp)});
+  p.programs[1].push_back({Instruction::receive, 0, 0, 4, 1});
+  p.injectors.push_back({1, 0, west, 0, 4});
+  std::string error;
+  std::optional<MeshResult> result = simulate(p, config(), error);
+  ASSERT_TRUE(result) << error;
+  EXPECT_GT(result->cycles, 4);
+}
+
+/// But not where the neighbour across that edge sends the same color in.
+TEST(MeshSimulator, InjectorAgainstTheNeighbour) {
+  MeshProgram p(2, 1);
+  p.routes[0].push_back({0, bit(ramp), bit(east)});
   p.routes[1].push_back({0, bit(west), bit(ramp)});
   p.injectors.push_back({1, 0, west, 0, 4});
   std::string error;
   EXPECT_FALSE(simulate(p, config(), error));
-  EXPECT_EQ(error, "an injector at core (1, 0) enters through west, which is "
-                   "not an edge of the mesh");
+  EXPECT_EQ(error, "an injector at core (1, 0) enters through west on color "
+                   "0, which the neighbour there also sends this way");
+}
+
+/// A drain at a rectangle's edge inside the mesh takes what leaves there:
+/// nothing reaches the neighbour.
+TEST(MeshSimulator, DrainAtARectangleEdge) {
+  MeshProgram p(2, 1);
+  p.routes[0].push_back({0, bit(ramp), bit(east)});
+  p.programs[0].push_back({Instruction::send, 0, 0, 4, 1});
+  p.drains.push_back({0, 0, east, 0});
+  std::string error;
+  std::optional<MeshResult> result = simulate(p, config(), error);
+  ASSERT_TRUE(result) << error;
 }
 
 /// A core waits for wavelets nobody sends: the model stops at once and

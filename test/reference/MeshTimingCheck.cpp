@@ -170,11 +170,10 @@ int main(int argc, char **argv) {
     // The rectangle's rows and columns are the split, and attention's
     // block too.
     wafer::Layout layout = sim::mesh::rectangleLayout(c.width, c.height);
-    wafer::KernelTime analytic =
-        wafer::kernelTime(c.kernel, layout, c.microBatch, *target, c.width,
-                          c.height, layout);
+    wafer::KernelTime analytic = wafer::kernelTime(
+        {c.kernel, layout, {0, 0, c.width, c.height}, c.microBatch, *target});
     sim::mesh::MeshProgram program = sim::mesh::buildKernelProgram(
-        c.kernel, c.microBatch, *target, c.width, c.height);
+        c.kernel, layout, c.microBatch, *target, c.width, c.height);
     std::string error;
     auto start = std::chrono::steady_clock::now();
     std::optional<sim::mesh::MeshResult> result =

@@ -123,6 +123,12 @@ cl::opt<std::string> target("target",
                             cl::desc("Target: wse2 (default), wse3, mini, or "
                                      "a target description file"),
                             cl::init("wse2"), cl::cat(runCategory));
+cl::opt<std::string> placer(
+    "placer",
+    cl::desc("The placers the planner weighs: auto (default: whole-mesh and "
+             "side-by-side, all three under explore), whole-mesh, "
+             "side-by-side or pipelined"),
+    cl::value_desc("name"), cl::init("auto"), cl::cat(runCategory));
 cl::opt<cgpt::dataflow::Recompute> recompute(
     "recompute", cl::desc("Which activations the backward pass recomputes"),
     cl::values(clEnumValN(cgpt::dataflow::Recompute::none, "none",
@@ -175,14 +181,19 @@ cl::opt<bool> bf16Storage(
     cl::cat(functionalCategory));
 } // namespace
 
-/// The run the command line asks for.
-static cgpt::driver::RunOptions runOptions() {
+/// The run the command line asks for, or what in it is not a value.
+static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
   cgpt::driver::RunOptions options;
   cgpt::driver::CompileOptions &compile = options.compile;
   compile.inputPath = inputPath;
   cgpt::frontend::ImportOptions &import = compile.import;
-  if (microBatchSize.getNumOccurrences())
-    import.microBatchSize = microBatchSize;
+  if (microBatchSize.getNumOccurrences()) {
+    llvm::Expected<cgpt::frontend::MicroBatchChoice> choice =
+        cgpt::frontend::parseMicroBatchChoice(microBatchSize);
+    if (!choice)
+      return choice.takeError();
+    import.microBatch = *choice;
+  }
   if (batchSize.getNumOccurrences())
     import.batchSize = batchSize;
   if (batchSemantics.getNumOccurrences())
@@ -193,6 +204,8 @@ static cgpt::driver::RunOptions runOptions() {
     compile.target = target;
   if (recompute.getNumOccurrences())
     compile.recompute = recompute;
+  if (placer.getNumOccurrences())
+    compile.placer = placer;
   compile.emit = emit;
   compile.mlirCommandLine = true;
   options.numCsx.assign(numCsx.begin(), numCsx.end());
@@ -259,9 +272,14 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(args->size(), args->data(),
                               "cgpt-run: compile a GPT training step and "
                               "simulate it on a wafer-scale cluster\n");
-  cgpt::driver::RunOptions options = runOptions();
   if (!checkCommandLine())
     return EXIT_FAILURE;
+  llvm::Expected<cgpt::driver::RunOptions> parsed = runOptions();
+  if (!parsed) {
+    llvm::errs() << "cgpt-run: " << llvm::toString(parsed.takeError()) << "\n";
+    return EXIT_FAILURE;
+  }
+  cgpt::driver::RunOptions &options = *parsed;
   if (llvm::Error error = cgpt::driver::checkRunOptions(options)) {
     llvm::errs() << "cgpt-run: " << llvm::toString(std::move(error)) << "\n";
     return EXIT_FAILURE;

@@ -36,6 +36,9 @@ struct CompileOptions {
   /// to model files and transformer IR only.
   std::optional<std::string> target;
   std::optional<dataflow::Recompute> recompute;
+  /// The placers the planner weighs, when the user named them: they apply
+  /// to IR not yet placed.
+  std::optional<std::string> placer;
   EmitKind emit = EmitKind::Summary;
   /// Apply MLIR's pass-manager and timing command-line options
   /// (--mlir-print-ir-after-all, --mlir-timing...) to each lowering; a tool
@@ -61,7 +64,9 @@ public:
   mlir::Location inputLoc();
 
   /// Lowers `module` from `from` to `to` for `targetName` (the user's
-  /// target, else `kDefaultTarget`, when empty).
+  /// target, else `kDefaultTarget`, when empty). Placed wafer IR (`from`
+  /// and `to` both the wafer) is checked instead: every region placed, and
+  /// every core's memory within its SRAM.
   mlir::LogicalResult lower(mlir::ModuleOp module, Phase from, Phase to,
                             llvm::StringRef targetName = {});
 

@@ -154,6 +154,18 @@ std::string describeOrigin(const ModelSpec &spec);
 /// (trainer schema)".
 std::string describeBatchReading(const ModelSpec &spec);
 
+/// A micro_batch_size as a value: the mode, and the size (fixed) or the
+/// range (explore; 0 for no bound).
+struct MicroBatchChoice {
+  training::MicroBatchMode mode = training::MicroBatchMode::automatic;
+  int64_t size = 0, min = 0, max = 0;
+};
+
+/// Parses a micro_batch_size from the command line: a positive integer,
+/// `auto`, `explore`, `explore:MIN-MAX` or `none` (any case). Fails with a
+/// sentence naming the text and what is allowed.
+llvm::Expected<MicroBatchChoice> parseMicroBatchChoice(llvm::StringRef text);
+
 /// Overrides a user gives on the command line; they win over the file.
 struct ImportOptions {
   std::optional<int64_t> numCsx;
@@ -164,9 +176,8 @@ struct ImportOptions {
   std::optional<BatchSemantics> batchSemantics;
   /// Tokens per sequence, at most max_position_embeddings.
   std::optional<int64_t> sequenceLength;
-  /// A micro_batch_size as a params file writes it: a positive integer,
-  /// `auto`, `explore`, `explore:MIN-MAX` or `none`.
-  std::optional<std::string> microBatchSize;
+  /// A micro_batch_size (parseMicroBatchChoice).
+  std::optional<MicroBatchChoice> microBatch;
 };
 
 /// Reads and validates a model file. Errors and warnings are emitted through

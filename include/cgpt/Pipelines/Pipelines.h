@@ -36,6 +36,11 @@ struct LowerToDataflowOptions
                      "keep every activation the backward pass reads"),
           clEnumValN(dataflow::Recompute::layer, "layer",
                      "keep each layer's input, recompute the rest"))};
+  Option<std::string> placer{
+      *this, "placer",
+      llvm::cl::desc("The placers the batch planner weighs: auto, "
+                     "whole-mesh, side-by-side or pipelined"),
+      llvm::cl::init("auto")};
 };
 
 /// The level a module of cgpt's IR stands at, by the op it holds.
@@ -57,10 +62,16 @@ void buildPipeline(mlir::OpPassManager &pm, Phase from, Phase to,
 void buildLowerToDataflowPipeline(mlir::OpPassManager &pm,
                                   const LowerToDataflowOptions &options);
 
-/// dataflow -> wafer: convert-dataflow-to-wafer, wafer-plan-batch,
-/// wafer-place (for the micro-batch planned), wafer-route,
-/// wafer-check-memory.
-void buildDataflowToWaferPipeline(mlir::OpPassManager &pm);
+/// dataflow -> wafer: convert-dataflow-to-wafer, wafer-plan-batch (weighing
+/// `options.placer`), wafer-place (with the placer and micro-batch
+/// planned), wafer-route, wafer-check-memory.
+void buildDataflowToWaferPipeline(mlir::OpPassManager &pm,
+                                  const LowerToDataflowOptions &options);
+
+/// Placed wafer IR from elsewhere (a file, an edit): wafer-check-memory,
+/// which refuses a region without a placement and one whose cores would
+/// hold more than their SRAM, before anything runs it.
+void buildCheckPlacedPipeline(mlir::OpPassManager &pm);
 
 /// transformer -> wafer: the two pipelines above, one after the other.
 void buildLowerToWaferPipeline(mlir::OpPassManager &pm,

@@ -58,10 +58,13 @@ struct StepReport {
   // From the placed wafer device.
   struct Region {
     std::string name, kind, kernel;
-    int64_t tokenGroups, featureGroups, sramBytes;
+    wafer::Rect rect;
+    int64_t wave, tokenGroups, featureGroups, sramBytes;
   };
   struct Stage {
     std::string name;
+    /// Its pipeline slot, layer pipelined.
+    std::optional<int64_t> slot;
     std::vector<Region> regions;
   };
   struct Wafer {
@@ -75,14 +78,21 @@ struct StepReport {
     int64_t microBatch = 0;
     int64_t gradAccumSteps = 0;
     std::string checkpoint;
+    /// The placer that laid the step out, and "weight_streaming" or
+    /// "layer_pipelined".
+    std::string placer, execution;
     std::string plan;
+    /// The most cores at work at once.
     int64_t coresUsed = 0;
+    /// Weights in and gradients out per step and system, as placed.
+    double streamedBytesPerStep = 0;
     int64_t sramPeak = 0;
     int64_t sramLimit = 0;
     std::string sramPeakWhere;
     /// What `micro_batch_size: explore` weighed (empty otherwise).
     struct Explored {
       int64_t microBatch;
+      std::string placer;
       std::string checkpoint;
       bool fits;
       int64_t sramPeak;

@@ -5,19 +5,18 @@
 //===----------------------------------------------------------------------===//
 //
 // Simulates one optimizer step of a placed, planned wafer program on a
-// cluster of `num_csx` systems, on the execution model the batch planner
-// uses (lib/Dialect/Wafer/Analysis): the stages of every pass in schedule
-// order, each kernel over the whole mesh, weights and checkpoints over the
-// system's I/O, the reduce tree and the weight servers' optimizer. It turns
-// the model's schedule into a timeline and a per-stage account
-// (docs/runtime.md).
+// cluster of `num_csx` systems, as the IR places it: each region on its
+// rectangle with its layout, wave by wave, weights and checkpoints over the
+// system's I/O, the reduce tree and the weight servers' optimizer, on the
+// schedule the batch planner uses (lib/Dialect/Wafer/Analysis). It turns
+// that schedule into a timeline and a per-stage account (docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CGPT_SIM_SIMULATOR_H
 #define CGPT_SIM_SIMULATOR_H
 
-#include "cgpt/Dialect/Wafer/Analysis/ExecutionModel.h"
+#include "cgpt/Dialect/Wafer/Analysis/Schedule.h"
 
 #include <string>
 #include <vector>
@@ -38,6 +37,9 @@ struct SimulationResult {
   int64_t numCsx = 1;
   int64_t passes = 0;
   std::string checkpoint;
+  /// The placer that laid the step out, and how it runs.
+  std::string placer;
+  wafer::ExecutionMode execution = wafer::ExecutionMode::weight_streaming;
   double firstPassSeconds = 0;
   /// Until the last pass's last kernel ends.
   double passesSeconds = 0;
@@ -56,7 +58,8 @@ struct SimulationResult {
 
 /// Simulates a step of `device` (placed and planned) on its target, for
 /// the device's `num_csx` systems. Fails with a diagnostic on the device
-/// when it is not planned or holds IR the model cannot run.
+/// when it is not planned, on a region that is not placed, or on IR the
+/// runtime cannot run.
 mlir::FailureOr<SimulationResult> simulateStep(wafer::DeviceOp device);
 
 } // namespace cgpt::sim

@@ -31,7 +31,8 @@ public:
   static mlir::FailureOr<WaferTargetModel> load(llvm::StringRef nameOrPath,
                                                 mlir::MLIRContext *context);
   /// As `load`, but each name is read once per process: the model stays
-  /// alive (and unchanged) for the rest of it.
+  /// alive (and unchanged) for the rest of it. A name that cannot be read
+  /// is reported once per context; later calls fail without a diagnostic.
   static mlir::FailureOr<const WaferTargetModel *>
   loadShared(llvm::StringRef nameOrPath, mlir::MLIRContext *context);
   /// Parses target description `text`; `path` names it in diagnostics.

@@ -13,6 +13,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <set>
+
 namespace cgpt {
 #define GEN_PASS_DEF_CONVERTDATAFLOWTOWAFER
 #include "cgpt/Conversion/Passes.h.inc"
@@ -268,6 +270,7 @@ public:
         program.getMicroBatch(), /*micro_batch=*/0, /*grad_accum_steps=*/0,
         costs.keptBytesPerSequence, optimizer.getParameters(),
         costs.flopsPerSequence, /*checkpoint=*/wafer::CheckpointAttr(),
+        /*placer=*/StringAttr(), /*execution=*/wafer::ExecutionModeAttr(),
         /*plan=*/StringAttr(), /*explored=*/ArrayAttr());
     builder.setInsertionPointToEnd(&device->getBody().emplaceBlock());
 
@@ -302,7 +305,7 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
       loc, name, order, stringifyPhase(stage.getPhase()),
       stage.getLayerAttr() ? builder.getI64IntegerAttr(*stage.getLayer())
                            : IntegerAttr(),
-      checkpointBytes);
+      /*slot=*/IntegerAttr(), checkpointBytes);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&waferStage.getBody().emplaceBlock());
 
@@ -314,9 +317,14 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
   SmallVector<RegionDraft> drafts = groupKernels(body);
   VocabularyChunks vocabulary(body);
   SmallVector<int64_t> live = liveBytes(body, drafts, vocabulary);
-  // Which region runs each kernel, for the weight and gradient streams.
+  // Which region runs each kernel, for what regions read and for the weight
+  // and gradient streams.
+  llvm::DenseMap<Operation *, size_t> draftOf;
+  for (auto [index, draft] : llvm::enumerate(drafts))
+    for (Operation *kernel : draft.kernels)
+      draftOf[kernel] = index;
   llvm::DenseMap<Operation *, StringAttr> regionOf;
-  for (auto [draft, liveBytes] : llvm::zip(drafts, live)) {
+  for (auto [index, draft, liveBytes] : llvm::enumerate(drafts, live)) {
     Operation *principal = draft.kernels.front();
     auto kernel = cast<KernelOpInterface>(principal);
     int64_t flops = 0, accumulator = 0;
@@ -351,14 +359,47 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
     bool chunked = llvm::any_of(
         draft.kernels, [&](Operation *op) { return vocabulary.touches(op); });
     bool repeated = llvm::is_contained(draft.kernels, vocabulary.logits);
+    // The earlier regions of the stage whose results it reads.
+    std::set<size_t> producers;
+    for (Operation *op : draft.kernels)
+      for (Value operand : op->getOperands())
+        if (Operation *producer = operand.getDefiningOp())
+          if (auto it = draftOf.find(producer);
+              it != draftOf.end() && it->second != index)
+            producers.insert(it->second);
+    // The per-sequence activations it reads from outside itself and those
+    // it makes for later kernels: what it works on.
+    int64_t operandBytes = 0;
+    llvm::SmallPtrSet<Value, 8> counted;
+    auto count = [&](Value value) {
+      if (isPerSequence(value) && counted.insert(value).second)
+        operandBytes += vocabulary.liveBytes(value);
+    };
+    for (Operation *op : draft.kernels) {
+      for (Value operand : op->getOperands())
+        if (Operation *producer = operand.getDefiningOp();
+            !producer || !llvm::is_contained(draft.kernels, producer))
+          count(operand);
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !llvm::is_contained(draft.kernels, user);
+            }))
+          count(result);
+    }
+    SmallVector<Attribute> reads;
+    for (size_t producer : producers)
+      reads.push_back(FlatSymbolRefAttr::get(
+          builder.getStringAttr(drafts[producer].symbol)));
     builder.create<wafer::RegionOp>(
         principal->getLoc(), draft.symbol, draft.kind,
         principal->getName().getStringRef(), builder.getStrArrayAttr(fused),
-        /*placement=*/wafer::RectAttr(), /*layout=*/wafer::LayoutAttr(), flops,
-        shapeOf(kernel), elementBytes(element), liveBytes, accumulator,
+        /*placement=*/wafer::RectAttr(), /*layout=*/wafer::LayoutAttr(),
+        /*wave=*/IntegerAttr(), flops, shapeOf(kernel), elementBytes(element),
+        liveBytes, operandBytes, accumulator,
         weightBytes ? builder.getI64IntegerAttr(*weightBytes) : IntegerAttr(),
         chunked ? vocabulary.chunks : 1, repeated ? 2 : 1,
-        /*colors=*/DenseI64ArrayAttr(), /*sram_bytes=*/IntegerAttr());
+        builder.getArrayAttr(reads), /*colors=*/DenseI64ArrayAttr(),
+        /*sram_bytes=*/IntegerAttr());
     for (Operation *op : draft.kernels)
       regionOf[op] = builder.getStringAttr(draft.symbol);
   }

@@ -157,7 +157,19 @@ public:
         step.getNumCsx(), step.getSeqLen(), step.getMicroBatch(), recompute,
         /*target=*/StringAttr());
     builder.setInsertionPointToEnd(&program->getBody().emplaceBlock());
-    auto loop = builder.create<MicroBatchLoopOp>(step.getLoc(), 0, 0);
+    // The loop's micro-batch is known now when the request fixes it;
+    // otherwise wafer-plan-batch chooses it (0 until then).
+    int64_t perSystem = llvm::divideCeil(step.getGlobalBatch(),
+                                         step.getNumCsx());
+    int64_t micro = 0;
+    training::MicroBatchAttr request = step.getMicroBatch();
+    if (request.getMode() == training::MicroBatchMode::fixed &&
+        perSystem % request.getSize() == 0)
+      micro = request.getSize();
+    else if (request.getMode() == training::MicroBatchMode::none)
+      micro = perSystem;
+    auto loop = builder.create<MicroBatchLoopOp>(
+        step.getLoc(), micro, micro ? perSystem / micro : 0);
     Block *loopBody = builder.createBlock(
         &loop.getBody(), {},
         {StepLowering::streamOf(step.getTokens().getType()),

@@ -6,6 +6,7 @@
 
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 
+#include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -17,6 +18,24 @@ using namespace mlir;
 using namespace cgpt::wafer;
 
 namespace cgpt::sim::mesh {
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+namespace {
+
+/// One region as the mesh model runs it: the kernel, its placed layout and
+/// rectangle, the grid simulated and the analytic cycles for the same.
+struct Planned {
+  size_t stage, region;
+  KernelShape kernel;
+  Layout layout;
+  Rect rect;
+  int64_t batch;
+  int width, height;
+  double analytic;
+};
+
+} // namespace
 
 FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
   FailureOr<const target::WaferTargetModel *> loaded = device.getTargetModel();
@@ -35,51 +54,44 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
   if (device.getMicroBatch() == 0)
     return device.emitOpError() << "is not planned; run wafer-plan-batch "
                                    "before the cycle-level model";
+  FailureOr<StepProgram> program = StepProgram::build(device);
+  if (failed(program))
+    return failure();
+  FailureOr<Placement> placement = Placement::fromIR(*program);
+  if (failed(placement))
+    return failure();
   MeshConfig config = meshConfig(target);
   int64_t micro = device.getMicroBatch();
 
-  // Each kernel as the mesh model runs it: the rectangle, the batch and
-  // the analytic cycles for that split.
-  struct Planned {
-    StageOp stage;
-    RegionOp region;
-    KernelShape kernel;
-    int64_t batch;
-    int width, height;
-    double analytic;
-  };
+  // Each region as placed: once, whether it repeats or runs in chunks.
   std::vector<Planned> planned;
   double total = 0;
-  for (auto stage : device.getBody().front().getOps<StageOp>()) {
-    for (auto region : stage.getBody().front().getOps<RegionOp>()) {
-      KernelShape kernel = KernelShape::of(region);
+  for (auto [s, stage] : llvm::enumerate(program->getStages())) {
+    for (auto [r, region] : llvm::enumerate(stage.regions)) {
+      const RegionPlacement &placed = placement->regions[s][r];
+      KernelShape kernel = region.shape;
       kernel.repeats = kernel.chunks = 1;
+      double analytic =
+          region.cost({kernel, placed.layout, placed.rect, micro, target})
+              .cycles();
       int64_t batch = micro;
-      int rectWidth = static_cast<int>(width);
-      int rectHeight = static_cast<int>(height);
       if (kernel.kind == KernelKind::attention) {
-        // One (sequence, head) block, as the analytic split cuts it: the
+        // One (sequence, head) block with its share of the pairs: the
         // blocks run side by side, each alike.
         int64_t heads = std::max<int64_t>(1, kernel.rows / kernel.columns);
-        int64_t pairs = micro * heads;
-        int64_t cores = width * height;
-        Layout block = kernelTime(kernel, {1, 1}, micro, target, width, height)
-                           .layout;
-        kernel.flops /= heads;
+        int64_t blocks = std::max<int64_t>(
+            1, placed.rect.cores() /
+                   (std::min(placed.layout.tokenGroups, kernel.columns) *
+                    std::min(placed.layout.featureGroups, kernel.columns)));
+        kernel.flops = kernel.flops / heads * ceilDiv(micro * heads, blocks);
         kernel.rows = kernel.columns;
-        if (pairs > cores)
-          kernel.flops *= (pairs + cores - 1) / cores;
         batch = 1;
-        rectHeight = static_cast<int>(block.tokenGroups);
-        rectWidth = static_cast<int>(block.featureGroups);
       }
-      Layout layout = rectangleLayout(rectWidth, rectHeight);
-      double analytic = kernelTime(kernel, layout, batch, target, rectWidth,
-                                   rectHeight, layout)
-                            .cycles();
-      total += analytic * rectWidth * rectHeight;
-      planned.push_back(
-          {stage, region, kernel, batch, rectWidth, rectHeight, analytic});
+      auto [gridWidth, gridHeight] =
+          simulatedGrid(kernel, placed.layout, placed.rect);
+      total += analytic * gridWidth * gridHeight;
+      planned.push_back({s, r, kernel, placed.layout, placed.rect, batch,
+                         gridWidth, gridHeight, analytic});
     }
   }
   if (total > kMaxCoreCycles)
@@ -91,20 +103,63 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
 
   CycleLevelRun run;
   run.clockHz = target.getClockHz();
-  for (Planned &p : planned) {
-    MeshProgram program =
-        buildKernelProgram(p.kernel, p.batch, target, p.width, p.height);
-    std::string error;
-    std::optional<MeshResult> result = simulate(program, config, error);
-    if (!result)
-      return p.region.emitOpError() << "fails in the cycle-level model: "
-                                    << error;
-    run.coreCycles += result->coreCycles;
-    run.kernels.push_back({p.stage.getSymName().str(),
-                           p.region.getSymName().str(),
-                           static_cast<int64_t>(p.width) * p.height,
-                           p.analytic, result->cycles,
-                           std::move(result->rowActivity)});
+  auto regionOf = [&](const Planned &p) {
+    return program->getStages()[p.stage].regions[p.region].op;
+  };
+  auto programOf = [&](const Planned &p) {
+    return buildKernelProgram(p.kernel, p.layout, p.batch, target, p.width,
+                              p.height);
+  };
+  for (size_t first = 0; first < planned.size();) {
+    // The regions of one wave of one stage.
+    size_t last = first + 1;
+    auto waveOf = [&](const Planned &p) {
+      return placement->regions[p.stage][p.region].wave;
+    };
+    while (last < planned.size() && planned[last].stage == planned[first].stage &&
+           waveOf(planned[last]) == waveOf(planned[first]))
+      ++last;
+    for (size_t i = first; i < last; ++i) {
+      const Planned &p = planned[i];
+      std::string error;
+      std::optional<MeshResult> result =
+          simulate(programOf(p), config, error);
+      if (!result)
+        return regionOf(p).emitOpError()
+               << "fails in the cycle-level model: " << error;
+      run.coreCycles += result->coreCycles;
+      run.kernels.push_back(
+          {program->getStages()[p.stage].name,
+           regionOf(p).getSymName().str(),
+           static_cast<int64_t>(p.width) * p.height, p.analytic,
+           result->cycles, std::move(result->rowActivity)});
+    }
+    if (last - first > 1) {
+      // Side by side, as on the wafer: every region of the wave on its own
+      // rectangle of one mesh, at once.
+      MeshProgram mesh(static_cast<int>(width), static_cast<int>(height));
+      CycleLevelWave wave;
+      wave.stage = program->getStages()[planned[first].stage].name;
+      for (size_t i = first; i < last; ++i) {
+        const Planned &p = planned[i];
+        embedProgram(mesh, programOf(p), static_cast<int>(p.rect.x),
+                     static_cast<int>(p.rect.y));
+        wave.regions.push_back(regionOf(p).getSymName().str());
+        wave.slowestAlone =
+            std::max(wave.slowestAlone, run.kernels[i].simulatedCycles);
+      }
+      std::string error;
+      std::optional<MeshResult> result = simulate(mesh, config, error);
+      if (!result)
+        return regionOf(planned[first]).emitOpError()
+               << "fails in the cycle-level model beside the other regions "
+                  "of its wave: "
+               << error;
+      run.coreCycles += result->coreCycles;
+      wave.simulatedCycles = result->cycles;
+      run.waves.push_back(std::move(wave));
+    }
+    first = last;
   }
   return run;
 }

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cmath>
 
+using cgpt::wafer::Edge;
 using cgpt::wafer::KernelKind;
 using cgpt::wafer::KernelShape;
+using cgpt::wafer::Layout;
 
 namespace cgpt::sim::mesh {
 namespace {
@@ -141,6 +143,34 @@ wafer::Layout rectangleLayout(int width, int height) {
   return {height, width};
 }
 
+std::pair<int, int> simulatedGrid(const KernelShape &, const Layout &layout,
+                                  const wafer::Rect &rect) {
+  return {static_cast<int>(std::min(layout.featureGroups, rect.w)),
+          static_cast<int>(std::min(layout.tokenGroups, rect.h))};
+}
+
+void embedProgram(MeshProgram &mesh, const MeshProgram &part, int x, int y) {
+  for (int py = 0; py < part.height; ++py)
+    for (int px = 0; px < part.width; ++px) {
+      int from = part.index(px, py), to = mesh.index(x + px, y + py);
+      mesh.routes[to].append(part.routes[from].begin(),
+                             part.routes[from].end());
+      mesh.programs[to].insert(mesh.programs[to].end(),
+                               part.programs[from].begin(),
+                               part.programs[from].end());
+    }
+  for (Injector in : part.injectors) {
+    in.x += x;
+    in.y += y;
+    mesh.injectors.push_back(in);
+  }
+  for (Drain drain : part.drains) {
+    drain.x += x;
+    drain.y += y;
+    mesh.drains.push_back(drain);
+  }
+}
+
 MeshConfig meshConfig(const target::WaferTargetModel &target) {
   MeshConfig config;
   config.colors = static_cast<int>(target.getNumColors());
@@ -149,7 +179,8 @@ MeshConfig meshConfig(const target::WaferTargetModel &target) {
   return config;
 }
 
-MeshProgram buildKernelProgram(const KernelShape &k, int64_t microBatch,
+MeshProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
+                               int64_t microBatch,
                                const target::WaferTargetModel &target,
                                int width, int height) {
   Builder b(target, width, height);
@@ -158,24 +189,47 @@ MeshProgram buildKernelProgram(const KernelShape &k, int64_t microBatch,
   auto wavelets = [&](int64_t elements) {
     return ceilDiv(elements, perWavelet);
   };
+  int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
+  bool resident = layout.weights == Edge::resident;
   switch (k.kind) {
   case KernelKind::weight_matmul: {
-    int64_t tb = ceilDiv(microBatch * k.rows, height);
-    int64_t kb = ceilDiv(k.contracted, width);
+    if (resident) {
+      // Each token's features stream down the columns, each element an
+      // FMAC over the core's output columns; partial sums along the row.
+      int64_t tokens = microBatch * k.rows;
+      int64_t kb = ceilDiv(k.contracted, gk), nb = ceilDiv(k.columns, gt);
+      b.productThenChain(/*downColumns=*/true, wavelets(tokens * kb),
+                         perWavelet * ceilDiv(nb, lanes), tokens * nb);
+      break;
+    }
+    int64_t tb = ceilDiv(microBatch * k.rows, gt);
+    int64_t kb = ceilDiv(k.contracted, gk);
     b.productThenChain(/*downColumns=*/true, wavelets(kb * k.columns),
                        perWavelet * ceilDiv(tb, lanes), tb * k.columns);
     break;
   }
   case KernelKind::weight_grad: {
-    int64_t tb = ceilDiv(microBatch * k.contracted, height);
-    int64_t kb = ceilDiv(k.rows, width);
+    if (resident) {
+      // The token's inputs are stored as they stream in; each output
+      // gradient element then starts an FMAC over the core's rows of dW.
+      int64_t tokens = microBatch * k.contracted;
+      int64_t kb = ceilDiv(k.rows, gk), nb = ceilDiv(k.columns, gt);
+      b.multicast(/*downColumns=*/true, 1, wavelets(tokens * kb));
+      b.everywhere({Instruction::store, 1, 1, wavelets(tokens * kb), 1});
+      b.multicast(/*downColumns=*/true, 0, wavelets(tokens * nb));
+      b.everywhere({Instruction::receive, 0, 0, wavelets(tokens * nb),
+                    perWavelet * ceilDiv(kb, lanes)});
+      break;
+    }
+    int64_t tb = ceilDiv(microBatch * k.contracted, gt);
+    int64_t kb = ceilDiv(k.rows, gk);
     b.productThenChain(/*downColumns=*/false, wavelets(tb * k.columns),
                        perWavelet * ceilDiv(kb, lanes), kb * k.columns);
     break;
   }
   case KernelKind::attention: {
     int64_t seq = k.columns, headSize = k.contracted;
-    int64_t q = ceilDiv(seq, height), keys = ceilDiv(seq, width);
+    int64_t q = ceilDiv(seq, gt), keys = ceilDiv(seq, gk);
     double pairFlops = static_cast<double>(k.flops);
     double products = std::max(
         1.0, pairFlops / (2.0 * static_cast<double>(seq) * seq * headSize));
@@ -204,15 +258,15 @@ MeshProgram buildKernelProgram(const KernelShape &k, int64_t microBatch,
   case KernelKind::reduction:
   case KernelKind::elementwise:
   case KernelKind::embedding: {
-    int64_t tb = ceilDiv(microBatch * k.rows, height);
-    int64_t cb = ceilDiv(k.columns, width);
+    int64_t tb = ceilDiv(microBatch * k.rows, gt);
+    int64_t cb = ceilDiv(k.columns, gk);
     double perElement = static_cast<double>(k.flops) /
                         (static_cast<double>(k.rows) * k.columns);
     double ops = std::max(1.0, perElement / 2);
-    if (k.kind == KernelKind::embedding) {
+    if (k.kind == KernelKind::embedding && !resident) {
       // The table (or its gradient) down each column, one slice a column.
       int64_t table = ceilDiv(ceilDiv(std::max(k.weightBytes, k.accumulator),
-                                      width),
+                                      gk),
                               target.getLinkBytesPerCycle());
       b.multicast(/*downColumns=*/true, 0, table);
       b.everywhere({Instruction::store, 0, 0, table, 1});

@@ -46,7 +46,14 @@ public:
         engineQueues(cores * colors, 0), arrivals(cores * kPorts * colors, 0),
         engineArrivals(cores * colors, 0), engines(cores),
         injected(program.injectors.size(), 0),
-        rowActivity(program.height, {-1, 0}) {}
+        rowActivity(program.height, {-1, 0}), drained(cores * kPorts, 0) {
+    for (const Drain &d : program.drains)
+      if (d.x >= 0 && d.y >= 0 && d.x < program.width &&
+          d.y < program.height && d.port < ramp && d.color >= 0 &&
+          d.color < 64)
+        drained[program.index(d.x, d.y) * kPorts + d.port] |=
+            uint64_t(1) << d.color;
+  }
 
   /// Checks routes, instructions and injectors; empty when they are sound.
   std::string validate();
@@ -104,14 +111,13 @@ private:
   std::vector<Engine> engines;
   std::vector<int64_t> injected;
   std::vector<std::pair<int64_t, int64_t>> rowActivity;
+  /// Per core and port, the colors a drain takes off there (bit per color).
+  std::vector<uint64_t> drained;
   int64_t waveletsInFlight = 0;
 };
 
 bool Mesh::drains(int c, int port, int color) const {
-  int x = c % program.width, y = c / program.width;
-  return llvm::any_of(program.drains, [&](const Drain &d) {
-    return d.x == x && d.y == y && d.port == port && d.color == color;
-  });
+  return port < ramp && (drained[c * kPorts + port] >> color & 1);
 }
 
 std::string Mesh::validate() {
@@ -169,9 +175,20 @@ std::string Mesh::validate() {
              std::to_string(program.width) + " x " +
              std::to_string(program.height) + " mesh";
     int c = program.index(in.x, in.y);
-    if (in.port == ramp || neighbour(c, in.port) >= 0)
-      return "an injector at " + core(in.x, in.y) + " enters through " +
-             portName(in.port) + ", which is not an edge of the mesh";
+    if (in.port == ramp)
+      return "an injector at " + core(in.x, in.y) +
+             " enters through the ramp, which is not an edge";
+    // Inside the mesh, the edge of a rectangle a region runs on: the
+    // neighbour across it must not send that color this way.
+    if (int next = neighbour(c, in.port); next >= 0) {
+      const Route *theirs = in.color >= 0 && in.color < colors
+                                ? routeOf(next, in.color)
+                                : nullptr;
+      if (theirs && (theirs->tx >> opposite(in.port) & 1))
+        return "an injector at " + core(in.x, in.y) + " enters through " +
+               portName(in.port) + " on color " + std::to_string(in.color) +
+               ", which the neighbour there also sends this way";
+    }
     const Route *route = in.color >= 0 && in.color < colors
                              ? routeOf(c, in.color)
                              : nullptr;
@@ -203,7 +220,8 @@ bool Mesh::routeStep(int c, uint8_t *linkUsed) {
           clear = false;
         } else if (out == ramp) {
           clear = engineHasRoom(c * colors + route.color);
-        } else if (int next = neighbour(c, out); next >= 0) {
+        } else if (int next = neighbour(c, out);
+                   next >= 0 && !drains(c, out, route.color)) {
           clear = hasRoom(queueIndex(next, opposite(out), route.color));
         }
       }
@@ -220,7 +238,8 @@ bool Mesh::routeStep(int c, uint8_t *linkUsed) {
           if (engineArrivals[to]++ == 0)
             engineTouched.push_back(to);
           ++waveletsInFlight;
-        } else if (int next = neighbour(c, out); next >= 0) {
+        } else if (int next = neighbour(c, out);
+                   next >= 0 && !drains(c, out, route.color)) {
           int to = queueIndex(next, opposite(out), route.color);
           if (arrivals[to]++ == 0)
             touched.push_back(to);

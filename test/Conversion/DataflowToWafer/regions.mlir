@@ -10,13 +10,15 @@
 // The layer's input is its checkpoint: 4 tokens x 8 features x 4 B.
 // CHECK-LABEL: wafer.stage @h.0.forward order 1 "forward" layer 0 attributes {checkpoint_bytes = 128 : i64}
 // Live at the first layer norm: its input (128 B, read again by the
-// residual add), its result (128 B), and its mean and rstd (16 B each).
-// CHECK-NEXT: wafer.region @layer_norm.0 reduction "dataflow.layer_norm" {accumulator = 0 : i64, element_bytes = 4 : i64, flops = 224 : i64, live = 288 : i64, shape = array<i64: 4, 8, 1>}
+// residual add), its result (128 B), and its mean and rstd (16 B each). It
+// works on its input and its result (256 B: the statistics stay with it)
+// and reads no region of the stage: its input is the stage's.
+// CHECK-NEXT: wafer.region @layer_norm.0 reduction "dataflow.layer_norm" {accumulator = 0 : i64, element_bytes = 4 : i64, flops = 224 : i64, live = 288 : i64, operand_bytes = 256 : i64, reads = [], shape = array<i64: 4, 8, 1>}
 // The head split is fused into the QKV projection; attention fuses both
 // products, the softmax and the head merge. Its 4 x 4 scores per head are
 // its own and do not count as live.
-// CHECK-NEXT: wafer.region @matmul.1 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.split_heads"], {{.*}}shape = array<i64: 4, 24, 8>, weight_bytes = 768 : i64}
-// CHECK-NEXT: wafer.region @matmul.2 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.merge_heads"], live = 512 : i64, shape = array<i64: 8, 4, 4>}
+// CHECK-NEXT: wafer.region @matmul.1 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.split_heads"], {{.*}}reads = [@layer_norm.0], shape = array<i64: 4, 24, 8>, weight_bytes = 768 : i64}
+// CHECK-NEXT: wafer.region @matmul.2 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.merge_heads"], live = 512 : i64, {{.*}}reads = [@matmul.1], shape = array<i64: 8, 4, 4>}
 // CHECK-NEXT: wafer.region @matmul.3 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.map"]
 // CHECK: wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 768
 
@@ -29,6 +31,13 @@
 // Backward recomputes the layer from its checkpoint, then runs the second
 // attention region: the gradient products and the softmax gradient.
 // CHECK-LABEL: wafer.stage @h.0.backward order 3 "backward" layer 0 {
+// The output projection's input gradient and the FFN's weight and bias
+// gradients read the stage's input gradient and the recomputed FFN, none of
+// each other: what the side-by-side placer may run at once.
+// CHECK: wafer.region @matmul.7 weight_matmul "dataflow.matmul" {{{.*}}reads = [], {{.*}}}
+// CHECK-NEXT: wafer.region @matmul.8 weight_grad "dataflow.matmul" {{{.*}}reads = [@matmul.5], {{.*}}}
+// CHECK-NEXT: wafer.region @sum_batch.9 reduction "dataflow.sum_batch" {{{.*}}reads = [], {{.*}}}
+// CHECK-NEXT: wafer.region @map.10 elementwise "dataflow.map" {{{.*}}reads = [@matmul.5, @matmul.7], {{.*}}}
 // CHECK: wafer.region @matmul.19 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.matmul", "dataflow.softmax_grad", "dataflow.matmul", "dataflow.matmul", "dataflow.join_heads"]
 
 // UNTILED: error: 'dataflow.program' op is not tiled for a target; run dataflow-tile first

@@ -14,7 +14,7 @@
 // CHECK-NEXT: wafer.region @dx weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = north, partials = rows>
 // CHECK-NEXT: wafer.region @dw weight_grad "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = none, partials = columns>
 
-// expected-error @+1 {{has no stages; the execution model needs at least one}}
+// expected-error @+1 {{has no stages; the runtime needs at least one}}
 wafer.device @empty target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 1 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
 }
 

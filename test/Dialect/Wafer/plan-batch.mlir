@@ -12,15 +12,16 @@
 // CHECK: wafer.device @deep target "mini" attributes {checkpoint = #wafer.checkpoint<{{every [0-9]+|offload}}>
 // CHECK-SAME: grad_accum_steps = 2 : i64
 // CHECK-SAME: micro_batch = 1 : i64
-// CHECK-SAME: plan = "auto: of 2 divisors of 2 and 4 checkpoint policies, 1 with '{{every [0-9]+|offload}}' fits and predicts the most samples per second; 2 needs {{[0-9,]+}} B per core even with
+// CHECK-SAME: placer = "{{whole-mesh|side-by-side}}"
+// CHECK-SAME: plan = "auto: of 2 divisors of 2, 2 placers and 4 checkpoint policies, 1 with '{{every [0-9]+|offload}}' on the {{whole-mesh|side-by-side}} placer fits and predicts the most samples per second; 2 needs {{[0-9,]+}} B per core even with
 // Every region records its per-core peak.
 // CHECK: wafer.region @norm {{.*}}sram_bytes = {{[0-9]+}} : i64
 
 // explore: one candidate per micro-batch with its best policy, or its
 // leanest when none fits (and then no rate).
-// EXPLORE: explored = [#wafer.candidate<micro_batch = 1, checkpoint = <{{every [0-9]+|offload}}>, fits = true, sram_peak = {{[0-9]+}}, samples_per_second = {{[0-9.e+-]+}}>, #wafer.candidate<micro_batch = 2, checkpoint = <{{every [0-9]+|offload}}>, fits = false, sram_peak = {{[0-9]+}}, samples_per_second = 0.0{{0*}}>]
+// EXPLORE: explored = [#wafer.candidate<micro_batch = 1, placer = "whole-mesh", checkpoint = <{{every [0-9]+|offload}}>, fits = true, sram_peak = {{[0-9]+}}, samples_per_second = {{[0-9.e+-]+}}>, #wafer.candidate<micro_batch = 1, placer = "side-by-side", {{.*}}>, #wafer.candidate<micro_batch = 1, placer = "pipelined", {{.*}}>, #wafer.candidate<micro_batch = 2, placer = "whole-mesh", checkpoint = <{{every [0-9]+|offload}}>, fits = false, sram_peak = {{[0-9]+}}, samples_per_second = 0.0{{0*}}>
 
-// NOFIT: error: 'wafer.region' op even micro-batch 1 does not fit with any checkpoint policy: even with 'offload', @dw (dataflow.matmul) of stage @h.3.backward (layer 3) needs {{[0-9,]+}} B per core; the core has 49,152 B, {{[0-9,]+}} B short
+// NOFIT: error: 'wafer.region' op even micro-batch 1 does not fit with any checkpoint policy: even with 'offload' on the {{whole-mesh|side-by-side}} placer, @dw (dataflow.matmul) of stage @h.3.backward (layer 3) needs {{[0-9,]+}} B per core; the core has 49,152 B, {{[0-9,]+}} B short
 // NOFIT: note: memory map per core: reserve 8,192 B, weight buffers 86 B, checkpoints {{[0-9,]+}} B, live activations {{[0-9,]+}} B, gradient accumulator {{[0-9,]+}} B
 
 // FIXED: error: 'wafer.region' op micro-batch 2 does not fit with any checkpoint policy
@@ -29,5 +30,5 @@
 
 // UNPLANNED: error: 'wafer.device' op is not planned; run wafer-plan-batch before wafer-check-memory
 
-// OVER: error: 'wafer.region' op needs {{[0-9,]+}} B per core at micro-batch 2 with checkpoints 'keep', over the 49,152 B of SRAM a core of target 'mini' has
+// OVER: error: 'wafer.region' op @{{[a-z]+}} needs {{[0-9,]+}} B per core on its 192 cores at micro-batch 2 with checkpoints 'keep', over the 49,152 B of SRAM a core of target 'mini' has
 // OVER: note: memory map per core: reserve 8,192 B

@@ -6,11 +6,13 @@ import sys
 REQUIRED = {
     "model": ["name", "parameters", "layers", "sequence_length"],
     "target": ["name", "cores", "clock_hz", "peak_flops"],
-    "batch": ["global", "num_csx", "per_system", "micro", "grad_accum_steps"],
+    "batch": ["global", "num_csx", "per_system", "micro", "grad_accum_steps",
+              "placer"],
     "step": ["seconds", "steps_per_second", "samples_per_second",
              "tokens_per_second", "algorithmic_flops",
              "achieved_flops_per_second", "utilization", "passes",
-             "reduce_seconds", "optimizer_seconds"],
+             "reduce_seconds", "optimizer_seconds", "streamed_bytes"],
+    "placement": ["placer", "execution", "stages"],
     "memory": ["cores_used", "max_core_sram_bytes", "core_sram_limit_bytes"],
 }
 # Keys only a model file or transformer IR can give.
@@ -47,3 +49,23 @@ for entry in breakdown:
     assert entry["bound"] in ("compute", "fabric", "sram", "weights in"), entry
 assert batch["checkpoint"] in ("keep", "offload") or \
     batch["checkpoint"].startswith("every "), batch
+
+# One figure for one thing: the planned passes are the step's, and what
+# streams per step follows them (once per step when the weights stay).
+placement = report["placement"]
+assert placement["placer"] == batch["placer"], (placement, batch)
+assert placement["execution"] in ("weight_streaming", "layer_pipelined")
+if "dataflow" in report:
+    flow = report["dataflow"]
+    assert flow["passes_per_system"] == batch["grad_accum_steps"], flow
+    per_pass = flow["weight_bytes_in_per_pass"] + \
+        flow["gradient_bytes_out_per_pass"]
+    assert flow["streamed_bytes_per_pass"] == per_pass, flow
+    times = 1 if placement["execution"] == "layer_pipelined" else step["passes"]
+    assert step["streamed_bytes"] == per_pass * times, (step, flow)
+for stage in placement["stages"]:
+    for region in stage["regions"]:
+        x, y, w, h = region["at"]
+        assert w >= 1 and h >= 1 and region["wave"] >= 0, region
+        assert region["token_groups"] * region["feature_groups"] <= w * h, \
+            region

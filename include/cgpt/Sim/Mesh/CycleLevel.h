@@ -30,7 +30,7 @@ constexpr double kMaxCoreCycles = 2e10;
 
 struct CycleLevelKernel {
   std::string stage, name;
-  /// Cores the simulated rectangle has.
+  /// Cores of the grid simulated.
   int64_t cores = 0;
   double analyticCycles = 0;
   int64_t simulatedCycles = 0;
@@ -39,21 +39,32 @@ struct CycleLevelKernel {
   std::vector<std::pair<int64_t, int64_t>> rowActivity;
 };
 
+/// Regions of one wave run side by side on one simulated mesh.
+struct CycleLevelWave {
+  std::string stage;
+  std::vector<std::string> regions;
+  /// The wave on one mesh, and the slowest of its regions alone.
+  int64_t simulatedCycles = 0, slowestAlone = 0;
+};
+
 struct CycleLevelRun {
   std::vector<CycleLevelKernel> kernels;
+  std::vector<CycleLevelWave> waves;
   /// Cores x cycles simulated over all kernels.
   int64_t coreCycles = 0;
   /// The target's clock, to turn cycles into time.
   double clockHz = 0;
 };
 
-/// Simulates every kernel of `device` once, at its micro-batch. Token-major
-/// kernels run on the whole mesh with its rows as token groups and its
-/// columns as feature groups; attention on the block of one (sequence,
-/// head). A kernel run again (`repeats`) or in vocabulary chunks is
-/// simulated once. Fails with a diagnostic on the device when its mesh is
-/// larger than kMaxCycleLevelSide a side or the run would take more than
-/// kMaxCoreCycles, and on a region that cannot run.
+/// Simulates every region of `device` once, at its micro-batch, as the IR
+/// places it: each core does the work its region's layout gives it, on
+/// the region's rectangle (for attention, one (sequence, head) block with
+/// its share of the pairs); the regions of a wave also run together on one
+/// mesh, side by side. A kernel run again (`repeats`) or in vocabulary
+/// chunks is simulated once. Fails with a diagnostic on the device when its
+/// mesh is larger than kMaxCycleLevelSide a side or the run would take
+/// more than kMaxCoreCycles, on a region without a placement, and on a
+/// region that cannot run.
 mlir::FailureOr<CycleLevelRun> runCycleLevel(wafer::DeviceOp device);
 
 } // namespace cgpt::sim::mesh

@@ -69,8 +69,10 @@ struct Instruction {
   int64_t count = 0, cycles = 0;
 };
 
-/// Wavelets entering the mesh at its edge: `count` of `color` into core
-/// (x, y) from outside through `port` (the edge side), one a cycle.
+/// Wavelets entering at an edge: `count` of `color` into core (x, y) from
+/// outside through `port`, one a cycle. The edge is the mesh's, or, inside
+/// it, that of the rectangle a region runs on (regions side by side), where
+/// the neighbour across must not send that color this way.
 struct Injector {
   int x = 0, y = 0;
   Port port = north;
@@ -78,8 +80,10 @@ struct Injector {
   int64_t count = 0;
 };
 
-/// An edge link that takes wavelets off the mesh, as fast as they come:
-/// what leaves core (x, y) through `port` on `color`.
+/// An edge link that takes wavelets off, as fast as they come: what leaves
+/// core (x, y) through `port` on `color` (at the mesh's edge, or at the
+/// edge of a region's rectangle inside it, where it does not reach the
+/// neighbour).
 struct Drain {
   int x = 0, y = 0;
   Port port = east;

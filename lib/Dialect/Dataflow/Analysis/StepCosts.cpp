@@ -15,8 +15,7 @@ StepCosts computeStepCosts(ProgramOp program) {
   costs.globalBatch = program.getGlobalBatchAttr().getInt();
   costs.numCsx = program.getNumCsxAttr().getInt();
   MicroBatchLoopOp loop = program.getLoop();
-  if (int64_t steps = loop.getGradAccumStepsAttr().getInt())
-    costs.passesPerSystem = steps;
+  costs.passesPerSystem = loop.getGradAccumStepsAttr().getInt();
 
   int64_t keptInLayers = 0;
   program.walk([&](Operation *op) {

@@ -31,9 +31,14 @@ struct DataflowPrintCosts : impl::DataflowPrintCostsBase<DataflowPrintCosts> {
          << " layers)\n"
          << "  algorithmic_flops_per_step: "
          << formatExactDouble(c.algorithmicFlopsPerStep()) << "\n"
-         << "  streamed_bytes_per_step_per_system: "
-         << formatExactDouble(c.streamedBytesPerStep()) << " ("
-         << c.passesPerSystem << " pass(es))\n";
+         << "  streamed_bytes_per_pass_per_system: "
+         << c.streamedBytesPerPass() << "\n";
+      if (c.passesPerSystem)
+        os << "  streamed_bytes_per_step_per_system: "
+           << formatExactDouble(c.streamedBytesPerStep()) << " ("
+           << c.passesPerSystem << " passes)\n";
+      else
+        os << "  passes_per_system: planned by wafer-plan-batch\n";
     }
     markAllAnalysesPreserved();
   }

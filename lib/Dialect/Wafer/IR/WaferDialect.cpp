@@ -9,13 +9,17 @@
 #include "cgpt/Target/WaferTargetModel.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace cgpt::wafer;
 
 #include "cgpt/Dialect/Wafer/IR/WaferOpsDialect.cpp.inc"
 #include "cgpt/Dialect/Wafer/IR/WaferEnums.cpp.inc"
+#include "cgpt/Dialect/Wafer/IR/KernelCostInterface.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "cgpt/Dialect/Wafer/IR/WaferAttrs.cpp.inc"
@@ -109,6 +113,80 @@ LogicalResult DeviceOp::verifyRegions() {
       return stage.emitOpError()
              << "has order " << stage.getOrder() << " but is stage #"
              << expected - 1 << " of the schedule";
+  // The target, loaded once: an unreadable one was reported where first
+  // named and fails the device.
+  if (failed(getTargetModel()))
+    return failure();
+  return verifyExecution();
+}
+
+/// The rectangle covering every placed region of `stage`, if any.
+static std::optional<Rect> stageBounds(StageOp stage) {
+  std::optional<Rect> bounds;
+  for (auto region : stage.getBody().front().getOps<RegionOp>()) {
+    RectAttr rect = region.getPlacementAttr();
+    if (!rect)
+      continue;
+    Rect r{rect.getX(), rect.getY(), rect.getW(), rect.getH()};
+    if (!bounds) {
+      bounds = r;
+      continue;
+    }
+    int64_t x = std::min(bounds->x, r.x), y = std::min(bounds->y, r.y);
+    int64_t right = std::max(bounds->x + bounds->w, r.x + r.w);
+    int64_t bottom = std::max(bounds->y + bounds->h, r.y + r.h);
+    bounds = Rect{x, y, right - x, bottom - y};
+  }
+  return bounds;
+}
+
+LogicalResult DeviceOp::verifyExecution() {
+  bool pipelined = getExecution() == ExecutionMode::layer_pipelined;
+  // Under layer pipelining every stage has a slot, and the slots' bands do
+  // not share a core; under weight streaming no stage has one.
+  std::map<int64_t, std::pair<StageOp, Rect>> bands;
+  for (auto stage : getBody().front().getOps<StageOp>()) {
+    std::optional<int64_t> slot = stage.getSlot();
+    if (pipelined && !slot)
+      return stage.emitOpError()
+             << "has no slot, but its device runs layer pipelined";
+    if (!pipelined && slot)
+      return stage.emitOpError()
+             << "has slot " << *slot
+             << ", but its device runs weight streaming, one stage at a "
+                "time";
+    for (auto region : stage.getBody().front().getOps<RegionOp>()) {
+      LayoutAttr layout = region.getLayoutAttr();
+      if (!layout)
+        continue;
+      if (layout.getWeights() == Edge::resident && !pipelined)
+        return region.emitOpError()
+               << "holds its weights resident, but its device runs weight "
+                  "streaming: weights come from the north edge";
+      if (layout.getWeights() == Edge::north && pipelined)
+        return region.emitOpError()
+               << "streams its weights from the north edge, but its device "
+                  "runs layer pipelined: weights are resident";
+    }
+    std::optional<Rect> bounds = stageBounds(stage);
+    if (!slot || !bounds)
+      continue;
+    auto [it, inserted] = bands.try_emplace(*slot, stage, *bounds);
+    if (inserted)
+      continue;
+    Rect &band = it->second.second;
+    int64_t x = std::min(band.x, bounds->x), y = std::min(band.y, bounds->y);
+    band = Rect{x, y,
+                std::max(band.x + band.w, bounds->x + bounds->w) - x,
+                std::max(band.y + band.h, bounds->y + bounds->h) - y};
+  }
+  for (auto first = bands.begin(); first != bands.end(); ++first)
+    for (auto second = std::next(first); second != bands.end(); ++second)
+      if (first->second.second.overlaps(second->second.second))
+        return second->second.first.emitOpError()
+               << "runs in slot " << second->first
+               << " on cores that slot " << first->first
+               << " also holds; the slots of a pipeline work at once";
   return success();
 }
 
@@ -143,6 +221,54 @@ LogicalResult StageOp::verifyRegions() {
       return op.emitOpError() << "in stage @" << getSymName()
                               << " is not a region, ingress or egress";
     }
+  }
+  return verifyWaves();
+}
+
+LogicalResult StageOp::verifyWaves() {
+  // Regions run wave by wave in their order; a wave's regions at once, on
+  // cores of their own, none reading another of its wave.
+  llvm::DenseMap<StringAttr, std::pair<RegionOp, int64_t>> earlier;
+  SmallVector<RegionOp> wave;
+  int64_t index = 0;
+  for (auto region : getBody().front().getOps<RegionOp>()) {
+    int64_t number = region.getWave().value_or(index);
+    ++index;
+    if (!wave.empty()) {
+      int64_t previous = wave.back().getWave().value_or(index - 2);
+      if (number < previous)
+        return region.emitOpError()
+               << "runs in wave " << number << " after a region of wave "
+               << previous << "; waves run in the order of their regions";
+      if (number != previous)
+        wave.clear();
+    }
+    if (std::optional<ArrayAttr> reads = region.getReads()) {
+      for (auto ref : reads->getAsRange<FlatSymbolRefAttr>()) {
+        auto it = earlier.find(ref.getAttr());
+        if (it == earlier.end())
+          return region.emitOpError()
+                 << "reads " << ref
+                 << ", which is not an earlier region of stage @"
+                 << getSymName();
+        if (it->second.second == number)
+          return region.emitOpError()
+                 << "reads " << ref << ", which runs in the same wave "
+                 << number << "; a region runs after those it reads";
+      }
+    }
+    if (RectAttr rect = region.getPlacementAttr())
+      for (RegionOp other : wave)
+        if (RectAttr theirs = other.getPlacementAttr();
+            theirs && Rect{rect.getX(), rect.getY(), rect.getW(), rect.getH()}
+                          .overlaps({theirs.getX(), theirs.getY(),
+                                     theirs.getW(), theirs.getH()}))
+          return region.emitOpError()
+                 << "runs in wave " << number << " beside @"
+                 << other.getSymName()
+                 << " on cores they share: " << rect << " and " << theirs;
+    earlier[region.getSymNameAttr()] = {region, number};
+    wave.push_back(region);
   }
   return success();
 }
@@ -193,10 +319,12 @@ LogicalResult RegionOp::verify() {
   auto device = (*this)->getParentOfType<DeviceOp>();
   if (!device)
     return success();
+  if (std::optional<int64_t> wave = getWave(); wave && *wave < 0)
+    return emitOpError() << "wave must be 0 or more, got " << *wave;
   FailureOr<const cgpt::target::WaferTargetModel *> target =
       device.getTargetModel();
   if (failed(target))
-    return success(); // The target's own error has been reported.
+    return failure(); // Reported where the target was first named.
   if (RectAttr rect = getPlacementAttr()) {
     if (rect.getW() < 1 || rect.getH() < 1 || rect.getX() < 0 ||
         rect.getY() < 0 ||
@@ -250,7 +378,7 @@ static LogicalResult verifyEdgePoint(Operation *op,
   FailureOr<const cgpt::target::WaferTargetModel *> target =
       device.getTargetModel();
   if (failed(target))
-    return success();
+    return failure(); // Reported where the target was first named.
   if ((*at)[0] < 0 || (*at)[1] < 0 || (*at)[0] >= (*target)->getMeshWidth() ||
       (*at)[1] >= (*target)->getMeshHeight())
     return op->emitOpError() << "is at [" << (*at)[0] << ", " << (*at)[1]

@@ -1,18 +1,20 @@
-//===- PlanBatch.cpp - wafer-plan-batch and wafer-check-memory ------------===//
+//===- PlanBatch.cpp - wafer-plan-batch -----------------------------------===//
 //
 // Part of cgpt.
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgpt/Dialect/Wafer/Analysis/ExecutionModel.h"
+#include "cgpt/Dialect/Wafer/Analysis/MemoryModel.h"
+#include "cgpt/Dialect/Wafer/Analysis/Placer.h"
+#include "cgpt/Dialect/Wafer/Analysis/Schedule.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
 #include "cgpt/Support/Format.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace cgpt::wafer {
 #define GEN_PASS_DEF_WAFERPLANBATCH
-#define GEN_PASS_DEF_WAFERCHECKMEMORY
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h.inc"
 } // namespace cgpt::wafer
 
@@ -26,11 +28,12 @@ namespace {
 /// f32 weights and two f32 Adam moments per parameter on the weight servers.
 constexpr int64_t kServerBytesPerParameter = 12;
 
-/// One (micro-batch, checkpoint policy) the planner weighed.
+/// One (micro-batch, placer, checkpoint policy) the planner weighed.
 struct Candidate {
   int64_t microBatch = 0;
+  std::string placer;
   CheckpointPolicy policy;
-  mutable MemoryPeak peak;
+  MemoryPeak peak;
   StepEstimate cost;
   bool fits = false;
 };
@@ -51,19 +54,9 @@ std::string rounded(double value) {
   return formatExactDouble(std::round(value * 100) / 100);
 }
 
-struct WaferPlanBatch : cgpt::wafer::impl::WaferPlanBatchBase<WaferPlanBatch> {
-  void runOnOperation() override {
-    getOperation().walk([&](DeviceOp device) {
-      if (failed(plan(device)))
-        signalPassFailure();
-    });
-  }
-
-  LogicalResult plan(DeviceOp device);
-};
-
 /// Of the candidates, the one that fits and predicts the most samples per
-/// second; on a tie, the larger micro-batch, then the earlier policy.
+/// second; on a tie, the larger micro-batch, then the earlier placer and
+/// policy.
 const Candidate *best(ArrayRef<Candidate> candidates) {
   const Candidate *chosen = nullptr;
   for (const Candidate &c : candidates) {
@@ -86,11 +79,83 @@ const Candidate &leanest(ArrayRef<Candidate> candidates) {
   return *lean;
 }
 
+/// Weighs micro-batches, placers and checkpoint policies for one device.
+class Planner {
+public:
+  Planner(const StepProgram &program,
+          std::vector<std::unique_ptr<Placer>> placers)
+      : program(program), placers(std::move(placers)),
+        streamingPolicies(CheckpointPolicy::candidates(program.getLayers())) {}
+
+  /// Every placer and policy at `microBatch`, in that order: only a
+  /// placement that fits is worth a scheduled step (one that does not is
+  /// never chosen nor shown with a rate).
+  SmallVector<Candidate> evaluate(int64_t microBatch) {
+    SmallVector<Candidate> candidates;
+    for (const std::unique_ptr<Placer> &placer : placers) {
+      std::string whyNot;
+      std::optional<Placement> placement =
+          placer->place(program, microBatch, whyNot);
+      if (!placement) {
+        refusals[placer->getName().str()] = whyNot;
+        continue;
+      }
+      TimedPlacement timed =
+          TimedPlacement::of(program, std::move(*placement), microBatch);
+      for (CheckpointPolicy policy : policiesOf(placer->getMode())) {
+        Candidate c{microBatch, placer->getName().str(), policy,
+                    memoryPeak(program, timed.placement, microBatch, policy),
+                    {}, false};
+        c.fits = c.peak.memory.total() <=
+                 program.getTarget().getCoreSramBytes();
+        if (c.fits)
+          c.cost = estimateStep(program, timed, policy);
+        candidates.push_back(c);
+      }
+    }
+    return candidates;
+  }
+
+  size_t numPlacers() const { return placers.size(); }
+  size_t numPolicies() const { return streamingPolicies.size(); }
+  /// Why each placer that could not place the step could not.
+  const std::map<std::string, std::string> &getRefusals() const {
+    return refusals;
+  }
+
+private:
+  /// Layer pipelining keeps its micro-batches' checkpoints in flight on
+  /// the wafer: it has no other policy.
+  std::vector<CheckpointPolicy> policiesOf(ExecutionMode mode) const {
+    if (mode == ExecutionMode::layer_pipelined)
+      return {CheckpointPolicy{}};
+    return streamingPolicies;
+  }
+
+  const StepProgram &program;
+  std::vector<std::unique_ptr<Placer>> placers;
+  std::vector<CheckpointPolicy> streamingPolicies;
+  std::map<std::string, std::string> refusals;
+};
+
+struct WaferPlanBatch : cgpt::wafer::impl::WaferPlanBatchBase<WaferPlanBatch> {
+  using WaferPlanBatchBase::WaferPlanBatchBase;
+
+  void runOnOperation() override {
+    getOperation().walk([&](DeviceOp device) {
+      if (failed(plan(device)))
+        signalPassFailure();
+    });
+  }
+
+  LogicalResult plan(DeviceOp device);
+};
+
 LogicalResult WaferPlanBatch::plan(DeviceOp device) {
-  FailureOr<ExecutionModel> model = ExecutionModel::build(device);
-  if (failed(model))
+  FailureOr<StepProgram> program = StepProgram::build(device);
+  if (failed(program))
     return failure();
-  const target::WaferTargetModel &target = model->getTarget();
+  const target::WaferTargetModel &target = program->getTarget();
 
   int64_t serverBytes = device.getParameters() * kServerBytesPerParameter;
   auto capacity = static_cast<int64_t>(target.getWeightServerCapacityBytes());
@@ -103,33 +168,48 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
            << device.getTarget() << "' holds " << formatGrouped(capacity)
            << " B: " << formatGrouped(serverBytes - capacity) << " B short";
 
+  auto request = device.getMicroBatchRequest();
+  bool explore = request.getMode() == MicroBatchMode::explore;
+  std::vector<std::unique_ptr<Placer>> placers;
+  if (placer == "auto") {
+    for (StringRef name :
+         explore ? getPlacerNames() : getDefaultPlacerNames())
+      placers.push_back(createPlacer(name));
+  } else if (std::unique_ptr<Placer> named = createPlacer(placer)) {
+    placers.push_back(std::move(named));
+  } else {
+    return device.emitOpError()
+           << "cannot be planned with unknown placer '" << placer
+           << "'; the placers are auto, " << llvm::join(getPlacerNames(), ", ");
+  }
+  Planner planner(*program, std::move(placers));
+
   int64_t perSystem = device.getPerSystemBatch();
   int64_t sram = target.getCoreSramBytes();
-  auto request = device.getMicroBatchRequest();
-  std::vector<CheckpointPolicy> policies =
-      CheckpointPolicy::candidates(model->getLayers());
-  // Every policy at one micro-batch; only one that fits is worth a
-  // simulated step (one that does not is never chosen nor shown with a
-  // rate).
-  auto evaluate = [&](int64_t micro) {
-    SmallVector<Candidate> candidates;
-    for (CheckpointPolicy policy : policies) {
-      Candidate c{micro, policy, model->memoryPeak(micro, policy), {}, false};
-      c.fits = c.peak.memory.total() <= sram;
-      if (c.fits)
-        c.cost = model->estimate(micro, policy);
-      candidates.push_back(c);
+  // "2 placers and 10 checkpoint policies".
+  std::string weighed =
+      (planner.numPlacers() > 1
+           ? std::to_string(planner.numPlacers()) + " placers and "
+           : std::string()) +
+      std::to_string(planner.numPolicies()) + " checkpoint policies";
+  auto tooBig = [&](ArrayRef<Candidate> candidates,
+                    StringRef what) -> LogicalResult {
+    if (candidates.empty()) {
+      InFlightDiagnostic diag = device.emitOpError()
+                                << "cannot be placed at all:";
+      for (const auto &[name, whyNot] : planner.getRefusals())
+        diag << " the " << name << " placer: " << whyNot << ";";
+      return diag;
     }
-    return candidates;
-  };
-  auto tooBig = [&](const Candidate &c, StringRef what) {
+    Candidate c = leanest(candidates);
     InFlightDiagnostic diag =
         c.peak.region.emitOpError()
         << what << " " << c.microBatch
         << " does not fit with any checkpoint policy: even with '"
-        << c.policy.str() << "', " << describeRegion(c.peak.region)
-        << " needs " << formatGrouped(c.peak.memory.total())
-        << " B per core; the core has " << formatGrouped(sram) << " B, "
+        << c.policy.str() << "' on the " << c.placer << " placer, "
+        << describeRegion(c.peak.region) << " needs "
+        << formatGrouped(c.peak.memory.total()) << " B per core; the core has "
+        << formatGrouped(sram) << " B, "
         << formatGrouped(c.peak.memory.total() - sram) << " B short";
     diag.attachNote() << "memory map per core: " << c.peak.memory.describe();
     return diag;
@@ -137,6 +217,7 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
 
   Candidate chosen;
   std::string reason;
+  SmallVector<Candidate> weighedAtChosen;
   switch (request.getMode()) {
   case MicroBatchMode::fixed:
   case MicroBatchMode::none: {
@@ -148,34 +229,44 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
              << " does not divide the per-system batch " << perSystem
              << " (global " << device.getGlobalBatch() << " / "
              << device.getNumCsx() << " systems)";
-    SmallVector<Candidate> candidates = evaluate(micro);
+    SmallVector<Candidate> candidates = planner.evaluate(micro);
     const Candidate *fitting = best(candidates);
     if (!fitting)
-      return tooBig(leanest(candidates),
+      return tooBig(candidates,
                     fixed ? "micro-batch" : "the whole per-system batch of");
     chosen = *fitting;
+    weighedAtChosen = candidates;
     reason = (fixed ? "as given" : "none: the whole per-system batch") +
              std::string(", checkpoints '") + chosen.policy.str() +
-             "', the fastest policy that fits";
+             "' on the " + chosen.placer +
+             " placer, the fastest that fits";
     break;
   }
   case MicroBatchMode::automatic:
   case MicroBatchMode::explore: {
-    bool explore = request.getMode() == MicroBatchMode::explore;
     int64_t low = explore ? request.getMin() : 0;
     int64_t high = explore && request.getMax() ? request.getMax() : perSystem;
     SmallVector<Candidate> all;
-    // Per micro-batch: its best fitting policy, or its leanest.
+    // Per micro-batch and placer: its best fitting policy, or its leanest.
     SmallVector<Candidate> rows;
+    int64_t divisors = 0;
     for (int64_t d = 1; d <= perSystem; ++d) {
       if (perSystem % d != 0 || d < low || d > high)
         continue;
-      SmallVector<Candidate> candidates = evaluate(d);
-      const Candidate *fitting = best(candidates);
-      rows.push_back(fitting ? *fitting : leanest(candidates));
+      ++divisors;
+      SmallVector<Candidate> candidates = planner.evaluate(d);
+      for (auto begin = candidates.begin(); begin != candidates.end();) {
+        auto end = std::find_if(begin, candidates.end(), [&](const Candidate &c) {
+          return c.placer != begin->placer;
+        });
+        ArrayRef<Candidate> ofPlacer(&*begin, end - begin);
+        const Candidate *fitting = best(ofPlacer);
+        rows.push_back(fitting ? *fitting : leanest(ofPlacer));
+        begin = end;
+      }
       all.append(candidates.begin(), candidates.end());
     }
-    if (rows.empty())
+    if (!divisors)
       return device.emitOpError()
              << "no divisor of the per-system batch " << perSystem
              << " lies in the explore range " << low << ".." << high;
@@ -183,24 +274,25 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
       SmallVector<Attribute> explored;
       for (const Candidate &c : rows)
         explored.push_back(CandidateAttr::get(
-            &getContext(), c.microBatch, c.policy.toAttr(&getContext()),
-            c.fits, c.peak.memory.total(),
+            &getContext(), c.microBatch, c.placer,
+            c.policy.toAttr(&getContext()), c.fits, c.peak.memory.total(),
             APFloat(c.fits ? c.cost.samplesPerSecond : 0.0)));
       device.setExploredAttr(ArrayAttr::get(&getContext(), explored));
     }
     const Candidate *fitting = best(rows);
     if (!fitting)
-      return tooBig(leanest(all), "even micro-batch");
+      return tooBig(all, "even micro-batch");
     chosen = *fitting;
+    weighedAtChosen = rows;
     reason = (explore ? "explore" : "auto") + std::string(": of ") +
-             std::to_string(rows.size()) + " divisors of " +
-             std::to_string(perSystem) + " and " +
-             std::to_string(policies.size()) + " checkpoint policies, " +
+             std::to_string(divisors) + " divisors of " +
+             std::to_string(perSystem) + ", " + weighed + ", " +
              std::to_string(chosen.microBatch) + " with '" +
-             chosen.policy.str() +
-             "' fits and predicts the most samples per second";
+             chosen.policy.str() + "' on the " + chosen.placer +
+             " placer fits and predicts the most samples per second";
     auto larger = llvm::find_if(rows, [&](const Candidate &c) {
-      return c.microBatch > chosen.microBatch && !c.fits;
+      return c.microBatch > chosen.microBatch && !c.fits &&
+             c.placer == chosen.placer;
     });
     if (larger != rows.end())
       reason += "; " + std::to_string(larger->microBatch) + " needs " +
@@ -210,6 +302,24 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
     break;
   }
   }
+  // Why this placer: the best the others predict.
+  for (const Candidate &c : weighedAtChosen) {
+    if (c.placer == chosen.placer)
+      continue;
+    const Candidate *other = nullptr;
+    for (const Candidate &d : weighedAtChosen)
+      if (d.placer == c.placer && d.fits &&
+          (!other || d.cost.samplesPerSecond > other->cost.samplesPerSecond))
+        other = &d;
+    std::string said = "; the " + c.placer + " placer: ";
+    if (reason.find(said) != std::string::npos)
+      continue;
+    reason += said + (other ? rounded(other->cost.samplesPerSecond) +
+                                  " samples/s at best"
+                            : std::string("does not fit"));
+  }
+  for (const auto &[name, whyNot] : planner.getRefusals())
+    reason += "; the " + name + " placer cannot place it: " + whyNot;
   reason += llvm::formatv(" (SRAM peak {0} of {1} B per core, {2} "
                           "samples/s predicted)",
                           formatGrouped(chosen.peak.memory.total()),
@@ -221,52 +331,9 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
   device.setMicroBatch(chosen.microBatch);
   device.setGradAccumSteps(perSystem / chosen.microBatch);
   device.setCheckpointAttr(chosen.policy.toAttr(&getContext()));
+  device.setPlacerAttr(builder.getStringAttr(chosen.placer));
   device.setPlanAttr(builder.getStringAttr(reason));
   return success();
 }
-
-struct WaferCheckMemory
-    : cgpt::wafer::impl::WaferCheckMemoryBase<WaferCheckMemory> {
-  void runOnOperation() override {
-    getOperation().walk([&](DeviceOp device) {
-      if (device.getMicroBatch() == 0 || !device.getCheckpoint()) {
-        device.emitOpError() << "is not planned; run wafer-plan-batch "
-                                "before wafer-check-memory";
-        return signalPassFailure();
-      }
-      FailureOr<ExecutionModel> model = ExecutionModel::build(device);
-      if (failed(model))
-        return signalPassFailure();
-      int64_t sram = model->getTarget().getCoreSramBytes();
-      int64_t micro = device.getMicroBatch();
-      CheckpointPolicy policy =
-          CheckpointPolicy::fromAttr(*device.getCheckpoint());
-      Builder builder(&getContext());
-      std::vector<std::vector<CoreMemory>> memories =
-          model->memories(micro, policy);
-      size_t stageIndex = 0;
-      for (auto stage : device.getBody().front().getOps<StageOp>()) {
-        size_t index = 0;
-        for (auto region : stage.getBody().front().getOps<RegionOp>()) {
-          const CoreMemory &memory = memories[stageIndex][index++];
-          if (memory.total() <= sram) {
-            region.setSramBytesAttr(builder.getI64IntegerAttr(memory.total()));
-            continue;
-          }
-          InFlightDiagnostic diag =
-              region.emitOpError()
-              << "needs " << formatGrouped(memory.total())
-              << " B per core at micro-batch " << micro << " with checkpoints '"
-              << policy.str() << "', over the " << formatGrouped(sram)
-              << " B of SRAM a core of target '" << device.getTarget()
-              << "' has";
-          diag.attachNote() << "memory map per core: " << memory.describe();
-          signalPassFailure();
-        }
-        ++stageIndex;
-      }
-    });
-  }
-};
 
 } // namespace

@@ -31,9 +31,9 @@ struct StepCosts {
   // Per optimizer step.
   int64_t globalBatch = 0;
   int64_t numCsx = 0;
-  /// Micro-batch passes each system makes per step: the planned gradient
-  /// accumulation steps, or 1 (the whole per-system batch) until planned.
-  int64_t passesPerSystem = 1;
+  /// Micro-batch passes each system makes per step: the loop's gradient
+  /// accumulation steps, 0 while the micro-batch is still to be planned.
+  int64_t passesPerSystem = 0;
 
   double algorithmicFlopsPerStep() const {
     return static_cast<double>(flopsPerSequence) * globalBatch;
@@ -41,10 +41,14 @@ struct StepCosts {
   double recomputeFlopsPerStep() const {
     return static_cast<double>(recomputeFlopsPerSequence) * globalBatch;
   }
-  /// Weights in plus gradients out, per system per step.
+  /// Weights in plus gradients out, per pass and per system per step (0
+  /// until the passes are planned).
+  int64_t streamedBytesPerPass() const {
+    return weightBytesIn + gradientBytesOut;
+  }
   double streamedBytesPerStep() const {
     return static_cast<double>(passesPerSystem) *
-           static_cast<double>(weightBytesIn + gradientBytesOut);
+           static_cast<double>(streamedBytesPerPass());
   }
 };
 

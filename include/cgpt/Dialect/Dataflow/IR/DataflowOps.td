@@ -82,8 +82,10 @@ def Dataflow_MicroBatchLoopOp : Dataflow_Op<"micro_batch_loop", [
     One iteration runs the forward, loss and backward stages for one
     micro-batch of token ids `%tokens` and labels `%labels`. Gradients of
     the iterations add up on the weight servers; after
-    `grad_accum_steps` iterations the optimizer step follows. `micro_batch`
-    and `grad_accum_steps` are 0 until the batch is planned.
+    `grad_accum_steps` iterations the optimizer step follows. A request
+    that fixes the micro-batch (`micro_batch_size: N`, or `none`) sets both
+    here; otherwise they are 0 and `wafer-plan-batch` chooses them on the
+    placed program, where the device records them.
 
     ```mlir
     dataflow.micro_batch_loop(%tokens: !dataflow.stream<tensor<?x64xi32>>,

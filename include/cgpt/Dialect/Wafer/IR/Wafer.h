@@ -16,11 +16,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/SymbolTable.h"
 
-namespace cgpt::target {
-class WaferTargetModel;
-} // namespace cgpt::target
-
-#include "cgpt/Dialect/Wafer/IR/WaferEnums.h.inc"
+// The enums, and the plain values a kernel's cost is a function of.
+#include "cgpt/Dialect/Wafer/IR/KernelCostInterface.h"
 
 #include "cgpt/Dialect/Wafer/IR/WaferOpsDialect.h.inc"
 

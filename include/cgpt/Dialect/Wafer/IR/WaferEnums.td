@@ -19,9 +19,13 @@ def Wafer_KernelKind : I32EnumAttr<"KernelKind", "how a kernel runs on the mesh"
   let cppNamespace = "::cgpt::wafer";
 }
 
-def Wafer_EdgeKind : I32EnumAttr<"Edge", "where a stream enters or leaves the mesh", [
+def Wafer_EdgeKind : I32EnumAttr<"Edge", "where a kernel's weights come from", [
+    // The kernel reads no weight.
     I32EnumAttrCase<"none", 0>,
-    I32EnumAttrCase<"north", 1>]> {
+    // Streamed in at the mesh's north edge and multicast down the columns.
+    I32EnumAttrCase<"north", 1>,
+    // Held on the region's cores for the whole step (layer pipelined).
+    I32EnumAttrCase<"resident", 2>]> {
   let cppNamespace = "::cgpt::wafer";
 }
 
@@ -30,6 +34,18 @@ def Wafer_ReduceAxis : I32EnumAttr<"ReduceAxis", "the mesh axis partial sums are
     I32EnumAttrCase<"rows", 1>,
     I32EnumAttrCase<"columns", 2>]> {
   let cppNamespace = "::cgpt::wafer";
+}
+
+def Wafer_ExecutionMode : I32EnumAttr<"ExecutionMode",
+    "how the placed step runs on the wafer", [
+    // One stage at a time over the mesh, its weights streamed in
+    // (Cerebras's weight streaming).
+    I32EnumAttrCase<"weight_streaming", 0>,
+    // Every layer resident on its own rectangle, micro-batches flowing
+    // through the layers as a pipeline.
+    I32EnumAttrCase<"layer_pipelined", 1>]> {
+  let cppNamespace = "::cgpt::wafer";
+  let genSpecializedAttr = 0;
 }
 
 #endif // CGPT_DIALECT_WAFER_IR_WAFERENUMS_TD

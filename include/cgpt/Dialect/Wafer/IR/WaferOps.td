@@ -19,21 +19,25 @@ def Wafer_Dialect : Dialect {
   let summary = "Kernels laid out over the core mesh as weight streaming runs them";
   let description = [{
     The `wafer` dialect maps a dataflow program onto a target's 2D core
-    mesh the way weight streaming runs it. A `wafer.device` holds the stages
-    in schedule order (one layer's forward or backward pass, the embedding,
-    the loss turn-around); a stage is an ordered sequence of
-    `wafer.region`s, each one kernel (with the elementwise work fused into
-    it) that runs over the whole mesh before the next starts. Each region
-    records, once placed, the `#wafer.layout` it uses: how tokens and
-    features are split over the mesh, where its weights enter and which way
-    its partial sums are reduced. `wafer.ingress` and `wafer.egress` are
-    where weights enter and gradients leave at the mesh's edge.
+    mesh. A `wafer.device` holds the stages in schedule order (one layer's
+    forward or backward pass, the embedding, the loss turn-around); a stage
+    holds its kernels as `wafer.region`s, in the order they run. Once
+    placed, the IR is the whole program the runtime executes: each region
+    records the rectangle of cores it runs on (`at`), how it spreads its
+    data and traffic there (`#wafer.layout`), and its `wave`: regions of
+    one wave run at the same time on disjoint rectangles, waves one after
+    another. The device records how the step runs (`execution`: weight
+    streaming, or layer pipelined with each stage's `slot` on the mesh),
+    which placer laid it out, the micro-batch, the accumulation and the
+    checkpoint policy. `wafer.ingress` and `wafer.egress` are where weights
+    enter and gradients leave at the mesh's edge.
 
     ```mlir
-    wafer.device @tiny target "mini" attributes {checkpoint = #wafer.checkpoint<keep>, ...} {
-      wafer.stage @h.0.forward order 1 forward layer 0 attributes {checkpoint_bytes = 16384 : i64} {
-        wafer.region @matmul.1 weight_matmul "dataflow.matmul" at #wafer.rect<x = 0, y = 0, w = 16, h = 12>
-            layout #wafer.layout<token_groups = 12, feature_groups = 16, weights = north, partials = rows> {...}
+    wafer.device @tiny target "mini" attributes {checkpoint = #wafer.checkpoint<keep>,
+        execution = #wafer.execution<weight_streaming>, placer = "whole-mesh", ...} {
+      wafer.stage @h.0.forward order 1 "forward" layer 0 attributes {checkpoint_bytes = 16384 : i64} {
+        wafer.region @matmul.1 weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12>
+            layout <token_groups = 12, feature_groups = 16, weights = north, partials = rows> wave 1 {...}
         wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 49152 at [0, 0]
         ...
       }
@@ -74,9 +78,11 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
     holds ceil(tokens / token_groups) tokens of ceil(features /
     feature_groups) features. Weights enter at the `weights` edge and are
     multicast along the mesh to every core that uses them; partial sums are
-    reduced along `partials`. Attention spreads (sequence, head) blocks
-    instead: `token_groups` query blocks by `feature_groups` key blocks
-    per block, its scores never leaving the cores that make them.
+    reduced along `partials`. A layer-pipelined region holds its weights
+    (`weights = resident`) and streams its tokens through them instead.
+    Attention spreads (sequence, head) blocks instead: `token_groups`
+    query blocks by `feature_groups` key blocks per block, its scores
+    never leaving the cores that make them.
 
     ```mlir
     #wafer.layout<token_groups = 745, feature_groups = 1000, weights = north, partials = rows>
@@ -113,20 +119,33 @@ def Wafer_CheckpointAttr : AttrDef<Wafer_Dialect, "Checkpoint"> {
   let genVerifyDecl = 1;
 }
 
+def Wafer_ExecutionModeAttr
+    : EnumAttr<Wafer_Dialect, Wafer_ExecutionMode, "execution"> {
+  let summary = "how the placed step runs: weight streaming or layer pipelined";
+  let description = [{
+    ```mlir
+    #wafer.execution<weight_streaming>
+    #wafer.execution<layer_pipelined>
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Wafer_CandidateAttr : AttrDef<Wafer_Dialect, "Candidate"> {
   let mnemonic = "candidate";
-  let summary = "one micro-batch the planner weighed, with its best policy";
+  let summary = "one micro-batch and placer the planner weighed, with its best policy";
   let description = [{
-    A row of `micro_batch_size: explore`: the micro-batch, the fastest
-    checkpoint policy that fits at it (or the leanest when none fits),
-    whether it fits, its SRAM peak per core and, when it fits, the samples
-    per second the execution model predicts for the step (0 otherwise).
+    A row of `micro_batch_size: explore`: the micro-batch, the placer, the
+    fastest checkpoint policy that fits with them (or the leanest when none
+    fits), whether it fits, its SRAM peak per core and, when it fits, the
+    samples per second the step's schedule predicts (0 otherwise).
 
     ```mlir
-    #wafer.candidate<micro_batch = 24, checkpoint = #wafer.checkpoint<keep>, fits = true, sram_peak = 40960, samples_per_second = 91.5>
+    #wafer.candidate<micro_batch = 24, placer = "side-by-side", checkpoint = #wafer.checkpoint<keep>, fits = true, sram_peak = 40960, samples_per_second = 91.5>
     ```
   }];
   let parameters = (ins "int64_t":$micro_batch,
+                        StringRefParameter<"the placer">:$placer,
                         Wafer_CheckpointAttr:$checkpoint, "bool":$fits,
                         "int64_t":$sram_peak,
                         Training_F64Param:$samples_per_second);
@@ -142,16 +161,20 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
     `getTargetModel()`, never from copies in the IR. Holds the stages in
     schedule order. The batch facts come from the dataflow program;
     `micro_batch` and `grad_accum_steps` are 0 until `wafer-plan-batch`
-    chooses them, with the `checkpoint` policy, and says why in `plan`;
-    under `micro_batch_size: explore` it records every micro-batch it
-    weighed in `explored`. `kept_bytes_per_sequence` is what every sequence keeps for its backward
-    pass (the sum of the stages' `checkpoint_bytes`); `flops_per_sequence`
-    is the step's algorithmic FLOPs for one sequence (recomputation
-    excluded), the numerator of utilization.
+    chooses them, with the `checkpoint` policy and the `placer` whose
+    layout it weighed, and says why in `plan`; under `micro_batch_size:
+    explore` it records every micro-batch and placer it weighed in
+    `explored`. `wafer-place` records the `execution` mode of the placer it
+    ran. `kept_bytes_per_sequence` is what every sequence keeps for its
+    backward pass (the sum of the stages' `checkpoint_bytes`);
+    `flops_per_sequence` is the step's algorithmic FLOPs for one sequence
+    (recomputation excluded), the numerator of utilization.
 
     ```mlir
-    wafer.device @tiny target "mini" attributes {global_batch = 8 : i64, ...} {
-      wafer.stage @embed.forward order 0 forward { ... }
+    wafer.device @tiny target "mini" attributes {checkpoint = #wafer.checkpoint<keep>,
+        execution = #wafer.execution<weight_streaming>, global_batch = 8 : i64,
+        grad_accum_steps = 2 : i64, micro_batch = 4 : i64, placer = "whole-mesh", ...} {
+      wafer.stage @embed.forward order 0 "forward" { ... }
       ...
     }
     ```
@@ -166,6 +189,8 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
                        CGPT_I64Attr:$parameters,
                        CGPT_I64Attr:$flops_per_sequence,
                        OptionalAttr<Wafer_CheckpointAttr>:$checkpoint,
+                       OptionalAttr<StrAttr>:$placer,
+                       OptionalAttr<Wafer_ExecutionModeAttr>:$execution,
                        OptionalAttr<StrAttr>:$plan,
                        OptionalAttr<TypedArrayAttrBase<Wafer_CandidateAttr,
                            "micro-batches weighed">>:$explored);
@@ -184,38 +209,55 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
       return static_cast<double>(getFlopsPerSequence()) * getGlobalBatch();
     }
     /// The target this device was compiled for (loaded once per process
-    /// and name); fails with a diagnostic when it cannot be read.
+    /// and name); fails with a diagnostic when it cannot be read, the first
+    /// time it is asked for.
     mlir::FailureOr<const ::cgpt::target::WaferTargetModel *> getTargetModel();
+    /// Checks the stages' slots and the regions' weights against the
+    /// execution mode.
+    mlir::LogicalResult verifyExecution();
   }];
 }
 
 def Wafer_StageOp : Wafer_Op<"stage", [
     Symbol, SymbolTable, SingleBlock, NoTerminator, HasParent<"DeviceOp">]> {
-  let summary = "what the whole mesh runs at one time";
+  let summary = "one layer's pass, the embedding or the loss turn-around";
   let description = [{
     One dataflow stage, `order`-th in the schedule: one layer's forward or
     backward pass, the embedding, or the loss turn-around. Its regions run
-    one after another, each over the mesh; the next stage reuses it.
-    `checkpoint_bytes` is what one sequence keeps from this stage for its
-    backward pass (the layer's input, under recompute=layer).
+    wave by wave (`wafer.region`'s `wave`). `checkpoint_bytes` is what one
+    sequence keeps from this stage for its backward pass (the layer's
+    input, under recompute=layer).
+
+    Under weight streaming the stages run one after another, each over the
+    mesh. Under layer-pipelined execution each stage has a `slot`: stages of
+    one slot (a layer's forward and backward) share a rectangle that holds
+    their weights, and the slots work at the same time, micro-batches
+    flowing from one to the next.
 
     ```mlir
-    wafer.stage @h.0.forward order 1 forward layer 0 attributes {checkpoint_bytes = 16384 : i64} { ... }
+    wafer.stage @h.0.forward order 1 "forward" layer 0 attributes {checkpoint_bytes = 16384 : i64} { ... }
+    wafer.stage @h.0.backward order 6 "backward" layer 0 slot 1 { ... }
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, CGPT_I64Attr:$order,
                        StrAttr:$phase, OptionalAttr<CGPT_I64Attr>:$layer,
+                       OptionalAttr<CGPT_I64Attr>:$slot,
                        DefaultValuedAttr<CGPT_I64Attr, "0">:$checkpoint_bytes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name `order` $order $phase (`layer` $layer^)? attr-dict-with-keyword
-    $body
+    $sym_name `order` $order $phase (`layer` $layer^)? (`slot` $slot^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Checks that regions run wave by wave in order, a wave's regions on
+    /// cores of their own, none reading another of its wave.
+    mlir::LogicalResult verifyWaves();
+  }];
 }
 
 def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
-  let summary = "one kernel of a stage, run over the mesh";
+  let summary = "one kernel of a stage, on its rectangle of cores";
   let description = [{
     A kernel of the stage, `kind` saying how it runs, and the dataflow
     kernels it executes: `kernel` first, then those `fused` into it
@@ -224,24 +266,30 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     `flops` executed; `shape` [rows, columns, contracted] (rows are tokens,
     or heads x tokens for attention); `element_bytes` of its stored
     operands; `live`, the bytes of activations live while it runs (inputs,
-    results, and what later kernels of the stage still need); and, once
+    results, and what later kernels of the stage still need);
+    `operand_bytes`, those of the activations it reads and writes itself
+    (what a region on part of the mesh gathers onto its own cores); and, once
     per pass whatever the micro-batch, the `accumulator` bytes of the
     weight gradient it sums. A kernel against a streamed weight has
     `weight_bytes`. The loss turn-around runs over the vocabulary in
     `chunks` (its logits never exist whole, only one chunk's worth is
     live), and the logits product `repeats` twice: once to find each
-    token's log-sum-exp, once to form the gradient.
+    token's log-sum-exp, once to form the gradient. `reads` names the
+    regions of the same stage whose results it reads; a region may not
+    run before them.
 
-    `wafer-place` sets `at` (the cores it runs on: the whole mesh) and its
-    `layout`; `wafer-route` gives its streams `colors`; `wafer-check-memory`
-    records the per-core peak in `sram_bytes`.
+    `wafer-place` sets `at` (the rectangle of cores it runs on), its
+    `layout` and its `wave` (regions of one wave run at the same time on
+    disjoint rectangles); `wafer-route` gives its streams `colors`;
+    `wafer-check-memory` records the per-core peak in `sram_bytes`. The
+    runtime times and sizes the region from these, and from nothing else.
 
     ```mlir
-    wafer.region @matmul.1 weight_matmul "dataflow.matmul" at #wafer.rect<x = 0, y = 0, w = 16, h = 12>
-        layout #wafer.layout<token_groups = 12, feature_groups = 16, weights = north, partials = rows>
-        {accumulator = 0 : i64, element_bytes = 4 : i64, flops = 1572864 : i64,
-         fused = ["dataflow.split_heads"], live = 81920 : i64,
-         shape = array<i64: 64, 192, 64>, weight_bytes = 49152 : i64}
+    wafer.region @matmul.8 weight_grad "dataflow.matmul" at <x = 0, y = 0, w = 8, h = 12>
+        layout <token_groups = 12, feature_groups = 8, weights = none, partials = columns> wave 7
+        {accumulator = 16384 : i64, colors = array<i64: 0, 1, 2, 3>, element_bytes = 2 : i64,
+         flops = 1572864 : i64, live = 81920 : i64, reads = [@map.6],
+         shape = array<i64: 64, 64, 64>, sram_bytes = 30720 : i64}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
@@ -250,16 +298,20 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
                        DefaultValuedAttr<StrArrayAttr, "{}">:$fused,
                        OptionalAttr<Wafer_RectAttr>:$placement,
                        OptionalAttr<Wafer_LayoutAttr>:$layout,
+                       OptionalAttr<CGPT_I64Attr>:$wave,
                        CGPT_I64Attr:$flops, DenseI64ArrayAttr:$shape,
                        CGPT_I64Attr:$element_bytes, CGPT_I64Attr:$live,
+                       DefaultValuedAttr<CGPT_I64Attr, "0">:$operand_bytes,
                        CGPT_I64Attr:$accumulator,
                        OptionalAttr<CGPT_I64Attr>:$weight_bytes,
                        DefaultValuedAttr<CGPT_I64Attr, "1">:$chunks,
                        DefaultValuedAttr<CGPT_I64Attr, "1">:$repeats,
+                       OptionalAttr<FlatSymbolRefArrayAttr>:$reads,
                        OptionalAttr<DenseI64ArrayAttr>:$colors,
                        OptionalAttr<CGPT_I64Attr>:$sram_bytes);
   let assemblyFormat = [{
-    $sym_name $kind $kernel (`at` $placement^)? (`layout` $layout^)? attr-dict
+    $sym_name $kind $kernel (`at` $placement^)? (`layout` $layout^)?
+    (`wave` $wave^)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -272,9 +324,9 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
 def Wafer_IngressOp : Wafer_Op<"ingress", [HasParent<"StageOp">]> {
   let summary = "where a weight stream enters the mesh";
   let description = [{
-    The named weight enters at the edge its region's layout names (`at`,
-    the first core of that edge, set by `wafer-route`), `bytes` per pass,
-    and is multicast to the cores that use it.
+    The named weight enters at the mesh's north edge above its region's
+    rectangle (`at`, set by `wafer-route`), `bytes` per pass, and is
+    multicast to the cores that use it.
 
     ```mlir
     wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 49152 at [0, 0]
@@ -290,8 +342,8 @@ def Wafer_IngressOp : Wafer_Op<"ingress", [HasParent<"StageOp">]> {
 def Wafer_EgressOp : Wafer_Op<"egress", [HasParent<"StageOp">]> {
   let summary = "where a weight gradient leaves the mesh";
   let description = [{
-    The gradient a region summed leaves at the mesh's south-east corner,
-    where its reduction along columns ends, `bytes` per pass.
+    The gradient a region summed leaves at the south-east corner of its
+    rectangle, where its reduction along columns ends, `bytes` per pass.
 
     ```mlir
     wafer.egress @matmul.9 -> "h.0.attn.qkv.weight" bytes 49152 at [15, 11]

@@ -1,30 +1,22 @@
-//===- ExecutionModelTest.cpp - the wafer's execution model ---------------===//
+//===- ScheduleTest.cpp - a placed step as a timeline ---------------------===//
 //
 // Part of cgpt.
 //
 //===----------------------------------------------------------------------===//
 //
-// The execution model against hand-computed values on hand-written wafer IR
-// (test/Dialect/Wafer/Inputs), and its invariants on real models: a pass is
-// never faster than its weights' I/O or its FLOPs at peak; time per sample
-// never rises as the micro-batch doubles; a model whose checkpoints do not
-// fit gets a policy that does; more SRAM or more systems never slow a step.
+// The schedule on hand-written wafer IR (test/Dialect/Wafer/Inputs), and its
+// invariants on real models: a pass is never faster than its weights' I/O
+// or its FLOPs at peak; time per sample never rises as the micro-batch
+// doubles; more SRAM or more systems never slow a step. And the contract:
+// the schedule times what the IR places, so an edited layout or a wave of
+// regions side by side changes the step by what the kernel terms say.
 //
 //===----------------------------------------------------------------------===//
 
-#include "TestModels.h"
+#include "WaferFixture.h"
 
-#include "cgpt/Dialect/Wafer/Analysis/ExecutionModel.h"
-#include "cgpt/InitAllDialects.h"
-#include "cgpt/Pipelines/Pipelines.h"
-
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-
-#include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
@@ -35,54 +27,7 @@ using namespace cgpt::wafer;
 namespace {
 
 using Kind = CheckpointPolicy::Kind;
-
-class ExecutionModelTest : public ::testing::Test {
-protected:
-  ExecutionModelTest() : context(registry()) {
-    context.loadAllAvailableDialects();
-  }
-
-  static mlir::DialectRegistry registry() {
-    mlir::DialectRegistry registry;
-    registerAllDialects(registry);
-    return registry;
-  }
-
-  /// Parses hand-written wafer IR from test/Dialect/Wafer/Inputs.
-  DeviceOp parseInput(const std::string &name) {
-    module = mlir::parseSourceFile<mlir::ModuleOp>(
-        test::sourcePath("test/Dialect/Wafer/Inputs/" + name), &context);
-    EXPECT_TRUE(module) << name;
-    return *module->getOps<DeviceOp>().begin();
-  }
-
-  /// Imports a model file and lowers it to planned wafer IR for `target`
-  /// on `systems` systems.
-  DeviceOp compile(const std::string &file, const std::string &target,
-                   int64_t systems = 1) {
-    module = test::importSourceModel(file, &context);
-    EXPECT_TRUE(module) << file;
-    module->walk([&](transformer::TrainStepOp step) {
-      step.setNumCsx(systems);
-    });
-    mlir::PassManager pm(&context);
-    LowerToDataflowOptions options;
-    options.target = target;
-    buildLowerToWaferPipeline(pm, options);
-    EXPECT_TRUE(mlir::succeeded(pm.run(*module))) << file;
-    return *module->getOps<DeviceOp>().begin();
-  }
-
-  /// The planned step's estimate for `device`: its micro-batch and policy.
-  static StepEstimate plannedStep(DeviceOp device) {
-    return ExecutionModel::build(device)->estimate(
-        device.getMicroBatch(),
-        CheckpointPolicy::fromAttr(*device.getCheckpoint()));
-  }
-
-  mlir::MLIRContext context;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-};
+using ScheduleTest = test::WaferFixture;
 
 /// Small and large models on each target, for the invariants.
 const std::pair<const char *, const char *> kModels[] = {
@@ -90,75 +35,30 @@ const std::pair<const char *, const char *> kModels[] = {
     {"models/cerebras-gpt-111m.yaml", "wse2"},
     {"models/cerebras-gpt-1.3b.yaml", "wse3"}};
 
-/// Live and checkpoint bytes per core, computed by hand. two-layers.mlir at
-/// one sequence (64 tokens) on the 16 x 12 mini mesh: the forward stage
-/// splits tokens 16 ways (4 per core, two SIMD widths) and features 12 ways
-/// (192 cores), so a core holds 4 tokens of each activation, and
-/// ceil(256 / 12) = 22 B of each token of the matmul's 16,384 live bytes
-/// per sequence (256 B per token): 88 B. The two layers keep 8,192 B each
-/// per sequence (256 B per token in all): 4 x 22 = 88 B.
-TEST_F(ExecutionModelTest, LiveAndCheckpointBytesByHand) {
-  DeviceOp device = parseInput("two-layers.mlir");
-  mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
-  ASSERT_TRUE(mlir::succeeded(model));
-  Layout layout = model->stageLayout(0, 1);
-  EXPECT_EQ(layout.tokenGroups, 16);
-  EXPECT_EQ(layout.featureGroups, 12);
-  CoreMemory memory = model->regionMemory(0, 1, 1, {Kind::keep, 0});
-  EXPECT_EQ(memory.live, 88);
-  EXPECT_EQ(memory.checkpoints, 88);
-  EXPECT_EQ(memory.reserve, 8192);
-  // The largest stage streams 8,192 B; double-buffered over 192 cores.
-  EXPECT_EQ(memory.weightBuffers, 2 * 43);
-  EXPECT_EQ(memory.accumulator, 0);
-  // The weight gradient of a backward stage sums 16,384 B over 192 cores.
-  EXPECT_EQ(model->regionMemory(2, 1, 1, {Kind::keep, 0}).accumulator, 86);
-  // Offloaded, the wafer holds the checkpoint in use and the next one:
-  // 2 x 8,192 B per sequence, the same as keeping both layers here.
-  EXPECT_EQ(model->regionMemory(0, 1, 1, {Kind::offload, 0}).checkpoints, 88);
-}
-
-/// deep-checkpoints.mlir: four layers of 2 MiB of checkpoint per sequence.
-/// Keeping all four (8 MiB) does not fit; keeping every second layer holds
-/// layers 0 and 2 and rebuilds one: 6 MiB; offloading holds two: 4 MiB.
-TEST_F(ExecutionModelTest, CheckpointPolicies) {
+/// deep-checkpoints.mlir: offloading brings every checkpoint back over the
+/// system's I/O, and recomputing streams the rebuilt layers' weights again.
+TEST_F(ScheduleTest, CheckpointPoliciesCost) {
   DeviceOp device = parseInput("deep-checkpoints.mlir");
-  mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
-  ASSERT_TRUE(mlir::succeeded(model));
-  Layout layout = model->stageLayout(0, 1);
-  auto perCore = [&](int64_t perSequence) {
-    int64_t tokens = (64 + layout.tokenGroups - 1) / layout.tokenGroups;
-    int64_t perToken = perSequence / 64;
-    return tokens * ((perToken + layout.featureGroups - 1) /
-                     layout.featureGroups);
-  };
+  StepProgram program = programOf(device);
+  Placement placement = placeWith("whole-mesh", program, 1);
   const int64_t mib = 1 << 20;
-  EXPECT_EQ(model->regionMemory(0, 0, 1, {Kind::keep, 0}).checkpoints,
-            perCore(8 * mib));
-  EXPECT_EQ(model->regionMemory(0, 0, 1, {Kind::every, 2}).checkpoints,
-            perCore(6 * mib));
-  EXPECT_EQ(model->regionMemory(0, 0, 1, {Kind::offload, 0}).checkpoints,
-            perCore(4 * mib));
-  int64_t sram = model->getTarget().getCoreSramBytes();
-  EXPECT_GT(model->memoryPeak(1, {Kind::keep, 0}).memory.total(), sram);
-  EXPECT_LE(model->memoryPeak(1, {Kind::every, 2}).memory.total(), sram);
-  EXPECT_LE(model->memoryPeak(1, {Kind::offload, 0}).memory.total(), sram);
-  // Offloading brings every checkpoint back over the system's I/O: a pass
-  // takes at least the weights and the four layers' 2 MiB coming in.
-  const target::WaferTargetModel &t = model->getTarget();
+  // A pass takes at least the weights and the four layers' 2 MiB coming in.
+  const target::WaferTargetModel &t = program.getTarget();
   double weightBytes = 0;
   device.walk([&](IngressOp in) { weightBytes += in.getBytes(); });
-  EXPECT_GE(model->estimate(1, {Kind::offload, 0}).firstPassSeconds,
+  EXPECT_GE(estimate(program, placement, 1, {Kind::offload, 0})
+                .firstPassSeconds,
             (weightBytes + 4 * 2 * mib) / t.getIoBytesPerSecond());
   // Recomputing streams the rebuilt layers' weights again and runs them
   // again: slower than a policy that keeps, at the same micro-batch.
-  EXPECT_GT(model->estimate(1, {Kind::every, 2}).firstPassSeconds,
-            model->estimate(1, {Kind::keep, 0}).firstPassSeconds);
+  EXPECT_GT(
+      estimate(program, placement, 1, {Kind::every, 2}).firstPassSeconds,
+      estimate(program, placement, 1, {Kind::keep, 0}).firstPassSeconds);
 }
 
 /// A pass takes at least its weights' I/O (in, forward and backward) and
 /// its FLOPs at the mesh's peak.
-TEST_F(ExecutionModelTest, PassLowerBounds) {
+TEST_F(ScheduleTest, PassLowerBounds) {
   for (auto [file, target] : kModels) {
     DeviceOp device = compile(file, target);
     const target::WaferTargetModel &t = **device.getTargetModel();
@@ -179,22 +79,24 @@ TEST_F(ExecutionModelTest, PassLowerBounds) {
 /// numbers of cores, tokens and features, so between two micro-batches the
 /// best split can leave a core a fraction of a percent more per token: the
 /// check allows 0.5% (docs/wafer.md).
-TEST_F(ExecutionModelTest, TimePerSampleNeverRisesWithTheMicroBatch) {
+TEST_F(ScheduleTest, TimePerSampleNeverRisesWithTheMicroBatch) {
   for (auto [file, target] : kModels) {
     DeviceOp device = compile(file, target);
-    mlir::FailureOr<ExecutionModel> model = ExecutionModel::build(device);
-    ASSERT_TRUE(mlir::succeeded(model));
-    int64_t sram = model->getTarget().getCoreSramBytes();
+    StepProgram program = programOf(device);
+    int64_t sram = program.getTarget().getCoreSramBytes();
     for (CheckpointPolicy policy :
          {CheckpointPolicy{Kind::keep, 0}, CheckpointPolicy{Kind::offload, 0}}) {
       double previous = 0;
       for (int64_t micro = 1; micro <= device.getPerSystemBatch(); ++micro) {
         if (device.getPerSystemBatch() % micro != 0)
           continue;
-        if (model->memoryPeak(micro, policy).memory.total() > sram)
+        Placement placement = placeWith("whole-mesh", program, micro);
+        if (memoryPeak(program, placement, micro, policy).memory.total() >
+            sram)
           break;
         double perSample =
-            model->estimate(micro, policy).firstPassSeconds / micro;
+            estimate(program, placement, micro, policy).firstPassSeconds /
+            micro;
         if (previous > 0) {
           EXPECT_LE(perSample, previous * 1.005)
               << file << " at " << micro << " with " << policy.str();
@@ -207,7 +109,7 @@ TEST_F(ExecutionModelTest, TimePerSampleNeverRisesWithTheMicroBatch) {
 
 /// More systems never make a step slower, and the reduce tree's depth
 /// (fan-out 4) shows in its tail: 16 systems, two levels.
-TEST_F(ExecutionModelTest, MoreSystemsNeverSlower) {
+TEST_F(ScheduleTest, MoreSystemsNeverSlower) {
   double previous = 0;
   for (int64_t systems : {1, 2, 4, 8, 16}) {
     DeviceOp device = compile("models/cerebras-gpt-1.3b.yaml", "wse2", systems);
@@ -225,7 +127,7 @@ TEST_F(ExecutionModelTest, MoreSystemsNeverSlower) {
 
 /// A target with twice the SRAM per core never trains slower: the planner
 /// can keep every earlier choice.
-TEST_F(ExecutionModelTest, MoreSramNeverSlower) {
+TEST_F(ScheduleTest, MoreSramNeverSlower) {
   std::ifstream in(test::sourcePath("lib/Target/targets/mini.yaml"));
   std::stringstream text;
   text << in.rdbuf();
@@ -268,7 +170,7 @@ std::string scaledTarget(const std::string &target,
 /// twice the FLOPs per cycle, twice the I/O, link or weight-server
 /// bandwidth, or more systems never make a planned step slower. The planner
 /// weighs every earlier choice again, and none of them gets slower.
-TEST_F(ExecutionModelTest, MoreOfAnyResourceNeverSlower) {
+TEST_F(ScheduleTest, MoreOfAnyResourceNeverSlower) {
   const std::pair<const char *, const char *> cases[] = {
       {"models/tiny.yaml", "mini"},
       {"models/tiny.yaml", "wse2"},
@@ -318,6 +220,117 @@ TEST_F(ExecutionModelTest, MoreOfAnyResourceNeverSlower) {
       previousDepth = depth;
     }
   }
+}
+
+} // namespace
+
+namespace {
+
+/// The region of `program`'s stage `stageName` named `regionName`, by
+/// index: {stage, region}.
+std::pair<size_t, size_t> find(const StepProgram &program,
+                               llvm::StringRef stageName,
+                               llvm::StringRef regionName) {
+  for (auto [s, stage] : llvm::enumerate(program.getStages()))
+    for (auto [r, region] : llvm::enumerate(stage.regions))
+      if (stage.name == stageName && region.op.getSymName() == regionName)
+        return {s, r};
+  ADD_FAILURE() << "no region @" << regionName.str() << " in "
+                << stageName.str();
+  return {0, 0};
+}
+
+/// Editing a region's layout in the placed IR moves the step by exactly
+/// what the kernel terms say at the new layout: the schedule times the IR
+/// and nothing else.
+TEST_F(ScheduleTest, HalvedFeatureGroupsMoveTheStepByTheKernelTerms) {
+  DeviceOp device = compile("models/tiny.yaml", "mini", 1, "whole-mesh");
+  StepProgram program = programOf(device);
+  const target::WaferTargetModel &t = program.getTarget();
+  int64_t micro = device.getMicroBatch();
+  CheckpointPolicy policy =
+      CheckpointPolicy::fromAttr(*device.getCheckpoint());
+  auto [s, r] = find(program, "h.0.forward", "matmul.5");
+  const ProgramRegion &region = program.getStages()[s].regions[r];
+  Placement before = *Placement::fromIR(program);
+  const RegionPlacement &placed = before.regions[s][r];
+  Layout halved = placed.layout;
+  halved.featureGroups /= 2;
+  double cyclesBefore =
+      kernelTime({region.shape, placed.layout, placed.rect, micro, t})
+          .cycles();
+  double cyclesAfter =
+      kernelTime({region.shape, halved, placed.rect, micro, t}).cycles();
+  ASSERT_GT(cyclesAfter, cyclesBefore);
+
+  LayoutAttr layout = region.op.getLayoutAttr();
+  region.op.setLayoutAttr(LayoutAttr::get(
+      &context, layout.getTokenGroups(), layout.getFeatureGroups() / 2,
+      layout.getWeights(), layout.getPartials()));
+  Placement after = *Placement::fromIR(program);
+  double moved = estimate(program, after, micro, policy).passesSeconds -
+                 estimate(program, before, micro, policy).passesSeconds;
+  EXPECT_NEAR(moved, (cyclesAfter - cyclesBefore) / t.getClockHz(),
+              1e-9 * moved);
+}
+
+/// Two weight matmuls of one stage on the 16 x 12 mini mesh, read nothing
+/// of each other: one after another over the whole mesh, or side by side
+/// in one wave, each on half the columns. The stage takes the sum of their
+/// times in the first case and the longer of the two in the second.
+constexpr llvm::StringLiteral kTwoMatmuls = R"mlir(
+wafer.device @pair target "mini" attributes {checkpoint = #wafer.checkpoint<keep>, execution = #wafer.execution<weight_streaming>, flops_per_sequence = 1048576 : i64, global_batch = 4 : i64, grad_accum_steps = 1 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 4 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 8192 : i64, placer = "side-by-side", seq_len = 64 : i64} {
+  wafer.stage @s order 0 "forward" {
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = WA, h = 12> layout <token_groups = 12, feature_groups = GA, weights = north, partials = rows> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 524288 : i64, live = 16384 : i64, reads = [], shape = array<i64: 64, 64, 64>, weight_bytes = 8192 : i64}
+    wafer.region @b weight_matmul "dataflow.matmul" at <x = XB, y = 0, w = WB, h = 12> layout <token_groups = 12, feature_groups = GB, weights = north, partials = rows> wave WAVE {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 524288 : i64, live = 16384 : i64, reads = [], shape = array<i64: 64, 64, 64>, weight_bytes = 8192 : i64}
+  }
+}
+)mlir";
+
+TEST_F(ScheduleTest, RegionsOfAWaveRunAtOnce) {
+  auto stageSeconds = [&](bool sideBySide) {
+    std::string text = kTwoMatmuls.str();
+    auto set = [&](llvm::StringRef key, int64_t value) {
+      size_t at = text.find(key.str());
+      ASSERT_NE(at, std::string::npos) << key.str();
+      text.replace(at, key.size(), std::to_string(value));
+    };
+    // Waves first: "WA" would also match the start of "WAVE".
+    set("WAVE", sideBySide ? 0 : 1);
+    set("WA", sideBySide ? 8 : 16);
+    set("GA", sideBySide ? 8 : 16);
+    set("XB", sideBySide ? 8 : 0);
+    set("WB", sideBySide ? 8 : 16);
+    set("GB", sideBySide ? 8 : 16);
+    StepProgram program = programOf(parseText(text));
+    Placement placement = *Placement::fromIR(program);
+    double seconds = 0;
+    for (auto [r, region] : llvm::enumerate(program.getStages()[0].regions)) {
+      double cycles = region.cost({region.shape,
+                                   placement.regions[0][r].layout,
+                                   placement.regions[0][r].rect, 4,
+                                   program.getTarget()})
+                          .cycles();
+      double regionSeconds = cycles / program.getTarget().getClockHz();
+      seconds = sideBySide ? std::max(seconds, regionSeconds)
+                           : seconds + regionSeconds;
+    }
+    struct Stages : ScheduleObserver {
+      double seconds = 0;
+      void interval(llvm::StringRef, llvm::StringRef, double, double,
+                    const IntervalFacts &) override {}
+      void stage(const StageRun &run) override {
+        seconds = run.end - run.start;
+      }
+    } observer;
+    estimateStep(program, TimedPlacement::of(program, placement, 4),
+                 CheckpointPolicy{}, &observer);
+    EXPECT_NEAR(observer.seconds, seconds, 1e-12) << sideBySide;
+    return observer.seconds;
+  };
+  double oneAfterAnother = stageSeconds(false);
+  double sideBySide = stageSeconds(true);
+  EXPECT_LT(sideBySide, oneAfterAnother);
 }
 
 } // namespace

@@ -1,0 +1,48 @@
+//===- LayoutSearch.h - the split that makes kernels fastest ----*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the placers share: the splits of a rectangle they try, and the one
+// that makes a kernel, or a stage's kernels together, fastest under the
+// kernel cost model (docs/wafer.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_WAFER_ANALYSIS_LAYOUTSEARCH_H
+#define CGPT_DIALECT_WAFER_ANALYSIS_LAYOUTSEARCH_H
+
+#include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
+
+namespace cgpt::wafer {
+
+/// Where region `region` takes its weights from under `mode`: streamed from
+/// the north edge when it has an ingress, resident under layer pipelining
+/// when it holds a weight or its gradient.
+Edge weightsOf(const ProgramRegion &region, ExecutionMode mode);
+
+/// The splits of `cores` cores tried for `extent` items (tokens, or a
+/// resident weight's output columns): feature groups by powers of two, and
+/// item groups that give each core any whole number of items up to 64 SIMD
+/// widths (whole widths, so that a larger micro-batch never has to leave
+/// lanes empty, and every count between, so that a target with wider SIMD
+/// keeps every split a narrower one had and is never slower).
+llvm::SmallVector<Layout> layoutCandidates(int64_t cores, int64_t extent,
+                                           int64_t lanes, Edge weights);
+
+/// The split of stage `s`'s token-major regions on `rect` under streaming
+/// that makes them fastest together (each then keeps its own weights edge).
+Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
+                       int64_t microBatch);
+
+/// The layout that makes `region` fastest on `rect` with its weights from
+/// `weights`, and that time.
+std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
+                                               const ProgramRegion &region,
+                                               Rect rect, int64_t microBatch,
+                                               Edge weights);
+
+} // namespace cgpt::wafer
+
+#endif // CGPT_DIALECT_WAFER_ANALYSIS_LAYOUTSEARCH_H

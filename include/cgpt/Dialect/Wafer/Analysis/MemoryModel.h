@@ -1,0 +1,69 @@
+//===- MemoryModel.h - what each core holds while a region runs -*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// A core's SRAM while a region runs, from the placed step: the reserve, the
+// weights it buffers or holds, the checkpoints the policy keeps, the
+// activations live at that point of the stage spread as the region's
+// layout spreads them over its rectangle, and its share of the gradient it
+// sums (docs/wafer.md). The memory check, the planner and the report all
+// read this.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_WAFER_ANALYSIS_MEMORYMODEL_H
+#define CGPT_DIALECT_WAFER_ANALYSIS_MEMORYMODEL_H
+
+#include "cgpt/Dialect/Wafer/Analysis/CheckpointPolicy.h"
+#include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
+
+namespace cgpt::wafer {
+
+/// What one core holds while a region runs, in bytes.
+struct CoreMemory {
+  /// Code, queues and stack (the target's `reserved_bytes`).
+  int64_t reserve = 0;
+  /// Weight streaming: the current and the next stage's weights, spread
+  /// over the mesh. Layer pipelined: the slot's weights, held on its
+  /// rectangle (`resident`).
+  int64_t weightBuffers = 0;
+  bool resident = false;
+  /// Checkpoints the policy keeps on the wafer; layer pipelined, those of
+  /// the micro-batches in flight through the slot.
+  int64_t checkpoints = 0;
+  /// Activations live while the region runs (with the uneven split's
+  /// imbalance), and attention's score rows.
+  int64_t live = 0;
+  /// The share of the weight gradients summed on the core.
+  int64_t accumulator = 0;
+
+  int64_t total() const {
+    return reserve + weightBuffers + checkpoints + live + accumulator;
+  }
+  /// "reserve 8,192 B, weight buffers 134 B, ...".
+  std::string describe() const;
+};
+
+/// The region with the largest per-core memory, and that memory.
+struct MemoryPeak {
+  RegionOp region;
+  CoreMemory memory;
+};
+
+/// Per-core memory of region `r` of stage `s` as placed, at `microBatch`
+/// under `policy`.
+CoreMemory regionMemory(const StepProgram &program, const Placement &placement,
+                        size_t s, size_t r, int64_t microBatch,
+                        CheckpointPolicy policy);
+/// Per stage, per region: regionMemory of each, in one pass.
+std::vector<std::vector<CoreMemory>>
+regionMemories(const StepProgram &program, const Placement &placement,
+               int64_t microBatch, CheckpointPolicy policy);
+MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
+                      int64_t microBatch, CheckpointPolicy policy);
+
+} // namespace cgpt::wafer
+
+#endif // CGPT_DIALECT_WAFER_ANALYSIS_MEMORYMODEL_H

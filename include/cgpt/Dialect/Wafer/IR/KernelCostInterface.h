@@ -1,0 +1,88 @@
+//===- KernelCostInterface.h - what a kernel's cost depends on --*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The plain values a kernel's time on the mesh is a function of: the
+// region's shape, the rectangle and layout it was placed with, the
+// micro-batch and the target. The standard algorithms of the six kernel
+// kinds (Analysis/KernelCost.h) and a kernel's own cost model
+// (KernelCostOpInterface) both read them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_WAFER_IR_KERNELCOSTINTERFACE_H
+#define CGPT_DIALECT_WAFER_IR_KERNELCOSTINTERFACE_H
+
+#include "mlir/IR/OpDefinition.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace cgpt::target {
+class WaferTargetModel;
+} // namespace cgpt::target
+
+#include "cgpt/Dialect/Wafer/IR/WaferEnums.h.inc"
+
+namespace cgpt::wafer {
+
+/// A rectangle of cores: origin (x, y), width and height.
+struct Rect {
+  int64_t x = 0, y = 0, w = 1, h = 1;
+  int64_t cores() const { return w * h; }
+  bool operator==(const Rect &other) const {
+    return x == other.x && y == other.y && w == other.w && h == other.h;
+  }
+  /// Whether the two rectangles share a core.
+  bool overlaps(const Rect &other) const {
+    return x < other.x + other.w && other.x < x + w && y < other.y + other.h &&
+           other.y < y + h;
+  }
+};
+
+/// A kernel's data split over its rectangle (`#wafer.layout`): token groups
+/// by feature groups (for attention, query blocks by key blocks of each
+/// (sequence, head); for resident weights, groups of the weight's output
+/// columns by groups of its contracted rows), and where its weights come
+/// from.
+struct Layout {
+  int64_t tokenGroups = 1, featureGroups = 1;
+  Edge weights = Edge::none;
+  int64_t groups() const { return tokenGroups * featureGroups; }
+};
+
+/// What the timing model needs of one kernel: a region's attributes.
+struct KernelShape {
+  KernelKind kind = KernelKind::elementwise;
+  /// Per sequence: [rows, columns, contracted] and executed FLOPs.
+  int64_t rows = 1, columns = 1, contracted = 1, flops = 0;
+  int64_t elementBytes = 2, weightBytes = 0, accumulator = 0;
+  int64_t chunks = 1, repeats = 1;
+};
+
+/// The time of one kernel run, in cycles, by bound.
+struct KernelTime {
+  double compute = 0, fabric = 0, sram = 0;
+  /// Configuring the kernel and filling and draining its streams.
+  double fixed = 0;
+  double cycles() const { return std::max({compute, fabric, sram}) + fixed; }
+  /// "compute", "fabric" or "sram": the largest bound.
+  const char *bound() const;
+};
+
+/// One kernel placed: what its time is a function of.
+struct KernelCostQuery {
+  const KernelShape &shape;
+  Layout layout;
+  Rect rect;
+  int64_t microBatch;
+  const target::WaferTargetModel &target;
+};
+
+} // namespace cgpt::wafer
+
+#include "cgpt/Dialect/Wafer/IR/KernelCostInterface.h.inc"
+
+#endif // CGPT_DIALECT_WAFER_IR_KERNELCOSTINTERFACE_H

@@ -1,0 +1,104 @@
+//===- LayoutSearch.cpp - the split that makes kernels fastest ------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Dialect/Wafer/Analysis/LayoutSearch.h"
+
+namespace cgpt::wafer {
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+Edge weightsOf(const ProgramRegion &region, ExecutionMode mode) {
+  if (mode == ExecutionMode::layer_pipelined) {
+    switch (region.shape.kind) {
+    case KernelKind::weight_matmul:
+    case KernelKind::weight_grad:
+    case KernelKind::embedding:
+      return Edge::resident;
+    default:
+      return region.ingressBytes ? Edge::resident : Edge::none;
+    }
+  }
+  return region.ingressBytes ? Edge::north : Edge::none;
+}
+
+llvm::SmallVector<Layout> layoutCandidates(int64_t cores, int64_t extent,
+                                           int64_t lanes, Edge weights) {
+  llvm::SmallVector<Layout> candidates;
+  for (int64_t gk = 1; gk <= cores; gk *= 2)
+    candidates.push_back({cores / gk, gk, weights});
+  for (int64_t perCore = 1; perCore <= 64 * std::max<int64_t>(1, lanes);
+       ++perCore) {
+    int64_t groups = ceilDiv(extent, perCore);
+    if (groups <= cores)
+      candidates.push_back({groups, cores / groups, weights});
+  }
+  return candidates;
+}
+
+Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
+                       int64_t microBatch) {
+  const ProgramStage &stage = program.getStages()[s];
+  const target::WaferTargetModel &target = program.getTarget();
+  llvm::SmallVector<Layout> candidates =
+      layoutCandidates(rect.cores(), microBatch * program.getSeqLen(),
+                       target.getMixedFmacsPerCycle(), Edge::none);
+  Layout best = candidates.front();
+  double bestCycles = -1;
+  for (Layout layout : candidates) {
+    double cycles = 0;
+    for (const ProgramRegion &region : stage.regions) {
+      if (region.shape.kind == KernelKind::attention)
+        continue;
+      Layout own = layout;
+      own.weights = weightsOf(region, ExecutionMode::weight_streaming);
+      cycles +=
+          region.cost({region.shape, own, rect, microBatch, target}).cycles();
+    }
+    if (bestCycles < 0 || cycles < bestCycles) {
+      best = layout;
+      bestCycles = cycles;
+    }
+  }
+  return best;
+}
+
+std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
+                                               const ProgramRegion &region,
+                                               Rect rect, int64_t microBatch,
+                                               Edge weights) {
+  const target::WaferTargetModel &target = program.getTarget();
+  const KernelShape &shape = region.shape;
+  auto timeOf = [&](Layout layout) {
+    return region.cost({shape, layout, rect, microBatch, target});
+  };
+  if (shape.kind == KernelKind::attention) {
+    Layout block = bestAttentionBlock(shape, microBatch, rect.cores());
+    block.weights = weights;
+    return {block, timeOf(block)};
+  }
+  // What the token groups split: a resident weight's output columns, the
+  // tokens a weight gradient sums over, or the tokens of the rows.
+  int64_t extent = microBatch * shape.rows;
+  if (weights == Edge::resident && (shape.kind == KernelKind::weight_matmul ||
+                                    shape.kind == KernelKind::weight_grad))
+    extent = shape.columns;
+  else if (shape.kind == KernelKind::weight_grad)
+    extent = microBatch * shape.contracted;
+  std::pair<Layout, KernelTime> best;
+  double bestCycles = -1;
+  for (Layout layout :
+       layoutCandidates(rect.cores(), extent,
+                        fmacLanes(target, shape.elementBytes), weights)) {
+    KernelTime time = timeOf(layout);
+    if (bestCycles < 0 || time.cycles() < bestCycles) {
+      best = {layout, time};
+      bestCycles = time.cycles();
+    }
+  }
+  return best;
+}
+
+} // namespace cgpt::wafer

@@ -1,0 +1,214 @@
+//===- MemoryModel.cpp - what each core holds while a region runs ---------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Dialect/Wafer/Analysis/MemoryModel.h"
+
+#include "cgpt/Support/Format.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+
+namespace cgpt::wafer {
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::string CoreMemory::describe() const {
+  return "reserve " + formatGrouped(reserve) + " B, " +
+         (resident ? "resident weights " : "weight buffers ") +
+         formatGrouped(weightBuffers) + " B, checkpoints " +
+         formatGrouped(checkpoints) + " B, live activations " +
+         formatGrouped(live) + " B, gradient accumulator " +
+         formatGrouped(accumulator) + " B";
+}
+
+namespace {
+
+/// Whether a kernel's data is split by tokens (and features), as the
+/// layout's groups say; attention splits (sequence, head) blocks instead.
+bool isTokenMajor(KernelKind kind) { return kind != KernelKind::attention; }
+
+/// The memory of every region of one placed step at one micro-batch and
+/// policy, with what all regions share computed once.
+class MemoryAccount {
+public:
+  MemoryAccount(const StepProgram &program, const Placement &placement,
+                int64_t microBatch, CheckpointPolicy policy)
+      : program(program), placement(placement), microBatch(microBatch),
+        meshCores(program.getTarget().getNumCores()) {
+    if (placement.mode == ExecutionMode::layer_pipelined)
+      accountSlots();
+    else
+      checkpointBytes = checkpointBytesPerSequence(policy);
+  }
+
+  CoreMemory of(size_t s, size_t r) const;
+
+private:
+  /// Checkpoint bytes per sequence `policy` holds on the wafer at once.
+  int64_t checkpointBytesPerSequence(CheckpointPolicy policy) const;
+  /// What each pipeline slot holds for the whole step.
+  void accountSlots();
+  /// Bytes per core of `perSequence` bytes of each of the micro-batch's
+  /// sequences, spread as the data of region `r` of stage `s` is.
+  int64_t spread(size_t s, size_t r, int64_t perSequence) const;
+
+  const StepProgram &program;
+  const Placement &placement;
+  int64_t microBatch, meshCores;
+  int64_t checkpointBytes = 0;
+  struct Slot {
+    int64_t weights = 0, accumulator = 0, stashBytes = 0;
+  };
+  llvm::DenseMap<int64_t, Slot> slots;
+};
+
+int64_t
+MemoryAccount::checkpointBytesPerSequence(CheckpointPolicy policy) const {
+  int64_t perSequence = 0, largestLayer = 0;
+  for (const ProgramStage &stage : program.getStages()) {
+    if (!stage.checkpointBytes)
+      continue;
+    largestLayer = std::max(largestLayer, stage.checkpointBytes);
+    bool kept = true;
+    if (stage.layer && policy.kind == CheckpointPolicy::Kind::every)
+      kept = *stage.layer % policy.interval == 0;
+    if (stage.layer && policy.kind == CheckpointPolicy::Kind::offload)
+      kept = false;
+    if (kept)
+      perSequence += stage.checkpointBytes;
+  }
+  // What the policy holds besides: a run's rebuilt checkpoints, or the
+  // offloaded checkpoint in use and the next one arriving.
+  if (policy.kind == CheckpointPolicy::Kind::every)
+    perSequence += (policy.interval - 1) * largestLayer;
+  if (policy.kind == CheckpointPolicy::Kind::offload)
+    perSequence += 2 * largestLayer;
+  return perSequence;
+}
+
+void MemoryAccount::accountSlots() {
+  int64_t numSlots = placement.numSlots();
+  int64_t passes = ceilDiv(program.getPerSystemBatch(), microBatch);
+  for (auto [s, stage] : llvm::enumerate(program.getStages())) {
+    Slot &slot = slots[*placement.slots[s]];
+    // A layer's forward and backward stages read the same weights: the
+    // slot holds them once.
+    slot.weights = std::max(slot.weights, stage.weightBytes);
+    for (const ProgramRegion &region : stage.regions)
+      slot.accumulator += region.shape.accumulator;
+    // One-forward-one-backward: the slot p-th from the first holds the
+    // checkpoints of the micro-batches between its forward and its
+    // backward, at most numSlots - p of them (and no more than a step has).
+    int64_t inFlight = std::min(passes, numSlots - *placement.slots[s]);
+    slot.stashBytes = std::max(slot.stashBytes, inFlight * microBatch *
+                                                    stage.checkpointBytes);
+  }
+}
+
+int64_t MemoryAccount::spread(size_t s, size_t r, int64_t perSequence) const {
+  const ProgramStage &stage = program.getStages()[s];
+  const RegionPlacement &placed = placement.regions[s][r];
+  // Attention reads what the token-major kernel before it on the same
+  // cores left there, spread as that kernel's layout spreads it.
+  std::optional<size_t> source;
+  if (isTokenMajor(stage.regions[r].shape.kind)) {
+    source = r;
+  } else {
+    for (size_t i = r; i-- > 0 && !source;)
+      if (isTokenMajor(stage.regions[i].shape.kind) &&
+          placement.regions[s][i].rect == placed.rect)
+        source = i;
+  }
+  if (!source || placement.regions[s][*source].layout.weights ==
+                     Edge::resident)
+    return ceilDiv(microBatch * perSequence, placed.rect.cores());
+  // Tokens over token groups, each token's bytes over feature groups.
+  const Layout &layout = placement.regions[s][*source].layout;
+  int64_t seq = program.getSeqLen();
+  return ceilDiv(microBatch * seq, layout.tokenGroups) *
+         ceilDiv(ceilDiv(perSequence, seq), layout.featureGroups);
+}
+
+CoreMemory MemoryAccount::of(size_t s, size_t r) const {
+  const ProgramRegion &region = program.getStages()[s].regions[r];
+  const RegionPlacement &placed = placement.regions[s][r];
+  int64_t cores = placed.rect.cores();
+  CoreMemory memory;
+  memory.reserve = program.getTarget().getReservedBytes();
+  bool wholeMesh = placed.rect == program.getMesh();
+  if (wholeMesh || placement.mode == ExecutionMode::layer_pipelined) {
+    memory.live = spread(s, r, region.live);
+  } else {
+    // On part of the mesh: the stage's activations stay spread over the
+    // whole mesh where the kernels before left them, and the region
+    // gathers what it reads and writes onto its own cores.
+    memory.live = ceilDiv(microBatch * region.live, meshCores) +
+                  spread(s, r, region.operandBytes);
+  }
+  if (region.shape.kind == KernelKind::attention) {
+    // A core takes its queries one row at a time against all its keys, with
+    // a running maximum and sum (the online softmax): one row of f32 scores
+    // and their gradient per (sequence, head) it holds.
+    int64_t pairs =
+        microBatch *
+        std::max<int64_t>(1, region.shape.rows / region.shape.columns);
+    int64_t keys =
+        ceilDiv(region.shape.columns, placed.layout.featureGroups);
+    memory.live += 2 * keys * kPartialSumBytes * ceilDiv(pairs, cores);
+  }
+  if (placement.mode == ExecutionMode::layer_pipelined) {
+    const Slot &slot = slots.find(*placement.slots[s])->second;
+    memory.resident = true;
+    memory.weightBuffers = ceilDiv(slot.weights, cores);
+    memory.accumulator = ceilDiv(slot.accumulator, cores);
+    memory.checkpoints = ceilDiv(slot.stashBytes, cores);
+    return memory;
+  }
+  memory.weightBuffers =
+      2 * ceilDiv(program.getLargestStageWeights(), meshCores);
+  // Checkpoints rest on the whole mesh as the kernels that made them left
+  // them; a region on part of the mesh sees its even share.
+  memory.checkpoints = wholeMesh
+                           ? spread(s, r, checkpointBytes)
+                           : ceilDiv(microBatch * checkpointBytes, meshCores);
+  memory.accumulator = ceilDiv(region.shape.accumulator, cores);
+  return memory;
+}
+
+} // namespace
+
+CoreMemory regionMemory(const StepProgram &program, const Placement &placement,
+                        size_t s, size_t r, int64_t microBatch,
+                        CheckpointPolicy policy) {
+  return MemoryAccount(program, placement, microBatch, policy).of(s, r);
+}
+
+std::vector<std::vector<CoreMemory>>
+regionMemories(const StepProgram &program, const Placement &placement,
+               int64_t microBatch, CheckpointPolicy policy) {
+  MemoryAccount account(program, placement, microBatch, policy);
+  std::vector<std::vector<CoreMemory>> result(program.getStages().size());
+  for (size_t s = 0; s < result.size(); ++s)
+    for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r)
+      result[s].push_back(account.of(s, r));
+  return result;
+}
+
+MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
+                      int64_t microBatch, CheckpointPolicy policy) {
+  MemoryAccount account(program, placement, microBatch, policy);
+  MemoryPeak peak;
+  for (size_t s = 0; s < program.getStages().size(); ++s)
+    for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r) {
+      CoreMemory memory = account.of(s, r);
+      if (!peak.region || memory.total() > peak.memory.total())
+        peak = {program.getStages()[s].regions[r].op, memory};
+    }
+  return peak;
+}
+
+} // namespace cgpt::wafer

@@ -1,0 +1,268 @@
+//===- Schedule.cpp - a placed step as a timeline -------------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ScheduleTail.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+
+namespace cgpt::wafer {
+
+/// The weight servers read and write an f32 weight and two f32 Adam
+/// moments per parameter, and read its f32 gradient: 28 bytes.
+constexpr double kOptimizerBytesPerParameter = 28;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+//===----------------------------------------------------------------------===//
+// The cluster and the step's tail
+//===----------------------------------------------------------------------===//
+
+detail::Cluster detail::Cluster::of(const target::WaferTargetModel &t,
+                                    int64_t systems) {
+  Cluster cluster;
+  // The broadcast/reduce tree between the weight servers and the systems.
+  int64_t depth = 0;
+  for (int64_t reach = 1; reach < systems; reach *= t.getReduceFanout())
+    ++depth;
+  cluster.treeLatency = depth * t.getReduceLevelLatencySeconds();
+  cluster.inRate = std::min({t.getIoBytesPerSecond(),
+                             t.getWeightServerBytesPerSecond(),
+                             systems > 1 ? t.getReduceBytesPerSecond()
+                                         : t.getIoBytesPerSecond()});
+  cluster.outRate = std::min(t.getIoBytesPerSecond(),
+                             systems > 1 ? t.getReduceBytesPerSecond()
+                                         : t.getIoBytesPerSecond());
+  return cluster;
+}
+
+void detail::finishStep(const StepProgram &program, double passesEnd,
+                        double outFree,
+                        llvm::ArrayRef<std::pair<double, double>> lastGradients,
+                        StepEstimate &estimate, ScheduleObserver *observer) {
+  const target::WaferTargetModel &t = program.getTarget();
+  estimate.passesSeconds = passesEnd;
+  estimate.systemSeconds = std::max(passesEnd, outFree);
+  estimate.drainSeconds = estimate.systemSeconds - passesEnd;
+  if (observer && estimate.drainSeconds > 0)
+    observer->interval("gradient drain",
+                       "gradients still leaving after the last pass",
+                       passesEnd, estimate.drainSeconds, {});
+
+  // The weight servers update each tensor once its reduced gradient has
+  // arrived, one tensor after another at their bandwidth.
+  double parametersPerByte =
+      program.getTotalGradientBytes()
+          ? static_cast<double>(program.getParameters()) /
+                static_cast<double>(program.getTotalGradientBytes())
+          : 0;
+  double serverFree = 0, lastArrival = estimate.systemSeconds;
+  for (auto [arrival, bytes] : lastGradients) {
+    double start = std::max(serverFree, arrival);
+    serverFree = start + bytes * parametersPerByte *
+                             kOptimizerBytesPerParameter /
+                             t.getOptimizerBytesPerSecond();
+    lastArrival = std::max(lastArrival, arrival);
+  }
+  estimate.reduceSeconds = lastArrival - estimate.systemSeconds;
+  estimate.optimizerSeconds = std::max(0.0, serverFree - lastArrival);
+  estimate.stepSeconds = estimate.systemSeconds + estimate.reduceSeconds +
+                         estimate.optimizerSeconds;
+  if (observer) {
+    if (estimate.reduceSeconds > 0)
+      observer->interval("reduce", "gradients through the tree",
+                         estimate.systemSeconds, estimate.reduceSeconds, {});
+    if (estimate.optimizerSeconds > 0)
+      observer->interval("optimizer", "AdamW on the weight servers",
+                         lastArrival, estimate.optimizerSeconds, {});
+  }
+  estimate.samplesPerSecond =
+      static_cast<double>(program.getGlobalBatch()) / estimate.stepSeconds;
+}
+
+//===----------------------------------------------------------------------===//
+// Weight streaming
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The stage executions of one pass under `policy`: indices into the
+/// program's stages, with true for a forward stage run again.
+std::vector<std::pair<size_t, bool>> passSchedule(const StepProgram &program,
+                                                  CheckpointPolicy policy) {
+  llvm::ArrayRef<ProgramStage> stages = program.getStages();
+  llvm::DenseMap<int64_t, size_t> forwardOfLayer;
+  for (auto [index, stage] : llvm::enumerate(stages))
+    if (stage.layer && stage.phase == "forward")
+      forwardOfLayer[*stage.layer] = index;
+  std::vector<std::pair<size_t, bool>> schedule;
+  for (auto [index, stage] : llvm::enumerate(stages)) {
+    bool runTop = policy.kind == CheckpointPolicy::Kind::every &&
+                  stage.layer && stage.phase == "backward" &&
+                  (*stage.layer % policy.interval == policy.interval - 1 ||
+                   *stage.layer == program.getLayers() - 1);
+    if (runTop) {
+      // Rebuild the run's checkpoints from the one kept at its first layer.
+      int64_t first = *stage.layer / policy.interval * policy.interval;
+      for (int64_t layer = first; layer < *stage.layer; ++layer)
+        if (auto it = forwardOfLayer.find(layer); it != forwardOfLayer.end())
+          schedule.push_back({it->second, true});
+    }
+    schedule.push_back({index, false});
+  }
+  return schedule;
+}
+
+StepEstimate estimateStreamingStep(const StepProgram &program,
+                                   const TimedPlacement &timed,
+                                   CheckpointPolicy policy,
+                                   ScheduleObserver *observer) {
+  const target::WaferTargetModel &t = program.getTarget();
+  double clock = t.getClockHz();
+  detail::Cluster cluster = detail::Cluster::of(t, program.getNumCsx());
+  double inRate = cluster.inRate, outRate = cluster.outRate;
+  bool offload = policy.kind == CheckpointPolicy::Kind::offload;
+  int64_t microBatch = timed.microBatch;
+  llvm::ArrayRef<ProgramStage> stages = program.getStages();
+
+  std::vector<std::pair<size_t, bool>> schedule =
+      passSchedule(program, policy);
+  StepEstimate estimate;
+  estimate.passes = ceilDiv(program.getPerSystemBatch(), microBatch);
+  // Token ids and labels (i32) from the activation workers, each pass.
+  double tokenBytes = 2.0 * 4 * microBatch * program.getSeqLen();
+
+  // The two directions of the system's I/O; each is busy until its last
+  // transfer ends. The step's first weights cannot be prefetched: they are
+  // the last the optimizer updated.
+  double inFree = cluster.treeLatency, outFree = 0, time = 0;
+  // When the last pass's gradients reach the weight servers, in order.
+  std::vector<std::pair<double, double>> lastGradients; // arrival, bytes
+  auto runPass = [&](bool first, bool last) {
+    double prefetchFrom = time;
+    for (auto [position, entry] : llvm::enumerate(schedule)) {
+      auto [s, rerun] = entry;
+      const ProgramStage &stage = stages[s];
+      const std::vector<RegionPlacement> &placed = timed.placement.regions[s];
+      double stageStart = time;
+      // What the stage's first kernel reads before any weight: the token
+      // ids, or the layer's offloaded checkpoint coming back.
+      double inputBytes = position == 0 ? tokenBytes : 0;
+      if (offload && stage.phase == "backward" && stage.layer)
+        inputBytes +=
+            static_cast<double>(microBatch) * stage.forwardCheckpointBytes;
+      double inBytes = inputBytes + static_cast<double>(stage.weightBytes);
+      double weightsStart = std::max(inFree, prefetchFrom);
+      double weightsEnd = weightsStart + inBytes / inRate;
+      inFree = weightsEnd;
+      // Waves run one after another, the regions of a wave at once; the
+      // first region cannot end before its inputs have arrived, and one
+      // that reads a weight not before the stage's weights up to its own.
+      double arrived = weightsStart + inputBytes / inRate, slowest = 0;
+      double waveStart = time, waveEnd = time;
+      const char *bound = "compute";
+      bool ioBound = false;
+      for (auto [r, region] : llvm::enumerate(stage.regions)) {
+        if (r > 0 && placed[r].wave != placed[r - 1].wave)
+          waveStart = waveEnd;
+        const KernelTime &kernelTime = timed.times[s][r];
+        double seconds = kernelTime.cycles() / clock;
+        double begin = waveStart;
+        double end = begin + seconds;
+        arrived += static_cast<double>(region.ingressBytes) / inRate;
+        if ((r == 0 || region.ingressBytes) && arrived > end) {
+          end = arrived;
+          ioBound = true;
+        }
+        if (seconds > slowest) {
+          slowest = seconds;
+          bound = kernelTime.bound();
+        }
+        if (first && observer)
+          observer->interval(
+              stringifyKernelKind(region.shape.kind),
+              stage.name + " @" + region.op.getSymName().str(), begin,
+              end - begin,
+              {static_cast<double>(region.shape.flops) *
+                   static_cast<double>(microBatch),
+               static_cast<double>(region.ingressBytes),
+               end > begin + seconds ? "weights in" : kernelTime.bound()});
+        waveEnd = std::max(waveEnd, end);
+        if (region.egressBytes && !rerun) {
+          double outStart = std::max(outFree, end);
+          outFree =
+              outStart + static_cast<double>(region.egressBytes) / outRate;
+          if (first && observer)
+            observer->interval("gradients out", stage.name, outStart,
+                               outFree - outStart,
+                               {0, static_cast<double>(region.egressBytes)});
+          if (last)
+            lastGradients.push_back(
+                {outFree + cluster.treeLatency,
+                 static_cast<double>(region.egressBytes)});
+        }
+      }
+      time = waveEnd;
+      if (offload && stage.phase == "forward" && stage.layer && !rerun &&
+          stage.checkpointBytes) {
+        double outStart = std::max(outFree, time);
+        outFree = outStart + static_cast<double>(microBatch) *
+                                 stage.checkpointBytes / outRate;
+        if (first && observer)
+          observer->interval(
+              "checkpoints out", stage.name, outStart, outFree - outStart,
+              {0, static_cast<double>(microBatch) *
+                      static_cast<double>(stage.checkpointBytes)});
+      }
+      if (first && observer) {
+        if (weightsEnd > weightsStart)
+          observer->interval("weights in", stage.name, weightsStart,
+                             weightsEnd - weightsStart, {0, inBytes});
+        observer->stage({stage.name, stage.layer,
+                         rerun ? "recompute" : stage.phase, stageStart, time,
+                         ioBound ? "weights in" : bound});
+      }
+      prefetchFrom = stageStart;
+    }
+  };
+  runPass(/*first=*/true, /*last=*/estimate.passes == 1);
+  estimate.firstPassSeconds = time;
+  if (estimate.passes > 1) {
+    // Every later pass but the last repeats the first in the steady state:
+    // run one to learn its length, then the last to place its gradients.
+    double secondStart = time;
+    runPass(false, estimate.passes == 2);
+    double steady = time - secondStart;
+    if (estimate.passes > 2) {
+      double skipped = steady * static_cast<double>(estimate.passes - 3);
+      time += skipped;
+      inFree += skipped;
+      outFree += skipped;
+      runPass(false, true);
+    }
+    if (observer)
+      observer->interval("passes",
+                         "passes 2 to " + std::to_string(estimate.passes),
+                         estimate.firstPassSeconds,
+                         time - estimate.firstPassSeconds, {});
+  }
+  detail::finishStep(program, time, outFree, lastGradients, estimate,
+                     observer);
+  return estimate;
+}
+
+} // namespace
+
+StepEstimate estimateStep(const StepProgram &program,
+                          const TimedPlacement &timed, CheckpointPolicy policy,
+                          ScheduleObserver *observer) {
+  if (timed.placement.mode == ExecutionMode::layer_pipelined)
+    return detail::estimatePipelinedStep(program, timed, observer);
+  return estimateStreamingStep(program, timed, policy, observer);
+}
+
+} // namespace cgpt::wafer

@@ -1,0 +1,199 @@
+//===- StepProgram.cpp - a device's step, and where it runs ---------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+
+namespace cgpt::wafer {
+
+//===----------------------------------------------------------------------===//
+// StepProgram
+//===----------------------------------------------------------------------===//
+
+FailureOr<StepProgram> StepProgram::build(DeviceOp device) {
+  FailureOr<const target::WaferTargetModel *> target = device.getTargetModel();
+  if (failed(target))
+    return failure();
+  StepProgram program;
+  program.device = device;
+  program.target = *target;
+  program.seqLen = device.getSeqLen();
+  program.perSystemBatch = device.getPerSystemBatch();
+  program.globalBatch = device.getGlobalBatch();
+  program.numCsx = device.getNumCsx();
+  program.parameters = device.getParameters();
+  for (Operation &op : device.getBody().front()) {
+    auto stage = dyn_cast<StageOp>(op);
+    if (!stage)
+      return op.emitOpError() << "is not a wafer.stage; the runtime cannot "
+                                 "run it";
+    ProgramStage s;
+    s.op = stage;
+    s.name = stage.getSymName().str();
+    s.phase = stage.getPhase().str();
+    s.layer = stage.getLayer();
+    s.checkpointBytes = stage.getCheckpointBytes();
+    llvm::DenseMap<StringAttr, unsigned> index;
+    for (Operation &inner : stage.getBody().front()) {
+      if (auto region = dyn_cast<RegionOp>(inner)) {
+        ProgramRegion r;
+        r.op = region;
+        r.shape = shapeOf(region);
+        r.cost = KernelCostModel::forKernel(region.getKernelAttr());
+        r.live = region.getLive();
+        r.operandBytes = region.getOperandBytes();
+        if (std::optional<ArrayAttr> reads = region.getReads()) {
+          for (auto ref : reads->getAsRange<FlatSymbolRefAttr>())
+            r.reads.push_back(index.at(ref.getAttr()));
+        } else {
+          for (unsigned earlier = 0; earlier < s.regions.size(); ++earlier)
+            r.reads.push_back(earlier);
+        }
+        index[region.getSymNameAttr()] = s.regions.size();
+        s.regions.push_back(std::move(r));
+      } else if (auto ingress = dyn_cast<IngressOp>(inner)) {
+        s.regions[index.at(ingress.getDestAttr().getAttr())].ingressBytes +=
+            ingress.getBytes();
+        s.weightBytes += ingress.getBytes();
+      } else if (auto egress = dyn_cast<EgressOp>(inner)) {
+        s.regions[index.at(egress.getSourceAttr().getAttr())].egressBytes +=
+            egress.getBytes();
+        program.totalGradientBytes += egress.getBytes();
+      }
+    }
+    if (s.layer)
+      program.layers = std::max(program.layers, *s.layer + 1);
+    program.largestStageWeights =
+        std::max(program.largestStageWeights, s.weightBytes);
+    program.stages.push_back(std::move(s));
+  }
+  if (program.stages.empty())
+    return device.emitOpError() << "has no stages; the runtime needs at "
+                                   "least one";
+  llvm::DenseMap<int64_t, int64_t> forwardCheckpoint;
+  for (const ProgramStage &stage : program.stages)
+    if (stage.layer && stage.phase == "forward")
+      forwardCheckpoint[*stage.layer] = stage.checkpointBytes;
+  for (ProgramStage &stage : program.stages)
+    if (stage.layer && stage.phase == "backward")
+      stage.forwardCheckpointBytes = forwardCheckpoint.lookup(*stage.layer);
+  return program;
+}
+
+Rect StepProgram::getMesh() const {
+  return {0, 0, target->getMeshWidth(), target->getMeshHeight()};
+}
+
+//===----------------------------------------------------------------------===//
+// Placement
+//===----------------------------------------------------------------------===//
+
+FailureOr<Placement> Placement::fromIR(const StepProgram &program) {
+  DeviceOp device = program.getDevice();
+  Placement placement;
+  placement.placer = device.getPlacer().value_or("").str();
+  if (std::optional<ExecutionMode> mode = device.getExecution())
+    placement.mode = *mode;
+  for (const ProgramStage &stage : program.getStages()) {
+    placement.slots.push_back(stage.op.getSlot());
+    if (placement.mode == ExecutionMode::layer_pipelined &&
+        !stage.op.getSlot())
+      return stage.op.emitOpError()
+             << "@" << stage.name
+             << " has no slot, but its device runs layer pipelined; run "
+                "wafer-place";
+    auto &regions = placement.regions.emplace_back();
+    for (auto [index, region] : llvm::enumerate(stage.regions)) {
+      RectAttr rect = region.op.getPlacementAttr();
+      LayoutAttr layout = region.op.getLayoutAttr();
+      if (!rect || !layout)
+        return region.op.emitOpError()
+               << "@" << region.op.getSymName() << " has no "
+               << (rect ? "layout" : "placement") << "; run wafer-place";
+      regions.push_back(
+          {{rect.getX(), rect.getY(), rect.getW(), rect.getH()},
+           {layout.getTokenGroups(), layout.getFeatureGroups(),
+            layout.getWeights()},
+           region.op.getWave().value_or(static_cast<int64_t>(index))});
+    }
+  }
+  return placement;
+}
+
+/// The axis `kind`'s partial sums are reduced along under `layout`.
+static ReduceAxis partialsOf(KernelKind kind, const Layout &layout) {
+  switch (kind) {
+  case KernelKind::weight_matmul:
+  case KernelKind::attention:
+    return layout.featureGroups > 1 ? ReduceAxis::rows : ReduceAxis::none;
+  case KernelKind::weight_grad:
+    return layout.weights != Edge::resident && layout.tokenGroups > 1
+               ? ReduceAxis::columns
+               : ReduceAxis::none;
+  default:
+    return ReduceAxis::none;
+  }
+}
+
+void Placement::writeTo(const StepProgram &program) const {
+  DeviceOp device = program.getDevice();
+  MLIRContext *context = device.getContext();
+  Builder builder(context);
+  device.setPlacerAttr(builder.getStringAttr(placer));
+  device.setExecutionAttr(ExecutionModeAttr::get(context, mode));
+  for (auto [s, stage] : llvm::enumerate(program.getStages())) {
+    if (slots[s])
+      stage.op.setSlotAttr(builder.getI64IntegerAttr(*slots[s]));
+    else
+      stage.op.removeSlotAttr();
+    for (auto [r, region] : llvm::enumerate(stage.regions)) {
+      const RegionPlacement &placed = regions[s][r];
+      const Rect &rect = placed.rect;
+      region.op.setPlacementAttr(
+          RectAttr::get(context, rect.x, rect.y, rect.w, rect.h));
+      region.op.setLayoutAttr(LayoutAttr::get(
+          context, placed.layout.tokenGroups, placed.layout.featureGroups,
+          placed.layout.weights, partialsOf(region.shape.kind, placed.layout)));
+      region.op.setWaveAttr(builder.getI64IntegerAttr(placed.wave));
+    }
+  }
+}
+
+int64_t Placement::numSlots() const {
+  int64_t slotsUsed = 0;
+  for (const std::optional<int64_t> &slot : slots)
+    if (slot)
+      slotsUsed = std::max(slotsUsed, *slot + 1);
+  return slotsUsed;
+}
+
+KernelTime placedKernelTime(const StepProgram &program,
+                            const Placement &placement, size_t s, size_t r,
+                            int64_t microBatch) {
+  const ProgramRegion &region = program.getStages()[s].regions[r];
+  const RegionPlacement &placed = placement.regions[s][r];
+  return region.cost({region.shape, placed.layout, placed.rect, microBatch,
+                      program.getTarget()});
+}
+
+TimedPlacement TimedPlacement::of(const StepProgram &program,
+                                  Placement placement, int64_t microBatch) {
+  TimedPlacement timed;
+  timed.microBatch = microBatch;
+  for (size_t s = 0; s < program.getStages().size(); ++s) {
+    auto &times = timed.times.emplace_back();
+    for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r)
+      times.push_back(
+          placedKernelTime(program, placement, s, r, microBatch));
+  }
+  timed.placement = std::move(placement);
+  return timed;
+}
+
+} // namespace cgpt::wafer
