@@ -85,3 +85,62 @@ TEST_F(MemoryModelTest, CheckpointPolicies) {
 }
 
 } // namespace
+
+namespace {
+
+/// independent.mlir side by side at its planned 4 sequences: @dx runs on
+/// a band of 7 x 12 = 84 cores, split 16 token groups by 5 feature groups.
+/// The stage's 65,536 B of live activations per sequence stay spread over
+/// the whole mesh (4 x 65,536 / 192 = 1,366 B a core), and @dx gathers what
+/// it reads and writes onto its band: 16,384 B per sequence, 256 B per
+/// token, so ceil(256 tokens / 16) = 16 tokens of ceil(256 / 5) = 52 B:
+/// 832 B. @dw sums its 16,384 B gradient over its own 84 cores: 196 B.
+TEST_F(MemoryModelTest, SideBySideRegionsByHand) {
+  DeviceOp device = parseInput("independent.mlir");
+  device.setMicroBatch(4);
+  device.setGradAccumSteps(1);
+  StepProgram program = programOf(device);
+  Placement placement = placeWith("side-by-side", program, 4);
+  const RegionPlacement &dx = placement.regions[0][0];
+  ASSERT_EQ(dx.rect.w, 7);
+  ASSERT_EQ(dx.layout.tokenGroups, 16);
+  ASSERT_EQ(dx.layout.featureGroups, 5);
+  CoreMemory memory =
+      regionMemory(program, placement, 0, 0, 4, {Kind::keep, 0});
+  EXPECT_EQ(memory.live, 1366 + 832);
+  ASSERT_EQ(placement.regions[0][1].rect.cores(), 84);
+  EXPECT_EQ(
+      regionMemory(program, placement, 0, 1, 4, {Kind::keep, 0}).accumulator,
+      196);
+  // The same region over the whole mesh holds the stage's live bytes at
+  // its own split, and no copy of its operands.
+  Placement whole = placeWith("whole-mesh", program, 4);
+  const Layout &layout = whole.regions[0][0].layout;
+  int64_t tokens = (256 + layout.tokenGroups - 1) / layout.tokenGroups;
+  int64_t perToken = (1024 + layout.featureGroups - 1) / layout.featureGroups;
+  EXPECT_EQ(regionMemory(program, whole, 0, 0, 4, {Kind::keep, 0}).live,
+            tokens * perToken);
+}
+
+/// two-layers.mlir layer pipelined at one sequence: layer 0 on a band of
+/// 8 x 12 = 96 cores holds its 8,192 B of weights (86 B a core) and the
+/// 16,384 B f32 gradient its backward sums (171 B a core) all step, and the
+/// checkpoints of the micro-batches in flight: with 2 slots, the first
+/// holds 2 (8,192 B each per sequence): 171 B a core.
+TEST_F(MemoryModelTest, PipelinedSlotByHand) {
+  StepProgram program = programOf(parseInput("two-layers.mlir"));
+  Placement placement = placeWith("pipelined", program, 1);
+  ASSERT_EQ(placement.regions[0][0].rect.cores(), 96);
+  CoreMemory memory =
+      regionMemory(program, placement, 0, 1, 1, {Kind::keep, 0});
+  EXPECT_TRUE(memory.resident);
+  EXPECT_EQ(memory.weightBuffers, 86);
+  EXPECT_EQ(memory.accumulator, 171);
+  EXPECT_EQ(memory.checkpoints, 171);
+  // The last slot holds one micro-batch in flight.
+  EXPECT_EQ(regionMemory(program, placement, 1, 1, 1, {Kind::keep, 0})
+                .checkpoints,
+            86);
+}
+
+} // namespace

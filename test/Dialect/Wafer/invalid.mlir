@@ -173,3 +173,121 @@ wafer.device @d target "mini" attributes {checkpoint = #wafer.checkpoint<sometim
     wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
   }
 }
+
+// -----
+
+// Regions of one wave run at once on cores of their own.
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 8, h = 12> layout <token_groups = 4, feature_groups = 2, weights = none, partials = none> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+    // expected-error @+1 {{runs in wave 0 beside @a on cores they share: #wafer.rect<x = 4, y = 0, w = 8, h = 12> and #wafer.rect<x = 0, y = 0, w = 8, h = 12>}}
+    wafer.region @b weight_matmul "dataflow.matmul" at <x = 4, y = 0, w = 8, h = 12> layout <token_groups = 4, feature_groups = 2, weights = none, partials = none> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// A region runs after those it reads, not beside them.
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 8, h = 12> layout <token_groups = 4, feature_groups = 2, weights = none, partials = none> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+    // expected-error @+1 {{reads @a, which runs in the same wave 0; a region runs after those it reads}}
+    wafer.region @b weight_matmul "dataflow.matmul" at <x = 8, y = 0, w = 8, h = 12> layout <token_groups = 4, feature_groups = 2, weights = none, partials = none> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, reads = [@a], shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// A region reads only earlier regions of its stage.
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{reads @b, which is not an earlier region of stage @s0}}
+    wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, reads = [@b], shape = array<i64: 4, 2, 2>}
+    wafer.region @b weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// Waves run in the order of their regions.
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 2, weights = none, partials = none> wave 1 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+    // expected-error @+1 {{runs in wave 0 after a region of wave 1; waves run in the order of their regions}}
+    wafer.region @b weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 2, weights = none, partials = none> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// A wave is 0 or more.
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{wave must be 0 or more, got -1}}
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 2, weights = none, partials = none> wave -1 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// A stage has a pipeline slot only when its device runs layer pipelined.
+wafer.device @d target "mini" attributes {execution = #wafer.execution<weight_streaming>, flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  // expected-error @+1 {{has slot 0, but its device runs weight streaming, one stage at a time}}
+  wafer.stage @s0 order 0 "forward" slot 0 {
+    wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// Under layer pipelining, every stage has one.
+wafer.device @d target "mini" attributes {execution = #wafer.execution<layer_pipelined>, flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  // expected-error @+1 {{has no slot, but its device runs layer pipelined}}
+  wafer.stage @s0 order 0 "forward" {
+    wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// Weight streaming holds no weights resident.
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{holds its weights resident, but its device runs weight streaming: weights come from the north edge}}
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 2, weights = resident, partials = rows> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// Layer pipelining streams no weights from the edge.
+wafer.device @d target "mini" attributes {execution = #wafer.execution<layer_pipelined>, flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" slot 0 {
+    // expected-error @+1 {{streams its weights from the north edge, but its device runs layer pipelined: weights are resident}}
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 2, weights = north, partials = rows> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// The slots of a pipeline work at once: each on cores of its own.
+wafer.device @d target "mini" attributes {execution = #wafer.execution<layer_pipelined>, flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" slot 0 {
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 10, h = 12> layout <token_groups = 4, feature_groups = 2, weights = resident, partials = rows> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+  // expected-error @+1 {{runs in slot 1 on cores that slot 0 also holds; the slots of a pipeline work at once}}
+  wafer.stage @s1 order 1 "forward" slot 1 {
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 8, y = 0, w = 8, h = 12> layout <token_groups = 4, feature_groups = 2, weights = resident, partials = rows> wave 0 {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// The execution mode is one of two.
+// expected-error @+2 {{expected ::cgpt::wafer::ExecutionMode to be one of: weight_streaming, layer_pipelined}}
+// expected-error @+1 {{failed to parse Wafer_ExecutionModeAttr parameter 'value'}}
+wafer.device @d target "mini" attributes {execution = #wafer.execution<diagonal>, flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}

@@ -14,6 +14,32 @@
 // CHECK: wafer.region @dw {{.*}}colors = array<i64: 0, 1, 2, 3>
 // CHECK: wafer.egress @dw -> "h.1.w" bytes 8192 at [15, 11]
 
+// Side by side, each region of a wave has its own columns: its streams
+// reuse the colors of the others. Weights enter at the north edge above
+// their region; a gradient leaves at its region's south-east corner.
+// RUN: cgpt-opt %S/Inputs/independent.mlir --wafer-place=placer=side-by-side --wafer-route | FileCheck %s --check-prefix=SIDE
+// SIDE: wafer.region @dx {{.*}} at <x = 0, y = 0, w = 7, h = 12> {{.*}}colors = array<i64: 0, 1, 2>
+// SIDE: wafer.region @dw {{.*}} at <x = 7, y = 0, w = 7, h = 12> {{.*}}colors = array<i64: 0, 1, 2, 3>
+// SIDE: wafer.ingress "h.0.w" -> @dx bytes 8192 at [0, 0]
+// SIDE: wafer.egress @dw -> "h.0.w" bytes 8192 at [13, 11]
+// SIDE: wafer.egress @db -> "h.0.b" bytes 128 at [15, 11]
+
+// Regions of one wave stacked on the same columns (a hand edit: @dw below
+// @dx) share the routers their weights cross: their colors are disjoint.
+// RUN: cgpt-opt %S/Inputs/independent.mlir --wafer-place=placer=side-by-side | sed -E 's/@dx (.*) at <x = 0, y = 0, w = 7, h = 12> layout <token_groups = 16, feature_groups = 5,/@dx \1 at <x = 0, y = 0, w = 7, h = 6> layout <token_groups = 6, feature_groups = 7,/; s/@dw (.*) at <x = 7, y = 0, w = 7, h = 12> layout <token_groups = 5, feature_groups = 16,/@dw \1 at <x = 0, y = 6, w = 7, h = 6> layout <token_groups = 6, feature_groups = 7,/' | cgpt-opt --wafer-route | FileCheck %s --check-prefix=STACKED
+// STACKED: wafer.region @dx {{.*}} at <x = 0, y = 0, w = 7, h = 6> {{.*}}colors = array<i64: 0, 1, 2>
+// STACKED: wafer.region @dw {{.*}} at <x = 0, y = 6, w = 7, h = 6> {{.*}}colors = array<i64: 3, 4, 5, 6>
+// STACKED: wafer.egress @dw -> "h.0.w" bytes 8192 at [6, 11]
+
+// Layer pipelined, colors 0 and 1 carry activations from band to band; the
+// regions' own streams take the colors after them.
+// RUN: cgpt-opt %S/Inputs/two-layers.mlir --wafer-place=placer=pipelined --wafer-route | FileCheck %s --check-prefix=PIPE
+// PIPE-LABEL: wafer.stage @h.1.forward
+// PIPE: wafer.region @fc {{.*}} at <x = 8, y = 0, w = 8, h = 12> {{.*}}colors = array<i64: 2, 3, 4>
+// PIPE: wafer.ingress "h.1.w" -> @fc bytes 8192 at [8, 0]
+// RUN: sed 's|target "mini"|target "%S/Inputs/four-colors.yaml"|' %S/Inputs/two-layers.mlir | cgpt-opt --wafer-place=placer=pipelined | not cgpt-opt --wafer-route 2>&1 | FileCheck %s --check-prefix=PIPE-COLORS
+// PIPE-COLORS: error: 'wafer.region' op needs 3 routing colors after the 2 its wave's other regions and the pipeline use on its columns; target '{{.*}}four-colors.yaml' has 4
+
 // A target with two colors cannot carry a weight matmul's three streams.
 // COLORS: error: 'wafer.region' op needs 3 routing colors; target '{{.*}}two-colors.yaml' has 2
 

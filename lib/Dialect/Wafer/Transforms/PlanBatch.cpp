@@ -186,19 +186,23 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
 
   int64_t perSystem = device.getPerSystemBatch();
   int64_t sram = target.getCoreSramBytes();
-  // "2 placers and 10 checkpoint policies".
+  // ", 2 placers and 10 checkpoint policies", or " and 10 checkpoint
+  // policies" for one placer.
   std::string weighed =
       (planner.numPlacers() > 1
-           ? std::to_string(planner.numPlacers()) + " placers and "
-           : std::string()) +
+           ? ", " + std::to_string(planner.numPlacers()) + " placers and "
+           : std::string(" and ")) +
       std::to_string(planner.numPolicies()) + " checkpoint policies";
   auto tooBig = [&](ArrayRef<Candidate> candidates,
                     StringRef what) -> LogicalResult {
     if (candidates.empty()) {
-      InFlightDiagnostic diag = device.emitOpError()
-                                << "cannot be placed at all:";
-      for (const auto &[name, whyNot] : planner.getRefusals())
-        diag << " the " << name << " placer: " << whyNot << ";";
+      InFlightDiagnostic diag = device.emitOpError() << "cannot be placed: ";
+      llvm::interleave(
+          planner.getRefusals(), diag,
+          [&](const auto &refusal) {
+            diag << "the " << refusal.first << " placer: " << refusal.second;
+          },
+          "; ");
       return diag;
     }
     Candidate c = leanest(candidates);
@@ -286,7 +290,7 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
     weighedAtChosen = rows;
     reason = (explore ? "explore" : "auto") + std::string(": of ") +
              std::to_string(divisors) + " divisors of " +
-             std::to_string(perSystem) + ", " + weighed + ", " +
+             std::to_string(perSystem) + weighed + ", " +
              std::to_string(chosen.microBatch) + " with '" +
              chosen.policy.str() + "' on the " + chosen.placer +
              " placer fits and predicts the most samples per second";

@@ -1,0 +1,136 @@
+//===- KernelCostTest.cpp - a kernel's time on its rectangle --------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel cost model: a kernel's own cost model reached through
+// KernelCostOpInterface, and the standard algorithms' terms computed by
+// hand on the mini target (2 mixed FMACs a cycle, 2 cycles a task, 4 B
+// links: two bf16 a wavelet, 16 B read and 8 B written a cycle, 1 cycle a
+// hop).
+//
+//===----------------------------------------------------------------------===//
+
+#include "WaferFixture.h"
+
+#include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+
+using namespace cgpt;
+using namespace cgpt::wafer;
+
+namespace {
+
+/// A stand-in kernel whose algorithm is its own: 1,000 cycles a sequence.
+struct OwnCost
+    : KernelCostOpInterface::ExternalModel<OwnCost,
+                                           dataflow::RotaryAnglesOp> {
+  static KernelTime getMeshCost(const KernelCostQuery &query) {
+    KernelTime time;
+    time.compute = 1000.0 * static_cast<double>(query.microBatch);
+    return time;
+  }
+};
+
+const target::WaferTargetModel &mini(mlir::MLIRContext &context) {
+  return **target::WaferTargetModel::loadShared("mini", &context);
+}
+
+/// A region runs its kernel's own cost when the kernel brings one, and the
+/// standard algorithm of its kind otherwise.
+TEST(KernelCost, OwnCostThroughTheInterface) {
+  mlir::DialectRegistry registry = test::allDialects();
+  registry.addExtension(+[](mlir::MLIRContext *context,
+                            dataflow::DataflowDialect *) {
+    dataflow::RotaryAnglesOp::attachInterface<OwnCost>(*context);
+  });
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  KernelShape shape;
+  shape.kind = KernelKind::elementwise;
+  shape.rows = 64;
+  shape.columns = 16;
+  shape.flops = 1024;
+  KernelCostQuery query{shape, {4, 4, Edge::none}, {0, 0, 16, 12}, 3,
+                        mini(context)};
+  auto own = KernelCostModel::forKernel(
+      mlir::StringAttr::get(&context, "dataflow.rotary_angles"));
+  EXPECT_EQ(own(query).cycles(), 3000);
+  auto standard = KernelCostModel::forKernel(
+      mlir::StringAttr::get(&context, "dataflow.map"));
+  EXPECT_EQ(standard(query).cycles(), kernelTime(query).cycles());
+  EXPECT_NE(standard(query).cycles(), 3000);
+}
+
+/// A weight-streaming matmul of 64 tokens x 64 inputs x 64 outputs on the
+/// whole mini mesh, 16 token groups by 12 feature groups: a core holds 4
+/// tokens and ceil(64 / 12) = 6 input features, so 6 x 64 = 384 weight
+/// elements arrive (192 wavelets, a task each: 384 cycles) and each is an
+/// FMAC over 4 tokens (2 cycles: 768); then 4 x 64 = 256 f32 partial sums
+/// pass along the row (2 + 256 cycles). Fill: down 12 rows and across the
+/// feature group's ceil(16 / 12) = 2 columns, and a chain of 12 groups
+/// over 16 columns (16 hops + 2 x 11).
+TEST(KernelCost, StreamedMatmulByHand) {
+  mlir::MLIRContext context(test::allDialects());
+  KernelShape shape;
+  shape.kind = KernelKind::weight_matmul;
+  shape.rows = shape.columns = shape.contracted = 64;
+  shape.flops = 2 * 64 * 64 * 64;
+  KernelTime time = kernelTime(
+      {shape, {16, 12, Edge::north}, {0, 0, 16, 12}, 1, mini(context)});
+  EXPECT_EQ(time.compute, 384 + 768 + 258);
+  EXPECT_EQ(time.fabric, 192 + 256);
+  // Per FMAC: read the token's operand and its f32 sum (4 x 6 B over 16 B
+  // a cycle) or write the sum (4 x 4 B over 8 B): 2 cycles each.
+  EXPECT_EQ(time.sram, 384 * 2);
+  EXPECT_EQ(time.fixed, (12 + 2) + (16 + 22));
+  // Streamed from the north edge onto a rectangle 4 rows down, the weights
+  // cross 4 more cores first.
+  KernelTime lower = kernelTime(
+      {shape, {16, 12, Edge::north}, {0, 4, 16, 12}, 1, mini(context)});
+  EXPECT_EQ(lower.fixed - time.fixed, 4);
+}
+
+/// The same matmul with its weights resident (layer pipelined) on a band of
+/// 8 x 12 cores, 16 groups of output columns by 6 of inputs: a core holds
+/// ceil(64 / 16) = 4 outputs of ceil(64 / 6) = 11 inputs. Every token's 11
+/// inputs stream in (704 elements, 352 wavelets: 704 cycles of tasks), each
+/// an FMAC over 4 outputs (2 cycles: 1,408); then 64 tokens x 4 partial
+/// sums pass along the row (2 + 256). Fill: 12 rows and ceil(8 / 6) = 2
+/// columns down, a chain of 6 groups over 8 columns (8 + 10).
+TEST(KernelCost, ResidentMatmulByHand) {
+  mlir::MLIRContext context(test::allDialects());
+  KernelShape shape;
+  shape.kind = KernelKind::weight_matmul;
+  shape.rows = shape.columns = shape.contracted = 64;
+  shape.flops = 2 * 64 * 64 * 64;
+  KernelTime time = kernelTime(
+      {shape, {16, 6, Edge::resident}, {0, 0, 8, 12}, 1, mini(context)});
+  EXPECT_EQ(time.compute, 704 + 1408 + 258);
+  EXPECT_EQ(time.fabric, 352 + 256);
+  EXPECT_EQ(time.sram, 704 * 2);
+  EXPECT_EQ(time.fixed, (12 + 2) + (8 + 10));
+  EXPECT_EQ(time.cycles(), 2370 + 32);
+}
+
+/// Attention blocks that outnumber the rectangle's room take turns: on a
+/// rectangle with room for half the (sequence, head) pairs at once, each
+/// block does twice the work.
+TEST(KernelCost, AttentionBlocksTakeTurns) {
+  mlir::MLIRContext context(test::allDialects());
+  KernelShape shape;
+  shape.kind = KernelKind::attention;
+  shape.rows = 4 * 64; // 4 heads of 64 tokens
+  shape.columns = 64;
+  shape.contracted = 16;
+  shape.flops = 4 * (2 * 2 * 64 * 64 * 16);
+  const target::WaferTargetModel &t = mini(context);
+  // 4 pairs at one sequence; 2 x 2 blocks of 4 cores.
+  KernelTime roomy =
+      kernelTime({shape, {2, 2, Edge::none}, {0, 0, 4, 4}, 1, t});
+  KernelTime crowded =
+      kernelTime({shape, {2, 2, Edge::none}, {0, 0, 4, 2}, 1, t});
+  EXPECT_GT(crowded.compute, 1.9 * (roomy.compute - 2 * 2));
+}
+
+} // namespace
