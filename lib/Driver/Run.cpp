@@ -204,7 +204,7 @@ private:
         session.compileAndSimulate(systems, module, out);
     if (failed(report))
       return failure();
-    if (o.placementPath && !drawPlacement(*module))
+    if (o.placementPath && !drawPlacement(*module, *report))
       return failure();
     if (o.cycleLevel) {
       FailureOr<cgpt::sim::mesh::CycleLevelRun> run =
@@ -243,13 +243,22 @@ private:
     outputs.add(path, std::move(contents));
   }
 
-  /// Stages the picture of the stage --emit-placement asks for.
-  bool drawPlacement(ModuleOp module) {
+  /// Stages the picture of the stage --emit-placement asks for: by name,
+  /// or the one the simulated step spent longest in.
+  bool drawPlacement(ModuleOp module, const cgpt::report::StepReport &report) {
     auto device = *module.getOps<cgpt::wafer::DeviceOp>().begin();
+    std::string name = o.placementStage;
+    if (name.empty()) {
+      double longest = -1;
+      for (const cgpt::sim::StageTiming &run : report.simulation->stages)
+        if (run.end - run.start > longest) {
+          longest = run.end - run.start;
+          name = run.name;
+        }
+    }
     cgpt::wafer::StageOp drawn;
     for (auto stage : device.getBody().front().getOps<cgpt::wafer::StageOp>())
-      if (o.placementStage.empty() ? stage.getLayer().has_value()
-                                   : stage.getSymName() == o.placementStage) {
+      if (stage.getSymName() == name) {
         drawn = stage;
         break;
       }
