@@ -33,32 +33,21 @@ FailureOr<SimulationResult> simulateStep(DeviceOp device) {
     return device.emitOpError()
            << "is not planned; the runtime needs the placed, planned wafer "
               "IR of cgpt-lower-to-wafer";
-  FailureOr<StepProgram> program = StepProgram::build(device);
-  if (failed(program))
-    return failure();
-  FailureOr<Placement> placement = Placement::fromIR(*program);
-  if (failed(placement))
+  FailureOr<PlacedStep> placed = PlacedStep::read(device);
+  if (failed(placed))
     return failure();
   SimulationResult result;
-  result.placer = placement->placer;
-  result.execution = placement->mode;
+  result.placer = placed->placement.placer;
+  result.execution = placed->placement.mode;
   Recorder recorder(result);
   CheckpointPolicy policy = CheckpointPolicy::fromAttr(*device.getCheckpoint());
-  StepEstimate step = estimateStep(
-      *program,
-      TimedPlacement::of(*program, std::move(*placement),
+  static_cast<StepEstimate &>(result) = estimateStep(
+      placed->program,
+      TimedPlacement::of(placed->program, std::move(placed->placement),
                          device.getMicroBatch()),
       policy, &recorder);
   result.numCsx = device.getNumCsx();
-  result.passes = step.passes;
   result.checkpoint = policy.str();
-  result.firstPassSeconds = step.firstPassSeconds;
-  result.passesSeconds = step.passesSeconds;
-  result.drainSeconds = step.drainSeconds;
-  result.systemSeconds = step.systemSeconds;
-  result.reduceSeconds = step.reduceSeconds;
-  result.optimizerSeconds = step.optimizerSeconds;
-  result.stepSeconds = step.stepSeconds;
   return result;
 }
 

@@ -36,6 +36,15 @@ const target::WaferTargetModel &mini(mlir::MLIRContext &context) {
   return **target::WaferTargetModel::loadShared("mini", &context);
 }
 
+/// A 64 x 64 weight against 64 tokens a sequence, bf16.
+KernelShape matmul64() {
+  KernelShape shape;
+  shape.kind = KernelKind::weight_matmul;
+  shape.rows = shape.columns = shape.contracted = 64;
+  shape.flops = 2 * 64 * 64 * 64;
+  return shape;
+}
+
 /// A region runs its kernel's own cost when the kernel brings one, and the
 /// standard algorithm of its kind otherwise.
 TEST(KernelCost, OwnCostThroughTheInterface) {
@@ -72,10 +81,7 @@ TEST(KernelCost, OwnCostThroughTheInterface) {
 /// over 16 columns (16 hops + 2 x 11).
 TEST(KernelCost, StreamedMatmulByHand) {
   mlir::MLIRContext context(test::allDialects());
-  KernelShape shape;
-  shape.kind = KernelKind::weight_matmul;
-  shape.rows = shape.columns = shape.contracted = 64;
-  shape.flops = 2 * 64 * 64 * 64;
+  KernelShape shape = matmul64();
   KernelTime time = kernelTime(
       {shape, {16, 12, Edge::north}, {0, 0, 16, 12}, 1, mini(context)});
   EXPECT_EQ(time.compute, 384 + 768 + 258);
@@ -100,10 +106,7 @@ TEST(KernelCost, StreamedMatmulByHand) {
 /// columns down, a chain of 6 groups over 8 columns (8 + 10).
 TEST(KernelCost, ResidentMatmulByHand) {
   mlir::MLIRContext context(test::allDialects());
-  KernelShape shape;
-  shape.kind = KernelKind::weight_matmul;
-  shape.rows = shape.columns = shape.contracted = 64;
-  shape.flops = 2 * 64 * 64 * 64;
+  KernelShape shape = matmul64();
   KernelTime time = kernelTime(
       {shape, {16, 6, Edge::resident}, {0, 0, 8, 12}, 1, mini(context)});
   EXPECT_EQ(time.compute, 704 + 1408 + 258);

@@ -33,25 +33,14 @@ struct TraceEvent {
 
 using StageTiming = wafer::StageRun;
 
-struct SimulationResult {
+/// A simulated step: what it costs (StepEstimate: the passes, the drain, the
+/// reduce, the optimizer and the step, which add up), and its timeline.
+struct SimulationResult : wafer::StepEstimate {
   int64_t numCsx = 1;
-  int64_t passes = 0;
   std::string checkpoint;
   /// The placer that laid the step out, and how it runs.
   std::string placer;
   wafer::ExecutionMode execution = wafer::ExecutionMode::weight_streaming;
-  double firstPassSeconds = 0;
-  /// Until the last pass's last kernel ends.
-  double passesSeconds = 0;
-  /// Then the gradients still leaving the system.
-  double drainSeconds = 0;
-  /// All passes of one system, gradients and checkpoints out included.
-  double systemSeconds = 0;
-  /// After the last gradient leaves a system: the reduce tree.
-  double reduceSeconds = 0;
-  /// Then the weight servers' optimizer still running.
-  double optimizerSeconds = 0;
-  double stepSeconds = 0;
   std::vector<StageTiming> stages;
   std::vector<TraceEvent> trace;
 };

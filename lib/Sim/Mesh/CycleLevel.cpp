@@ -54,12 +54,11 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
   if (device.getMicroBatch() == 0)
     return device.emitOpError() << "is not planned; run wafer-plan-batch "
                                    "before the cycle-level model";
-  FailureOr<StepProgram> program = StepProgram::build(device);
-  if (failed(program))
+  FailureOr<PlacedStep> placed = PlacedStep::read(device);
+  if (failed(placed))
     return failure();
-  FailureOr<Placement> placement = Placement::fromIR(*program);
-  if (failed(placement))
-    return failure();
+  const StepProgram *program = &placed->program;
+  const Placement *placement = &placed->placement;
   MeshConfig config = meshConfig(target);
   int64_t micro = device.getMicroBatch();
 

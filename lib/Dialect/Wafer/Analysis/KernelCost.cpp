@@ -116,6 +116,16 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     return stages > 1 ? static_cast<double>(span) * hop + 2.0 * (stages - 1)
                       : 0.0;
   };
+  // A product against a stream: each wavelet of `elements` starts one task,
+  // an FMAC over `width` values for each element it carries; then `partials`
+  // f32 sums pass along a chain. The core's ramp carries both streams.
+  auto productThenChain = [&](double elements, int64_t width,
+                              double partials) {
+    time.compute = wavelets(elements) * a +
+                   elements * std::ceil(static_cast<double>(width) / lanes) +
+                   chain(partials);
+    time.fabric = wavelets(elements) + partials * kPartialSumBytes / link;
+  };
   bool resident = layout.weights == Edge::resident;
   // Weights streamed from the mesh's north edge first cross the cores
   // north of the rectangle.
@@ -132,11 +142,8 @@ KernelTime kernelTime(const KernelCostQuery &query) {
       int64_t tokens = microBatch * k.rows;
       int64_t kb = ceilDiv(k.contracted, gk), nb = ceilDiv(k.columns, gt);
       double elements = static_cast<double>(tokens) * kb;
-      double partials = gk > 1 ? static_cast<double>(tokens) * nb : 0;
-      time.compute = wavelets(elements) * a +
-                     elements * std::ceil(static_cast<double>(nb) / lanes) +
-                     chain(partials);
-      time.fabric = wavelets(elements) + partials * kPartialSumBytes / link;
+      productThenChain(elements, nb,
+                       gk > 1 ? static_cast<double>(tokens) * nb : 0);
       time.sram = elements * std::max(nb * (eb + kPartialSumBytes) / read,
                                       nb * kPartialSumBytes / write);
       time.fixed = multicastFill(height + ceilDiv(width, gk)) +
@@ -151,12 +158,8 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t kb = ceilDiv(k.contracted, gk);
     double elements = static_cast<double>(kb) * k.columns;
-    double partials = gk > 1 ? static_cast<double>(tb) * k.columns : 0;
-    time.compute = wavelets(elements) * a +
-                   elements * std::ceil(static_cast<double>(tb) / lanes) +
-                   chain(partials);
-    // Weights in, partial sums in: the core's ramp carries both.
-    time.fabric = wavelets(elements) + partials * kPartialSumBytes / link;
+    productThenChain(elements, tb,
+                     gk > 1 ? static_cast<double>(tb) * k.columns : 0);
     time.sram = elements * std::max(tb * (eb + kPartialSumBytes) / read,
                                     tb * kPartialSumBytes / write);
     // Weights fill a feature group's columns; partial sums cross the row.
@@ -188,11 +191,8 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     int64_t tb = ceilDiv(microBatch * k.contracted, gt);
     int64_t kb = ceilDiv(k.rows, gk);
     double gradient = static_cast<double>(tb) * k.columns;
-    double partials = gt > 1 ? static_cast<double>(kb) * k.columns : 0;
-    time.compute = wavelets(gradient) * a +
-                   gradient * std::ceil(static_cast<double>(kb) / lanes) +
-                   chain(partials);
-    time.fabric = wavelets(gradient) + partials * kPartialSumBytes / link;
+    productThenChain(gradient, kb,
+                     gt > 1 ? static_cast<double>(kb) * k.columns : 0);
     time.sram = gradient * kb * (eb + kPartialSumBytes) / read;
     time.fixed = multicastFill(width + ceilDiv(height, gt)) +
                  chainFill(gt, height);

@@ -165,6 +165,16 @@ void Placement::writeTo(const StepProgram &program) const {
   }
 }
 
+FailureOr<PlacedStep> PlacedStep::read(DeviceOp device) {
+  FailureOr<StepProgram> program = StepProgram::build(device);
+  if (failed(program))
+    return failure();
+  FailureOr<Placement> placement = Placement::fromIR(*program);
+  if (failed(placement))
+    return failure();
+  return PlacedStep{std::move(*program), std::move(*placement)};
+}
+
 int64_t Placement::numSlots() const {
   int64_t slotsUsed = 0;
   for (const std::optional<int64_t> &slot : slots)

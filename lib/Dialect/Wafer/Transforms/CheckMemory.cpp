@@ -38,12 +38,11 @@ LogicalResult WaferCheckMemory::check(DeviceOp device) {
   if (device.getMicroBatch() == 0 || !device.getCheckpoint())
     return device.emitOpError() << "is not planned; run wafer-plan-batch "
                                    "before wafer-check-memory";
-  FailureOr<StepProgram> program = StepProgram::build(device);
-  if (failed(program))
+  FailureOr<PlacedStep> placed = PlacedStep::read(device);
+  if (failed(placed))
     return failure();
-  FailureOr<Placement> placement = Placement::fromIR(*program);
-  if (failed(placement))
-    return failure();
+  const StepProgram *program = &placed->program;
+  const Placement *placement = &placed->placement;
   int64_t sram = program->getTarget().getCoreSramBytes();
   int64_t micro = device.getMicroBatch();
   CheckpointPolicy policy = CheckpointPolicy::fromAttr(*device.getCheckpoint());

@@ -118,6 +118,17 @@ struct Placement {
   int64_t numSlots() const;
 };
 
+/// A placed device as the runtime reads it: its program and the placement
+/// its IR records.
+struct PlacedStep {
+  StepProgram program;
+  Placement placement;
+
+  /// Fails with a diagnostic as StepProgram::build and Placement::fromIR
+  /// do.
+  static mlir::FailureOr<PlacedStep> read(DeviceOp device);
+};
+
 /// The time of region `r` of stage `s` as placed, at `microBatch`.
 KernelTime placedKernelTime(const StepProgram &program,
                             const Placement &placement, size_t s, size_t r,
