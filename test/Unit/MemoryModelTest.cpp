@@ -7,12 +7,15 @@
 // The memory model against bytes computed by hand, on hand-written wafer IR
 // (test/Dialect/Wafer/Inputs) placed by each placer: live activations and
 // checkpoints spread as the layout spreads them, weight buffers, gradient
-// accumulators over a region's own rectangle, and what a layer-pipelined
-// slot holds for the whole step.
+// accumulators over a region's own rectangle, a weight kernel's block of
+// sums, and what a layer-pipelined slot holds for the whole step.
 //
 //===----------------------------------------------------------------------===//
 
 #include "WaferFixture.h"
+
+#include <fstream>
+#include <iterator>
 
 using namespace cgpt;
 using namespace cgpt::wafer;
@@ -88,38 +91,83 @@ TEST_F(MemoryModelTest, CheckpointPolicies) {
 
 namespace {
 
-/// independent.mlir side by side at its planned 4 sequences: @dx runs on
-/// a band of 7 x 12 = 84 cores, split 16 token groups by 5 feature groups.
-/// The stage's 65,536 B of live activations per sequence stay spread over
-/// the whole mesh (4 x 65,536 / 192 = 1,366 B a core), and @dx gathers what
-/// it reads and writes onto its band: 16,384 B per sequence, 256 B per
-/// token, so ceil(256 tokens / 16) = 16 tokens of ceil(256 / 5) = 52 B:
-/// 832 B. @dw sums its 16,384 B gradient over its own 84 cores: 196 B.
+/// independent.mlir side by side at its planned sequence: @dx runs on a
+/// band of 7 x 12 = 84 cores, split 16 token groups by 5 feature groups.
+/// The stage's 65,536 B of live activations stay spread over the whole
+/// mesh (65,536 / 192: 342 B a core), and @dx gathers what it reads and
+/// writes onto its band: 16,384 B, 256 B per token, so ceil(64 tokens /
+/// 16) = 4 tokens of ceil(256 / 5) = 52 B: 208 B. Its sums: 64 output
+/// columns of f32 for its 4 tokens, 1,024 B. @dw sums its 16,384 B
+/// gradient over its own 84 cores: 196 B.
 TEST_F(MemoryModelTest, SideBySideRegionsByHand) {
   DeviceOp device = parseInput("independent.mlir");
-  device.setMicroBatch(4);
+  device.setMicroBatch(1);
   device.setGradAccumSteps(1);
   StepProgram program = programOf(device);
-  Placement placement = placeWith("side-by-side", program, 4);
+  Placement placement = placeWith("side-by-side", program, 1);
   const RegionPlacement &dx = placement.regions[0][0];
   ASSERT_EQ(dx.rect.w, 7);
   ASSERT_EQ(dx.layout.tokenGroups, 16);
   ASSERT_EQ(dx.layout.featureGroups, 5);
   CoreMemory memory =
-      regionMemory(program, placement, 0, 0, 4, {Kind::keep, 0});
-  EXPECT_EQ(memory.live, 1366 + 832);
+      regionMemory(program, placement, 0, 0, 1, {Kind::keep, 0});
+  EXPECT_EQ(memory.live, 342 + 208);
+  EXPECT_EQ(memory.sums, 64 * 4 * 4);
   ASSERT_EQ(placement.regions[0][1].rect.cores(), 84);
   EXPECT_EQ(
-      regionMemory(program, placement, 0, 1, 4, {Kind::keep, 0}).accumulator,
+      regionMemory(program, placement, 0, 1, 1, {Kind::keep, 0}).accumulator,
       196);
   // The same region over the whole mesh holds the stage's live bytes at
   // its own split, and no copy of its operands.
-  Placement whole = placeWith("whole-mesh", program, 4);
+  Placement whole = placeWith("whole-mesh", program, 1);
   const Layout &layout = whole.regions[0][0].layout;
-  int64_t tokens = (256 + layout.tokenGroups - 1) / layout.tokenGroups;
+  int64_t tokens = (64 + layout.tokenGroups - 1) / layout.tokenGroups;
   int64_t perToken = (1024 + layout.featureGroups - 1) / layout.featureGroups;
-  EXPECT_EQ(regionMemory(program, whole, 0, 0, 4, {Kind::keep, 0}).live,
+  EXPECT_EQ(regionMemory(program, whole, 0, 0, 1, {Kind::keep, 0}).live,
             tokens * perToken);
+}
+
+/// A weight matmul's sums take what its cores have left: two-layers.mlir's
+/// @fc (64 output columns) at 16 sequences over the whole mesh, on copies
+/// of mini whose SRAM leaves room for all 64 columns of f32 sums of a
+/// core's tokens (no block), for 10 and a few bytes (7 blocks, spread
+/// evenly: ceil(64 / 7) = 10 columns each), and for none (one column at a
+/// time, which does not fit).
+TEST_F(MemoryModelTest, SumsBlockedToWhatIsLeft) {
+  std::ifstream in(test::sourcePath("lib/Target/targets/mini.yaml"));
+  std::string mini((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  DeviceOp device = parseInput("two-layers.mlir");
+  StepProgram program = programOf(device);
+  Placement placement = placeWith("whole-mesh", program, 16);
+  CoreMemory unblocked =
+      regionMemory(program, placement, 0, 1, 16, {Kind::keep, 0});
+  int64_t tokens = (16 * 64 + placement.regions[0][1].layout.tokenGroups - 1) /
+                   placement.regions[0][1].layout.tokenGroups;
+  ASSERT_EQ(unblocked.sums, 64 * tokens * 4);
+  int64_t rest = unblocked.total() - unblocked.sums;
+  auto blockWith = [&](int64_t sram) {
+    std::string text = mini;
+    size_t at = text.find("sram_bytes: 49152");
+    text.replace(at, 17, "sram_bytes: " + std::to_string(sram));
+    DeviceOp copy = parseInput("two-layers.mlir");
+    copy.setTarget(test::writeTemporary(text, "yaml"));
+    StepProgram smaller = programOf(copy);
+    Placement blocked = withSumBlocks(
+        smaller, placeWith("whole-mesh", smaller, 16), 16, {Kind::keep, 0});
+    CoreMemory memory =
+        regionMemory(smaller, blocked, 0, 1, 16, {Kind::keep, 0});
+    return std::make_pair(blocked.regions[0][1].layout.sumBlock,
+                          memory.total() - sram);
+  };
+  EXPECT_EQ(blockWith(rest + 64 * tokens * 4), std::make_pair(int64_t(0),
+                                                              int64_t(0)));
+  auto [block, over] = blockWith(rest + 10 * tokens * 4 + 3);
+  EXPECT_EQ(block, 10);
+  EXPECT_EQ(over, -3);
+  auto [one, beyond] = blockWith(rest + 1);
+  EXPECT_EQ(one, 1);
+  EXPECT_EQ(beyond, tokens * 4 - 1);
 }
 
 /// two-layers.mlir layer pipelined at one sequence: layer 0 on a band of

@@ -4,8 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Small programs whose cycle counts follow by hand, the malformed programs
-// the model refuses, a deadlock it reports, and the idle-cycle skipping
+// Small programs whose cycle counts follow by hand from the mechanism (task
+// activation, SIMD width, SRAM ports, hops, back-pressure), the values
+// they carry, the malformed programs the model refuses, a program too big
+// for a core's SRAM, a deadlock it reports, and the idle-cycle skipping
 // that must give what stepping every cycle gives.
 //
 //===----------------------------------------------------------------------===//
@@ -27,50 +29,281 @@ MeshConfig config() {
   c.colors = 4;
   c.queueDepth = 2;
   c.activationCycles = 2;
+  c.readBytesPerCycle = 16;
+  c.writeBytesPerCycle = 8;
+  c.mixedFmacs = 2;
+  c.f32Fmacs = 1;
+  c.halfOps = 4;
+  c.f32Ops = 2;
   return c;
 }
 
-/// A row of `n` cores; the first sends `count` wavelets east on color 0,
-/// every other core takes them in from the west and multicasts them on.
-MeshProgram rowBroadcast(int n, int64_t count, int64_t work) {
-  MeshProgram p(n, 1);
-  for (int x = 0; x < n; ++x) {
-    bool last = x + 1 == n;
-    if (x == 0) {
-      p.routes[0].push_back({0, bit(ramp), last ? uint8_t(0) : bit(east)});
-      p.programs[0].push_back({Instruction::send, 0, 0, count, 1});
-    } else {
-      p.routes[x].push_back(
-          {0, bit(west), uint8_t(bit(ramp) | (last ? 0 : bit(east)))});
-      p.programs[x].push_back({Instruction::receive, 0, 0, count, work});
-    }
-  }
+/// A core program that, once started, sends `count` f32 from a buffer out
+/// on `color`.
+CoreProgram sender(int64_t count, int color = 0) {
+  CoreProgram p;
+  int data = p.addBuffer("data", count, ElementType::f32);
+  Task send{false, -1, {}};
+  send.body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(color),
+                                 Dsd::memory(data), Dsd(), count,
+                                 ElementType::f32));
+  p.startActive.push_back(p.addTask(std::move(send)));
   return p;
 }
 
-/// Ten wavelets to a neighbour whose tasks take 3 cycles each (activation
-/// 2, work 1): the sender's activation (2 cycles), the first wavelet's way
-/// into the sender's router, across the hop and up the receiver's ramp (3
-/// cycles, one each), then one task after another, the link keeping the
-/// queue full: 2 + 3 + 10 x 3.
+/// A core program with a data task per wavelet of color 0 that adds the
+/// wavelet to `width` f32 sums (one operation of `width` elements).
+CoreProgram accumulator(int64_t width) {
+  CoreProgram p;
+  int sums = p.addBuffer("sums", width, ElementType::f32);
+  Task add{true, 0, {}};
+  add.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(sums),
+                                Dsd::memory(sums), Dsd::argument(), width,
+                                ElementType::f32));
+  p.addTask(std::move(add));
+  return p;
+}
+
+/// Core (0, 0) sends `count` wavelets east to core (1, 0), whose data task
+/// adds each to `width` sums.
+MeshProgram sendToNeighbour(int64_t count, int64_t width) {
+  MeshProgram p(2, 1);
+  p.routes[0].push_back({0, bit(ramp), bit(east)});
+  p.routes[1].push_back({0, bit(west), bit(ramp)});
+  p.programOf[0] = p.addProgram(sender(count));
+  p.programOf[1] = p.addProgram(accumulator(width));
+  return p;
+}
+
+/// Cycles of one local task of one vector operation on one core.
+int64_t oneOperation(const Op &op, const std::vector<BufferDecl> &buffers,
+                     const MeshConfig &c) {
+  MeshProgram p(1, 1);
+  CoreProgram code;
+  code.buffers = buffers;
+  Task task{false, -1, {op}};
+  code.startActive.push_back(code.addTask(std::move(task)));
+  p.programOf[0] = p.addProgram(std::move(code));
+  std::string error;
+  std::optional<MeshResult> result = simulate(p, c, error);
+  EXPECT_TRUE(result) << error;
+  return result ? result->cycles : -1;
+}
+
+/// Ten wavelets to a neighbour whose data task adds each to one sum: the
+/// sender's activation (2 cycles), the first wavelet onto the sender's
+/// router, across the hop and up the receiver's ramp (3 cycles, one each),
+/// then ten tasks of an activation and a one-cycle add, one after another,
+/// the link keeping the queue full: 2 + 3 + 10 x (2 + 1).
 TEST(MeshSimulator, SendToNeighbourByHand) {
   std::string error;
   std::optional<MeshResult> result =
-      simulate(rowBroadcast(2, 10, 1), config(), error);
+      simulate(sendToNeighbour(10, 1), config(), error);
   ASSERT_TRUE(result) << error;
   EXPECT_EQ(result->cycles, 2 + 3 + 10 * 3);
   EXPECT_EQ(result->coreCycles, 2 * result->cycles);
 }
 
+/// Activation is paid per task: at 5 cycles, 5 + 3 + 10 x (5 + 1).
+TEST(MeshSimulator, ActivationIsPaidPerTask) {
+  MeshConfig slow = config();
+  slow.activationCycles = 5;
+  std::string error;
+  std::optional<MeshResult> result =
+      simulate(sendToNeighbour(10, 1), slow, error);
+  ASSERT_TRUE(result) << error;
+  EXPECT_EQ(result->cycles, 5 + 3 + 10 * 6);
+}
+
 /// A receiver slower than the link: back-pressure holds the sender, and the
-/// receiver's tasks set the pace: 10 tasks of activation + 5 cycles.
+/// receiver's tasks set the pace. Adding a wavelet to 10 f32 sums writes 40
+/// bytes through an 8-byte port: 5 cycles (its SIMD width would take 5
+/// too; its reads, 40 bytes at 16, 3), so 10 tasks of 2 + 5.
 TEST(MeshSimulator, BackPressureSetsThePace) {
   std::string error;
   std::optional<MeshResult> result =
-      simulate(rowBroadcast(2, 10, 5), config(), error);
+      simulate(sendToNeighbour(10, 10), config(), error);
   ASSERT_TRUE(result) << error;
-  EXPECT_GE(result->cycles, 10 * (2 + 5));
-  EXPECT_LE(result->cycles, 10 * (2 + 5) + 6);
+  EXPECT_EQ(result->cycles, 2 + 3 + 10 * (2 + 5));
+}
+
+/// A 16-bit FMAC into f32 sums, 64 elements: 32 cycles at 2 a cycle; it
+/// reads 6 bytes an element (384 at 16 a cycle: 24) and writes 4 (256 at
+/// 8: 32). Each rate moves the time as the mechanism says: a wider SIMD
+/// leaves the write port the bound (32); a wider write port then leaves
+/// the reads (24); a wider read port then the SIMD (16); an f32 FMAC runs
+/// at the f32 width (64).
+TEST(MeshSimulator, VectorTimeFollowsWidthAndPorts) {
+  std::vector<BufferDecl> buffers = {{"sums", 64, ElementType::f32},
+                                     {"inputs", 64, ElementType::bf16},
+                                     {"weights", 64, ElementType::f32}};
+  Op fmac = Op::fmacOp(Dsd::memory(0), Dsd::memory(0), Dsd::memory(1),
+                       Dsd::memory(2, 0, -1, 0), 64, ElementType::bf16);
+  MeshConfig c = config();
+  int64_t activation = c.activationCycles;
+  EXPECT_EQ(oneOperation(fmac, buffers, c), activation + 32);
+  c.mixedFmacs = 4;
+  EXPECT_EQ(oneOperation(fmac, buffers, c), activation + 32);
+  c.writeBytesPerCycle = 16;
+  EXPECT_EQ(oneOperation(fmac, buffers, c), activation + 24);
+  c.readBytesPerCycle = 32;
+  EXPECT_EQ(oneOperation(fmac, buffers, c), activation + 16);
+  Op f32 = fmac;
+  f32.type = ElementType::f32;
+  EXPECT_EQ(oneOperation(f32, buffers, c), activation + 64);
+}
+
+/// A chain: (0, 0) sends its values east, (1, 0) adds its own and sends on,
+/// and what leaves the east edge is recorded: the sums, in order.
+TEST(MeshSimulator, ValuesTravelAndAdd) {
+  MeshProgram p(2, 1);
+  p.routes[0].push_back({0, bit(ramp), bit(east)});
+  p.routes[1].push_back({0, bit(west), bit(ramp)});
+  p.routes[1].push_back({1, bit(ramp), bit(east)});
+  p.drains.push_back({1, 0, east, 1, true});
+  p.programOf[0] = p.addProgram(sender(3));
+  CoreProgram add;
+  int own = add.addBuffer("own", 3, ElementType::f32);
+  Task task{false, -1, {}};
+  task.body.push_back(Op::vector(Op::Kind::fadd, Dsd::out(1), Dsd::in(0),
+                                 Dsd::memory(own), 3, ElementType::f32));
+  add.startActive.push_back(add.addTask(std::move(task)));
+  p.programOf[1] = p.addProgram(std::move(add));
+  MeshConfig c = config();
+  c.values = true;
+  auto load = [](int core, std::vector<std::vector<float>> &buffers) {
+    float base = core == 0 ? 1 : 10;
+    for (int i = 0; i < 3; ++i)
+      buffers[0][i] = base * (i + 1);
+  };
+  std::string error;
+  std::optional<MeshResult> result =
+      simulate(p, c, error, CoreMemoryAccess{load, {}});
+  ASSERT_TRUE(result) << error;
+  ASSERT_EQ(result->drained.size(), 1u);
+  ASSERT_EQ(result->drained[0].size(), 3u);
+  EXPECT_EQ(result->drained[0][0].lo, 11);
+  EXPECT_EQ(result->drained[0][1].lo, 22);
+  EXPECT_EQ(result->drained[0][2].lo, 33);
+}
+
+/// A data task per wavelet of two 16-bit weights, with cursors: the
+/// streamed-weight matmul of one core, y[c] += x[f] * w[f][c] for two
+/// features and two columns, checked by hand; the wrap of the column
+/// cursor activates the local task that counts blocks.
+TEST(MeshSimulator, CursorsWalkAMatmul) {
+  MeshProgram p(1, 1);
+  p.routes[0].push_back({0, bit(north), bit(ramp)});
+  // Weights in feature-major order, two to a wavelet: w[0][0], w[1][0] for
+  // column 0, then w[0][1], w[1][1] for column 1.
+  p.injectors.push_back({0, 0, north, 0, 2, {{1, 2}, {3, 4}}});
+  CoreProgram code;
+  int inputs = code.addBuffer("inputs", 2, ElementType::bf16);
+  int sums = code.addBuffer("sums", 2, ElementType::f32);
+  int blocks = code.addBuffer("blocks", 1, ElementType::f32);
+  Task count{false, -1, {}};
+  count.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(blocks),
+                                  Dsd::memory(blocks), Dsd::memory(inputs, 0,
+                                                                   -1, 0),
+                                  1, ElementType::f32));
+  int counter = code.addTask(std::move(count));
+  int column = code.addCursor({1, 2, -1, counter});
+  int feature = code.addCursor({1, 2, column, -1});
+  Task data{true, 0, {}};
+  for (bool high : {false, true}) {
+    data.body.push_back(Op::fmacOp(
+        Dsd::memory(sums, 0, column), Dsd::memory(sums, 0, column),
+        Dsd::memory(inputs, 0, feature), Dsd::argument(high), 1,
+        ElementType::bf16));
+    data.body.push_back(Op::advanceOp(feature));
+  }
+  code.addTask(std::move(data));
+  p.programOf[0] = p.addProgram(std::move(code));
+  MeshConfig c = config();
+  c.values = true;
+  std::vector<std::vector<float>> after;
+  auto load = [](int, std::vector<std::vector<float>> &buffers) {
+    buffers[0] = {10, 100};
+  };
+  auto store = [&](int, const std::vector<std::vector<float>> &buffers) {
+    after = buffers;
+  };
+  std::string error;
+  ASSERT_TRUE(simulate(p, c, error, CoreMemoryAccess{load, store})) << error;
+  EXPECT_EQ(after[1][0], 10 * 1 + 100 * 2);
+  EXPECT_EQ(after[1][1], 10 * 3 + 100 * 4);
+  // Both columns wrapped once: the counter ran once (the wrap of the last
+  // activates it; activations do not queue).
+  EXPECT_EQ(after[2][0], 10);
+}
+
+/// A microthread takes a stream into memory beside the task that started
+/// it and activates a task when it ends: the stream's 8 wavelets arrive
+/// while a 20-cycle operation runs, so the whole takes activation + 20,
+/// then the follow-up task's activation and its one-cycle operation.
+TEST(MeshSimulator, MicrothreadRunsBesideTheTask) {
+  MeshProgram p(1, 1);
+  p.routes[0].push_back({0, bit(north), bit(ramp)});
+  p.injectors.push_back({0, 0, north, 0, 8, {}});
+  CoreProgram code;
+  int in = code.addBuffer("in", 8, ElementType::f32);
+  int work = code.addBuffer("work", 40, ElementType::f32);
+  Task follow{false, -1, {}};
+  follow.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(work),
+                                   Dsd::memory(in), Dsd(), 1,
+                                   ElementType::f32));
+  int followUp = code.addTask(std::move(follow));
+  Task start{false, -1, {}};
+  Op receive = Op::vector(Op::Kind::fmov, Dsd::memory(in), Dsd::in(0), Dsd(),
+                          8, ElementType::f32);
+  receive.async = true;
+  receive.onDone = followUp;
+  start.body.push_back(receive);
+  // 40 f32 adds: 20 cycles at 2 a cycle (reads 320 B at 16: 20; writes 160
+  // at 8: 20).
+  start.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(work),
+                                  Dsd::memory(work), Dsd::zero(), 40,
+                                  ElementType::f32));
+  code.startActive.push_back(code.addTask(std::move(start)));
+  p.programOf[0] = p.addProgram(std::move(code));
+  std::string error;
+  std::optional<MeshResult> result = simulate(p, config(), error);
+  ASSERT_TRUE(result) << error;
+  EXPECT_EQ(result->cycles, 2 + 20 + 2 + 1);
+}
+
+/// A program whose buffers exceed the core's SRAM beside its reserve does
+/// not load, and says which core, buffer and bytes.
+TEST(MeshSimulator, ProgramTooBigForSram) {
+  MeshProgram p(1, 1);
+  CoreProgram code;
+  code.addBuffer("inputs", 4097, ElementType::bf16);
+  code.addBuffer("sums", 8192, ElementType::f32);
+  p.programOf[0] = p.addProgram(std::move(code));
+  std::string error;
+  EXPECT_FALSE(simulate(p, config(), error));
+  EXPECT_EQ(error, "core (0, 0) cannot load its program: buffer 'sums' "
+                   "(32768 B) brings its buffers to 40962 B, over the 40960 "
+                   "B a core has beside its 8192 B reserve");
+}
+
+/// An operation past the end of its buffer stops the run with the buffer's
+/// name, instead of writing elsewhere.
+TEST(MeshSimulator, ElementOutOfItsBuffer) {
+  MeshConfig c = config();
+  c.values = true;
+  MeshProgram p(1, 1);
+  CoreProgram code;
+  int small = code.addBuffer("small", 4, ElementType::f32);
+  Task task{false, -1, {}};
+  task.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(small, 2),
+                                 Dsd::zero(), Dsd(), 4, ElementType::f32));
+  code.startActive.push_back(code.addTask(std::move(task)));
+  p.programOf[0] = p.addProgram(std::move(code));
+  std::string error;
+  EXPECT_FALSE(simulate(p, c, error));
+  EXPECT_EQ(error, "core (0, 0) reads or writes element 4 of buffer 'small', "
+                   "which has 4");
 }
 
 /// Skipping idle cycles gives what stepping every cycle gives, on every
@@ -87,6 +320,8 @@ TEST(MeshSimulator, SkippingIdleCyclesChangesNothing) {
   matmul.columns = 32;
   matmul.contracted = 64;
   matmul.flops = 2 * 16 * 32 * 64;
+  cgpt::wafer::KernelShape grad = matmul;
+  grad.kind = cgpt::wafer::KernelKind::weight_grad;
   cgpt::wafer::KernelShape norm;
   norm.kind = cgpt::wafer::KernelKind::reduction;
   norm.rows = 64;
@@ -97,9 +332,11 @@ TEST(MeshSimulator, SkippingIdleCyclesChangesNothing) {
   attention.rows = attention.columns = 32;
   attention.contracted = 8;
   attention.flops = 4 * 32 * 32 * 8;
-  for (const cgpt::wafer::KernelShape &kernel : {matmul, norm, attention}) {
-    MeshProgram program =
-        buildKernelProgram(kernel, rectangleLayout(4, 4), 1, *target, 4, 4);
+  for (const cgpt::wafer::KernelShape &kernel :
+       {matmul, grad, norm, attention}) {
+    MeshProgram program = buildKernelProgram(kernel, rectangleLayout(4, 4), 1,
+                                             *target, {0, 0, 4, 4})
+                              .mesh;
     std::string error;
     std::optional<MeshResult> fast = simulate(program, skipping, error);
     ASSERT_TRUE(fast) << error;
@@ -117,8 +354,8 @@ TEST(MeshSimulator, ColorsShareALink) {
   for (int color : {0, 1}) {
     p.routes[0].push_back({color, bit(west), bit(east)});
     p.routes[1].push_back({color, bit(west), bit(east)});
-    p.injectors.push_back({0, 0, west, color, 20});
-    p.drains.push_back({1, 0, east, color});
+    p.injectors.push_back({0, 0, west, color, 20, {}});
+    p.drains.push_back({1, 0, east, color, false});
   }
   std::string error;
   std::optional<MeshResult> result = simulate(p, config(), error);
@@ -153,13 +390,13 @@ TEST(MeshSimulator, ColorOutOfRange) {
   EXPECT_EQ(error, "core (0, 0) routes color 9; the target has colors 0 to 3");
 }
 
-TEST(MeshSimulator, ReceiveWithoutRoute) {
+TEST(MeshSimulator, ReadWithoutRoute) {
   MeshProgram p(1, 1);
-  p.programs[0].push_back({Instruction::receive, 2, 2, 1, 1});
+  p.programOf[0] = p.addProgram(accumulator(1));
   std::string error;
   EXPECT_FALSE(simulate(p, config(), error));
-  EXPECT_EQ(error, "core (0, 0) receives color 2, which its router never "
-                   "sends to the ramp");
+  EXPECT_EQ(error, "core (0, 0) has a data task on color 0, which its router "
+                   "never sends to the ramp");
 }
 
 /// Inside the mesh, a stream may enter at the edge of the rectangle a
@@ -167,8 +404,8 @@ TEST(MeshSimulator, ReceiveWithoutRoute) {
 TEST(MeshSimulator, InjectorAtARectangleEdge) {
   MeshProgram p(2, 1);
   p.routes[1].push_back({0, bit(west), bit(ramp)});
-  p.programs[1].push_back({Instruction::receive, 0, 0, 4, 1});
-  p.injectors.push_back({1, 0, west, 0, 4});
+  p.programOf[1] = p.addProgram(accumulator(1));
+  p.injectors.push_back({1, 0, west, 0, 4, {}});
   std::string error;
   std::optional<MeshResult> result = simulate(p, config(), error);
   ASSERT_TRUE(result) << error;
@@ -180,7 +417,7 @@ TEST(MeshSimulator, InjectorAgainstTheNeighbour) {
   MeshProgram p(2, 1);
   p.routes[0].push_back({0, bit(ramp), bit(east)});
   p.routes[1].push_back({0, bit(west), bit(ramp)});
-  p.injectors.push_back({1, 0, west, 0, 4});
+  p.injectors.push_back({1, 0, west, 0, 4, {}});
   std::string error;
   EXPECT_FALSE(simulate(p, config(), error));
   EXPECT_EQ(error, "an injector at core (1, 0) enters through west on color "
@@ -192,11 +429,12 @@ TEST(MeshSimulator, InjectorAgainstTheNeighbour) {
 TEST(MeshSimulator, DrainAtARectangleEdge) {
   MeshProgram p(2, 1);
   p.routes[0].push_back({0, bit(ramp), bit(east)});
-  p.programs[0].push_back({Instruction::send, 0, 0, 4, 1});
-  p.drains.push_back({0, 0, east, 0});
+  p.programOf[0] = p.addProgram(sender(4));
+  p.drains.push_back({0, 0, east, 0, true});
   std::string error;
   std::optional<MeshResult> result = simulate(p, config(), error);
   ASSERT_TRUE(result) << error;
+  EXPECT_EQ(result->drained[0].size(), 4u);
 }
 
 /// A core waits for wavelets nobody sends: the model stops at once and
@@ -205,13 +443,19 @@ TEST(MeshSimulator, DeadlockIsReported) {
   MeshProgram p(2, 1);
   p.routes[0].push_back({0, bit(ramp), bit(east)});
   p.routes[1].push_back({0, bit(west), bit(ramp)});
-  p.programs[0].push_back({Instruction::send, 0, 0, 3, 1});
-  p.programs[1].push_back({Instruction::receive, 0, 0, 5, 1});
+  p.programOf[0] = p.addProgram(sender(3));
+  CoreProgram receive;
+  int in = receive.addBuffer("in", 5, ElementType::f32);
+  Task task{false, -1, {}};
+  task.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(in), Dsd::in(0),
+                                 Dsd(), 5, ElementType::f32));
+  receive.startActive.push_back(receive.addTask(std::move(task)));
+  p.programOf[1] = p.addProgram(std::move(receive));
   std::string error;
   EXPECT_FALSE(simulate(p, config(), error));
   EXPECT_NE(error.find("deadlock at cycle"), std::string::npos) << error;
-  EXPECT_NE(error.find("core (1, 0) is stuck receiving color 0 with 2 "
-                       "wavelets to go"),
+  EXPECT_NE(error.find("core (1, 0) is stuck in a task on color 0 with 2 "
+                       "elements to go"),
             std::string::npos)
       << error;
 }
@@ -222,10 +466,10 @@ TEST(MeshSimulator, QueueThatNeverDrains) {
   MeshProgram p(2, 1);
   p.routes[0].push_back({0, bit(ramp), bit(east)});
   p.routes[1].push_back({0, bit(west), bit(ramp)});
-  p.programs[0].push_back({Instruction::send, 0, 0, 20, 1});
+  p.programOf[0] = p.addProgram(sender(20));
   std::string error;
   EXPECT_FALSE(simulate(p, config(), error));
-  EXPECT_NE(error.find("core (0, 0) is stuck sending color 0"),
+  EXPECT_NE(error.find("core (0, 0) is stuck in a task on color 0"),
             std::string::npos)
       << error;
 }

@@ -5,45 +5,79 @@
 //===----------------------------------------------------------------------===//
 //
 // The timing counterpart of the PyTorch check: for a table of kernel shapes
-// and rectangles of cores, the analytic kernel time (`wafer::kernelTime`)
-// against the cycle-level mesh model running the same kernel wavelet by
-// wavelet. Prints the table and the worst error; exits 1 when a case is
-// more than 10% off, 2 when one cannot run.
+// and rectangles of cores, and for the kernels of placed wafer IR as the
+// planner laid them out, the analytic kernel time (`wafer::kernelTime`)
+// against the cycle-level engine executing the same kernel's program
+// (lib/Sim/Mesh). Prints the table and the worst error; exits 1 when a case
+// is more than 10% off, 2 when one of the table's cannot run. A placed
+// kernel whose program does not fit a core is a finding, not a failure: it
+// is listed, and counted in the last line (docs/runtime.md).
 //
-//   cgpt-mesh-timing-check [--target wse2] [--bench]
+//   cgpt-mesh-timing-check [--target wse2] [--placed FILE.mlir ...]
+//                          [--engine-only] [--bench]
 //
-// `--bench` runs only the largest case and prints simulated core-cycles per
-// second (bench/mesh-sim.py).
+// A placed kernel runs on a window of its rectangle: at most 2 token groups
+// by 8 feature groups, each core holding exactly the tokens, features and
+// block of sums the placed layout gives it, and two of its blocks of output
+// columns (or 64 columns unblocked); the analytic time is taken for the
+// same window. A kernel run in chunks over the vocabulary runs one chunk,
+// and attention one (sequence, head) block, as `cgpt-run --cycle-level`
+// does.
+//
+// `--engine-only` prints the engine's cycles alone (no analytic term can
+// move them: scripts/mutation-check.py). `--bench` runs only a large case
+// and prints simulated core-cycles per second (bench/mesh-sim.py).
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
+#include "cgpt/InitAllDialects.h"
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cmath>
+#include <set>
 
 using namespace cgpt;
+using cgpt::wafer::Edge;
 using cgpt::wafer::KernelKind;
 using cgpt::wafer::KernelShape;
+using cgpt::wafer::Layout;
 
 namespace {
 
 llvm::cl::opt<std::string> targetName("target", llvm::cl::init("wse2"),
-                                      llvm::cl::desc("Target whose cores"));
+                                      llvm::cl::desc("Target whose cores run "
+                                                     "the table's kernels"));
+llvm::cl::list<std::string>
+    placedFiles("placed", llvm::cl::desc("Placed wafer IR whose kernels to "
+                                         "check, as laid out"));
+llvm::cl::opt<bool> engineOnly("engine-only",
+                               llvm::cl::desc("Print the engine's cycles "
+                                              "alone"));
 llvm::cl::opt<bool> bench("bench",
-                          llvm::cl::desc("Time the largest case only"));
+                          llvm::cl::desc("Time one large case only"));
 
 struct Case {
-  const char *what;
+  std::string what;
   KernelShape kernel;
+  Layout layout;
   int64_t microBatch;
   int width, height;
+  const target::WaferTargetModel *target;
+  /// From placed IR: a program that does not load is listed, not failed.
+  bool placed = false;
 };
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 KernelShape matmul(int64_t tokens, int64_t outputs, int64_t contracted,
                    int64_t bytes = 2) {
@@ -101,13 +135,21 @@ KernelShape embedding(int64_t tokens, int64_t features, int64_t tableBytes,
   return k;
 }
 
-std::vector<Case> cases() {
+/// The hand-made table: every kind on square, narrow and tall rectangles.
+std::vector<Case> handCases(const target::WaferTargetModel &t) {
   using K = KernelKind;
-  return {
+  struct Row {
+    const char *what;
+    KernelShape kernel;
+    int64_t microBatch;
+    int width, height;
+    int64_t sumBlock = 0;
+  };
+  std::vector<Row> table = {
       {"matmul, square tile", matmul(16, 64, 64), 1, 4, 4},
       {"matmul, 32 tokens per core", matmul(64, 256, 256), 4, 8, 8},
       {"matmul, one token per core", matmul(16, 128, 512), 1, 16, 16},
-      {"matmul, 256 tokens per core", matmul(256, 64, 128), 4, 4, 4},
+      {"matmul, 256 tokens per core", matmul(256, 64, 128), 4, 4, 4, 16},
       {"matmul, odd tokens per core", matmul(37, 96, 160), 3, 8, 8},
       {"matmul, wide row", matmul(32, 64, 1024), 1, 32, 2},
       {"matmul, tall column", matmul(512, 64, 64), 1, 2, 32},
@@ -116,16 +158,19 @@ std::vector<Case> cases() {
       {"matmul, f32", matmul(64, 64, 128, 4), 2, 8, 8},
       {"matmul, 64 x 64 mesh", matmul(256, 256, 2048), 2, 64, 64},
       {"matmul, one core", matmul(8, 16, 16), 1, 1, 1},
+      {"matmul, 7 blocks of 9", matmul(64, 63, 96), 1, 8, 4, 9},
+      {"matmul, blocks of one column", matmul(32, 12, 64), 2, 8, 4, 1},
       {"weight gradient, square", weightGrad(64, 64, 64), 1, 8, 8},
       {"weight gradient, few tokens", weightGrad(256, 128, 16), 1, 16, 16},
       {"weight gradient, many tokens", weightGrad(32, 64, 512), 2, 4, 4},
       {"weight gradient, tall", weightGrad(64, 32, 1024), 1, 2, 64},
       {"weight gradient, wide", weightGrad(1024, 32, 16), 1, 64, 2},
+      {"weight gradient, blocked", weightGrad(128, 96, 256), 1, 8, 4, 16},
       {"attention forward, 4 x 4", attention(64, 16, 2), 1, 4, 4},
       {"attention forward, 8 x 8", attention(128, 64, 2), 1, 8, 8},
       {"attention forward, 16 x 16", attention(256, 32, 2), 1, 16, 16},
       {"attention backward, 8 x 8", attention(128, 64, 4), 1, 8, 8},
-      {"attention backward, 16 x 16", attention(512, 64, 4), 1, 16, 16},
+      {"attention backward, 16 x 16", attention(256, 64, 4), 1, 16, 16},
       {"attention forward, one core", attention(32, 16, 2), 1, 1, 1},
       {"layer norm, square", rows(K::reduction, 64, 256, 7), 1, 8, 8},
       {"layer norm, long rows", rows(K::reduction, 16, 2048, 7), 1, 128, 2},
@@ -140,6 +185,136 @@ std::vector<Case> cases() {
       {"embedding lookup", embedding(64, 256, 512 * 256 * 2, 0), 2, 8, 8},
       {"embedding gradient", embedding(64, 256, 0, 512 * 256 * 4), 2, 16, 4},
   };
+  std::vector<Case> cases;
+  for (const Row &row : table) {
+    // The rectangle's rows and columns are the split, and attention's
+    // block too.
+    Layout layout = sim::mesh::rectangleLayout(row.width, row.height);
+    layout.sumBlock = row.sumBlock;
+    cases.push_back({row.what, row.kernel, layout, row.microBatch, row.width,
+                     row.height, &t});
+  }
+  return cases;
+}
+
+/// Token groups and feature groups of a placed kernel's window.
+constexpr int64_t kWindowRows = 2, kWindowColumns = 8;
+/// Output columns of an unblocked window (tokens, for resident weights).
+constexpr int64_t kWindowOutputs = 64;
+
+/// `kernel` placed with `layout` at `microBatch` as it runs on a window
+/// of its rectangle: each core of the window holds what a core of the
+/// rectangle holds. Attention: one (sequence, head) block with its share
+/// of the pairs, as on the wafer.
+Case windowOf(std::string what, KernelShape k, Layout layout,
+                             wafer::Rect rect, int64_t micro,
+                             const target::WaferTargetModel &t) {
+  k = wafer::vocabularyChunk(k);
+  k.repeats = 1;
+  if (k.kind == KernelKind::attention) {
+    int64_t heads = std::max<int64_t>(1, k.rows / k.columns);
+    int64_t cq = std::min(layout.tokenGroups, k.columns),
+            ck = std::min(layout.featureGroups, k.columns);
+    int64_t blocks = std::max<int64_t>(1, rect.cores() / (cq * ck));
+    k.flops /= heads;
+    k.rows = k.columns;
+    layout.tokenGroups = cq;
+    layout.featureGroups = ck;
+    return Case{std::move(what),       k,
+                layout,                ceilDiv(micro * heads, blocks),
+                static_cast<int>(ck),  static_cast<int>(cq),
+                &t,                    true};
+  }
+  int64_t gt = std::min(layout.tokenGroups, kWindowRows);
+  int64_t gk = std::min(layout.featureGroups, kWindowColumns);
+  KernelShape w = k;
+  bool resident = layout.weights == Edge::resident;
+  wafer::SumBlockShape sums = wafer::sumBlockShape(k, layout, micro);
+  int64_t outputs =
+      layout.sumBlock > 0 ? std::min(sums.columns, 2 * layout.sumBlock)
+                          : std::min(sums.columns, kWindowOutputs);
+  switch (k.kind) {
+  case KernelKind::weight_matmul:
+    if (resident) {
+      w.rows = outputs;
+      w.columns = sums.perColumn * gt;
+    } else {
+      w.rows = sums.perColumn * gt;
+      w.columns = outputs;
+    }
+    w.contracted = sums.streamed * gk;
+    break;
+  case KernelKind::weight_grad:
+    if (resident) {
+      w.rows = ceilDiv(k.rows, layout.featureGroups) * gk;
+      w.columns = ceilDiv(k.columns, layout.tokenGroups) * gt;
+      w.contracted = std::min(micro * k.contracted, kWindowOutputs);
+    } else {
+      w.rows = sums.perColumn * gk;
+      w.columns = outputs;
+      w.contracted = sums.streamed * gt;
+    }
+    break;
+  case KernelKind::reduction:
+  case KernelKind::elementwise:
+  case KernelKind::embedding: {
+    w.rows = ceilDiv(micro * k.rows, layout.tokenGroups) * gt;
+    w.columns = ceilDiv(k.columns, layout.featureGroups) * gk;
+    w.flops = 2 * wafer::vectorOperations(k) * w.rows * w.columns;
+    // A core's slice of the table (or its gradient) as placed.
+    auto slice = [&](int64_t bytes) {
+      return bytes ? ceilDiv(bytes, layout.featureGroups) * gk : 0;
+    };
+    w.weightBytes = slice(k.weightBytes);
+    w.accumulator = slice(k.accumulator);
+    break;
+  }
+  case KernelKind::attention:
+    break;
+  }
+  if (k.kind == KernelKind::weight_matmul || k.kind == KernelKind::weight_grad)
+    w.flops = 2 * w.rows * w.columns * w.contracted;
+  layout.tokenGroups = gt;
+  layout.featureGroups = gk;
+  return Case{std::move(what),      w, layout, 1, static_cast<int>(gk),
+              static_cast<int>(gt), &t, true};
+}
+
+/// The distinct kernels of every device in `path`, each on its window.
+bool placedCases(const std::string &path, mlir::MLIRContext &context,
+                 std::vector<Case> &cases) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+  if (!module)
+    return false;
+  std::set<std::string> seen;
+  for (wafer::DeviceOp device : module->getOps<wafer::DeviceOp>()) {
+    mlir::FailureOr<wafer::PlacedStep> placed = wafer::PlacedStep::read(device);
+    if (mlir::failed(placed))
+      return false;
+    const target::WaferTargetModel &t = placed->program.getTarget();
+    std::string model = device.getSymName().str() + " on " + t.getName().str();
+    for (auto [s, stage] : llvm::enumerate(placed->program.getStages()))
+      for (auto [r, region] : llvm::enumerate(stage.regions)) {
+        const wafer::RegionPlacement &at = placed->placement.regions[s][r];
+        Case c =
+            windowOf(model + " " + stage.name + " @" +
+                         region.op.getSymName().str(),
+                     region.shape, at.layout, at.rect, device.getMicroBatch(),
+                     t);
+        const KernelShape &k = c.kernel;
+        const Layout &l = c.layout;
+        std::string key = llvm::formatv(
+            "{0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12}",
+            static_cast<int>(k.kind), k.rows, k.columns, k.contracted, k.flops,
+            k.elementBytes, k.weightBytes, k.accumulator, l.tokenGroups,
+            l.featureGroups, static_cast<int>(l.weights), l.sumBlock,
+            c.microBatch);
+        if (seen.insert(key).second)
+          cases.push_back(std::move(c));
+      }
+  }
+  return true;
 }
 
 } // namespace
@@ -147,58 +322,90 @@ std::vector<Case> cases() {
 int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "cgpt analytic kernel times against the "
-                                    "cycle-level mesh model\n");
-  mlir::MLIRContext context;
+                                    "cycle-level mesh engine\n");
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
   mlir::FailureOr<target::WaferTargetModel> target =
       target::WaferTargetModel::load(targetName, &context);
   if (mlir::failed(target))
     return 2;
-  sim::mesh::MeshConfig config = sim::mesh::meshConfig(*target);
 
-  std::vector<Case> table = cases();
-  if (bench)
+  std::vector<Case> table;
+  if (bench) {
     // A 64 x 64 kernel of about 10^5 cycles.
-    table = {{"matmul, 64 x 64 mesh, long", matmul(256, 640, 2048), 2, 64, 64}};
-  llvm::outs() << llvm::formatv("{0,-32} {1,9} {2,13} {3,13} {4,8}\n", "case",
-                                "mesh", "analytic", "simulated", "error");
+    table = {{"matmul, 64 x 64 mesh, long", matmul(256, 640, 2048),
+              sim::mesh::rectangleLayout(64, 64), 2, 64, 64, &*target}};
+  } else if (placedFiles.empty()) {
+    table = handCases(*target);
+  }
+  for (const std::string &path : placedFiles)
+    if (!placedCases(path, context, table)) {
+      llvm::errs() << "cgpt-mesh-timing-check: cannot read placed IR from '"
+                   << path << "'\n";
+      return 2;
+    }
+
+  if (engineOnly)
+    llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13}\n", "case", "mesh",
+                                  "simulated");
+  else
+    llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,8}\n",
+                                  "case", "mesh", "analytic", "simulated",
+                                  "error");
   double worst = 0;
   std::string worstCase;
-  int over = 0;
+  int over = 0, unloadable = 0;
+  bool failed = false;
   int64_t coreCycles = 0;
   double seconds = 0;
   for (const Case &c : table) {
-    // The rectangle's rows and columns are the split, and attention's
-    // block too.
-    wafer::Layout layout = sim::mesh::rectangleLayout(c.width, c.height);
-    wafer::KernelTime analytic = wafer::kernelTime(
-        {c.kernel, layout, {0, 0, c.width, c.height}, c.microBatch, *target});
-    sim::mesh::MeshProgram program = sim::mesh::buildKernelProgram(
-        c.kernel, layout, c.microBatch, *target, c.width, c.height);
+    wafer::Rect rect{0, 0, c.width, c.height};
+    sim::mesh::MeshProgram program =
+        sim::mesh::buildKernelProgram(c.kernel, c.layout, c.microBatch,
+                                      *c.target, rect)
+            .mesh;
     std::string error;
     auto start = std::chrono::steady_clock::now();
-    std::optional<sim::mesh::MeshResult> result =
-        sim::mesh::simulate(program, config, error);
+    std::optional<sim::mesh::MeshResult> result = sim::mesh::simulate(
+        program, sim::mesh::meshConfig(*c.target), error);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                              start)
                    .count();
+    std::string mesh = std::to_string(c.width) + " x " + std::to_string(c.height);
+    if (!result && c.placed && error.find("cannot load") != std::string::npos) {
+      llvm::outs() << llvm::formatv("{0,-40} {1,9} does not load: {2}\n",
+                                    c.what, mesh, error);
+      ++unloadable;
+      continue;
+    }
     if (!result) {
       llvm::errs() << "cgpt-mesh-timing-check: " << c.what << ": " << error
                    << "\n";
-      return 2;
+      failed = true;
+      continue;
     }
     coreCycles += result->coreCycles;
+    if (engineOnly) {
+      llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13}\n", c.what, mesh,
+                                    result->cycles);
+      continue;
+    }
+    double analytic =
+        wafer::kernelTime({c.kernel, c.layout, rect, c.microBatch, *c.target})
+            .cycles();
     double simulated = static_cast<double>(result->cycles);
-    double relative = (analytic.cycles() - simulated) / simulated;
+    double relative = (analytic - simulated) / simulated;
     if (std::abs(relative) > worst) {
       worst = std::abs(relative);
       worstCase = c.what;
     }
     over += std::abs(relative) > 0.10;
-    llvm::outs() << llvm::formatv(
-        "{0,-32} {1,9} {2,13} {3,13} {4,7:f1}%\n", c.what,
-        std::to_string(c.width) + " x " + std::to_string(c.height),
-        static_cast<int64_t>(std::llround(analytic.cycles())),
-        result->cycles, 100 * relative);
+    llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,7:f1}%\n",
+                                  c.what, mesh,
+                                  static_cast<int64_t>(std::llround(analytic)),
+                                  result->cycles, 100 * relative);
   }
   if (bench) {
     llvm::outs() << llvm::formatv(
@@ -206,8 +413,12 @@ int main(int argc, char **argv) {
         seconds, static_cast<double>(coreCycles) / seconds);
     return 0;
   }
-  llvm::outs() << llvm::formatv(
-      "{0} cases, worst error {1:f1}% ({2}), {3} over 10%\n", table.size(),
-      100 * worst, worstCase, over);
+  if (!engineOnly)
+    llvm::outs() << llvm::formatv(
+        "{0} cases, worst error {1:f1}% ({2}), {3} over 10%; {4} placed "
+        "programs do not fit a core\n",
+        table.size() - unloadable, 100 * worst, worstCase, over, unloadable);
+  if (failed)
+    return 2;
   return over ? 1 : 0;
 }

@@ -58,6 +58,14 @@ public:
   /// everything is f32; 16-bit FMACs run at flops_per_cycle / 2.
   int64_t getMixedFmacsPerCycle() const { return mixedFmacsPerCycle; }
   int64_t getF32FmacsPerCycle() const { return f32FmacsPerCycle; }
+  /// Elements per cycle of the other vector operations (add, multiply,
+  /// move, max), as the SDK's table of SIMD widths gives them: on 16-bit
+  /// data as wide as the 16-bit FMAC (@faddh, @fmulh: flops_per_cycle / 2),
+  /// on f32 data as wide as the mixed FMAC (@fadds, @fmovs).
+  int64_t getHalfOpsPerCycle() const {
+    return std::max<int64_t>(1, flopsPerCycle / 2);
+  }
+  int64_t getF32OpsPerCycle() const { return mixedFmacsPerCycle; }
   /// Cycles from a wavelet's arrival to its data task running.
   int64_t getTaskActivationCycles() const { return taskActivationCycles; }
   /// SRAM each core keeps for code, queues and the stack.

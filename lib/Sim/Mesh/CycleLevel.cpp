@@ -51,6 +51,12 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
            << " cores, and target '" << device.getTarget() << "' has "
            << width << " x " << height
            << " cores; use --target mini or a target file of your own";
+  if (target.getLinkBytesPerCycle() != kWaveletBytes)
+    return device.emitOpError()
+           << "cannot run cycle by cycle: the cycle-level model moves "
+           << kWaveletBytes << "-byte wavelets, and target '"
+           << device.getTarget() << "' has links of "
+           << target.getLinkBytesPerCycle() << " B per cycle";
   if (device.getMicroBatch() == 0)
     return device.emitOpError() << "is not planned; run wafer-plan-batch "
                                    "before the cycle-level model";
@@ -62,32 +68,36 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
   MeshConfig config = meshConfig(target);
   int64_t micro = device.getMicroBatch();
 
-  // Each region as placed: once, whether it repeats or runs in chunks.
+  // Each region as placed: one run of it (of one chunk, for a kernel run
+  // in chunks over the vocabulary).
   std::vector<Planned> planned;
   double total = 0;
   for (auto [s, stage] : llvm::enumerate(program->getStages())) {
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
       const RegionPlacement &placed = placement->regions[s][r];
-      KernelShape kernel = region.shape;
-      kernel.repeats = kernel.chunks = 1;
+      KernelShape kernel = vocabularyChunk(region.shape);
+      kernel.repeats = 1;
       double analytic =
           region.cost({kernel, placed.layout, placed.rect, micro, target})
               .cycles();
       int64_t batch = micro;
       if (kernel.kind == KernelKind::attention) {
-        // One (sequence, head) block with its share of the pairs: the
-        // blocks run side by side, each alike.
+        // One block of one head with its share of the (sequence, head)
+        // pairs, one after another: the blocks run side by side, each
+        // alike.
         int64_t heads = std::max<int64_t>(1, kernel.rows / kernel.columns);
         int64_t blocks = std::max<int64_t>(
             1, placed.rect.cores() /
                    (std::min(placed.layout.tokenGroups, kernel.columns) *
                     std::min(placed.layout.featureGroups, kernel.columns)));
-        kernel.flops = kernel.flops / heads * ceilDiv(micro * heads, blocks);
+        kernel.flops /= heads;
         kernel.rows = kernel.columns;
-        batch = 1;
+        batch = ceilDiv(micro * heads, blocks);
       }
-      auto [gridWidth, gridHeight] =
-          simulatedGrid(kernel, placed.layout, placed.rect);
+      int gridWidth = static_cast<int>(
+          std::clamp<int64_t>(placed.layout.featureGroups, 1, placed.rect.w));
+      int gridHeight = static_cast<int>(
+          std::clamp<int64_t>(placed.layout.tokenGroups, 1, placed.rect.h));
       total += analytic * gridWidth * gridHeight;
       planned.push_back({s, r, kernel, placed.layout, placed.rect, batch,
                          gridWidth, gridHeight, analytic});
@@ -106,8 +116,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
     return program->getStages()[p.stage].regions[p.region].op;
   };
   auto programOf = [&](const Planned &p) {
-    return buildKernelProgram(p.kernel, p.layout, p.batch, target, p.width,
-                              p.height);
+    return buildKernelProgram(p.kernel, p.layout, p.batch, target, p.rect)
+        .mesh;
   };
   for (size_t first = 0; first < planned.size();) {
     // The regions of one wave of one stage.

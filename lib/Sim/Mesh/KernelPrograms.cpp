@@ -6,13 +6,18 @@
 
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 using cgpt::wafer::Edge;
 using cgpt::wafer::KernelKind;
 using cgpt::wafer::KernelShape;
 using cgpt::wafer::Layout;
+using cgpt::wafer::SumBlockShape;
+using cgpt::wafer::streamPacking;
 
 namespace cgpt::sim::mesh {
 namespace {
@@ -21,121 +26,350 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 uint8_t bit(Port port) { return static_cast<uint8_t>(1u << port); }
 
-/// Builds programs on a rectangle, one core at a time.
+/// 32-bit words of an embedding table a core keeps as the table streams
+/// past: the rows its tokens look up arrive in the window (1 KiB).
+constexpr int64_t kTableWindow = 256;
+
+ElementType typeOf(int64_t elementBytes) {
+  return elementBytes <= 2 ? ElementType::bf16 : ElementType::f32;
+}
+
+/// Builds a kernel's program: routes core by core, and core programs shared
+/// by the cores that play the same part.
 class Builder {
 public:
-  Builder(const target::WaferTargetModel &target, int width, int height)
-      : program(width, height), target(target) {}
+  Builder(KernelProgram &out) : out(out), mesh(out.mesh) {}
 
   void route(int x, int y, int color, uint8_t rx, uint8_t tx) {
-    program.routes[program.index(x, y)].push_back({color, rx, tx});
+    mesh.routes[mesh.index(x, y)].push_back({color, rx, tx});
   }
-  void emit(int x, int y, Instruction in) {
-    program.programs[program.index(x, y)].push_back(in);
-  }
-
-  /// Streams from an edge: `count` wavelets of `color` enter every core of
-  /// the first row (from the north, multicast down each column) or of the
-  /// first column (from the west, along each row).
-  void multicast(bool downColumns, int color, int64_t count) {
-    for (int x = 0; x < program.width; ++x)
-      for (int y = 0; y < program.height; ++y) {
-        bool last = downColumns ? y + 1 == program.height
-                                : x + 1 == program.width;
-        Port in = downColumns ? north : west;
-        Port on = downColumns ? south : east;
-        route(x, y, color, bit(in), bit(ramp) | (last ? 0 : bit(on)));
-      }
-    if (downColumns)
-      for (int x = 0; x < program.width; ++x)
-        program.injectors.push_back({x, 0, north, color, count});
-    else
-      for (int y = 0; y < program.height; ++y)
-        program.injectors.push_back({0, y, west, color, count});
+  /// Gives core (x, y) the program that `part` names, built by `build` the
+  /// first time a core plays that part.
+  void assign(int x, int y, int part,
+              const std::function<CoreProgram()> &build) {
+    auto [it, inserted] = parts.try_emplace(part, -1);
+    if (inserted)
+      it->second = mesh.addProgram(build());
+    mesh.programOf[mesh.index(x, y)] = it->second;
   }
 
-  /// A chain along each row (`alongRows`) or down each column: the first
-  /// core sends `count` f32 values, each later one adds its own and passes
-  /// them on, and the last passes the sums off the mesh. Colors
-  /// `firstColor` and `firstColor + 1` alternate, so that a core receives
-  /// on one while it sends on the other.
-  void chain(bool alongRows, int firstColor, int64_t count) {
-    int length = alongRows ? program.width : program.height;
-    int across = alongRows ? program.height : program.width;
-    Port onward = alongRows ? east : south, back = alongRows ? west : north;
-    for (int line = 0; line < across; ++line)
-      for (int step = 0; step < length; ++step) {
-        int x = alongRows ? step : line, y = alongRows ? line : step;
-        int out = firstColor + step % 2, in = firstColor + (step + 1) % 2;
-        route(x, y, out, bit(ramp), bit(onward));
-        if (step > 0)
-          route(x, y, in, bit(back), bit(ramp));
-        if (step == 0)
-          emit(x, y, {Instruction::send, out, out, count, 1});
-        else
-          emit(x, y, {Instruction::forward, in, out, count, 1});
-        if (step + 1 == length)
-          program.drains.push_back({x, y, onward, out});
-      }
+  /// The cores of the segments: (x, y, position in the segment).
+  template <typename Fn> void forEachCore(Fn fn) {
+    for (int y = 0; y < out.rows; ++y)
+      for (int column = 0; column < out.segmentColumns; ++column)
+        for (int s = 0; s < out.segment; ++s)
+          fn(column * out.segment + s, y, s);
   }
 
-  /// The row chain of a reduction there and back: the statistics pass east
-  /// to the last column, which stores the sums and then sends them west to
-  /// the first, which passes them off. (Turning the stream around without
-  /// storing it deadlocks: the last core would send west into a neighbour
-  /// still busy forwarding east.)
-  void chainThereAndBack(int firstColor, int64_t count) {
-    int width = program.width;
-    for (int y = 0; y < program.height; ++y)
-      for (int x = 0; x < width; ++x) {
-        int east = firstColor + x % 2, eastIn = firstColor + (x + 1) % 2;
-        int west = firstColor + 2 + x % 2, westIn = firstColor + 2 + (x + 1) % 2;
-        if (x + 1 < width)
-          route(x, y, east, bit(ramp), bit(Port::east));
-        if (x > 0)
-          route(x, y, eastIn, bit(Port::west), bit(ramp));
-        route(x, y, west, bit(ramp), bit(Port::west));
-        if (x + 1 < width)
-          route(x, y, westIn, bit(Port::east), bit(ramp));
-        if (x == 0)
-          emit(x, y, {Instruction::send, east, east, count, 1});
-        else if (x + 1 < width)
-          emit(x, y, {Instruction::forward, eastIn, east, count, 1});
-        if (x + 1 == width) {
-          emit(x, y, {Instruction::store, eastIn, eastIn, count, 1});
-          emit(x, y, {Instruction::send, west, west, count, 1});
-        } else {
-          emit(x, y, {Instruction::forward, westIn, west, count, 1});
-        }
-        if (x == 0)
-          program.drains.push_back({x, y, Port::west, west});
-      }
+  /// `count` wavelets of `color` enter the top of every column and are
+  /// multicast down it into every core.
+  void downColumns(int color, int64_t count) {
+    for (int x = 0; x < mesh.width; ++x) {
+      for (int y = 0; y < mesh.height; ++y)
+        route(x, y, color, bit(north),
+              bit(ramp) | (y + 1 < mesh.height ? bit(south) : 0));
+      mesh.injectors.push_back({x, 0, north, color, count, {}});
+    }
+  }
+  /// `count` wavelets of `color` enter the west end of every segment and
+  /// are multicast along it into every core.
+  void alongSegments(int color, int64_t count) {
+    forEachCore([&](int x, int y, int s) {
+      route(x, y, color, bit(west),
+            bit(ramp) | (s + 1 < out.segment ? bit(east) : 0));
+      if (s == 0)
+        mesh.injectors.push_back({x, y, west, color, count, {}});
+    });
+  }
+  /// The routes of a chain of `length` steps, `step` of it at (x, y), along
+  /// `onward` (east or south): the colors `first` and `first + 1`
+  /// alternate, so that a core receives on one while it sends on the
+  /// other; the last step's output leaves at the chain's end. Returns the
+  /// (in, out) colors of the step.
+  std::pair<int, int> chainStep(int x, int y, int step, int length,
+                                Port onward, int first) {
+    Port back = onward == east ? west : north;
+    int outColor = first + step % 2, inColor = first + (step + 1) % 2;
+    route(x, y, outColor, bit(ramp), bit(onward));
+    if (step > 0)
+      route(x, y, inColor, bit(back), bit(ramp));
+    if (step + 1 == length)
+      mesh.drains.push_back({x, y, onward, outColor, true});
+    return {inColor, outColor};
   }
 
-  /// A product against a stream: `count` wavelets multicast down the
-  /// columns (`downColumns`) or along the rows, each starting a task of
-  /// `cycles`; then `partials` f32 values chained across the other way:
-  /// along the rows, or down the columns.
-  void productThenChain(bool downColumns, int64_t count, int64_t cycles,
-                        int64_t partials) {
-    multicast(downColumns, 0, count);
-    everywhere({Instruction::receive, 0, 0, count, cycles});
-    if ((downColumns ? program.width : program.height) > 1)
-      chain(/*alongRows=*/downColumns, 1,
-            partials * wafer::kPartialSumBytes /
-                target.getLinkBytesPerCycle());
-  }
-
-  /// The same program on every core.
-  void everywhere(Instruction in) {
-    for (int y = 0; y < program.height; ++y)
-      for (int x = 0; x < program.width; ++x)
-        emit(x, y, in);
-  }
-
-  MeshProgram program;
-  const target::WaferTargetModel &target;
+  KernelProgram &out;
+  MeshProgram &mesh;
+  llvm::DenseMap<int, int> parts;
 };
+
+/// The chain's part of a core program, `step` of it: send its sums, or add
+/// them to what comes and pass it on; then, when another block follows,
+/// clear them for it.
+void chainOps(std::vector<Op> &body, int step, int buffer, int64_t count,
+              std::pair<int, int> colors, bool another) {
+  auto [in, out] = colors;
+  if (step == 0)
+    body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(out),
+                              Dsd::memory(buffer), Dsd(), count,
+                              ElementType::f32));
+  else
+    body.push_back(Op::vector(Op::Kind::fadd, Dsd::out(out), Dsd::in(in),
+                              Dsd::memory(buffer), count, ElementType::f32));
+  if (another)
+    body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(buffer),
+                              Dsd::zero(), Dsd(), count, ElementType::f32));
+}
+
+/// A product against a stream, block by block (the weight matmul, resident
+/// or streamed, and the weight gradient): a core holds `sums.streamed` rows
+/// of `sums.perColumn` inputs and sums `block` output columns at a time.
+/// Each wavelet of the stream starts a data task that, for each element it
+/// carries, adds one row of inputs times the element to one column's sums;
+/// when a block's columns are done, its sums pass along the chain (or
+/// leave the core, alone with more blocks to come). A block's elements fill
+/// whole wavelets (wafer::streamPacking).
+void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
+                     bool chainAlongRows) {
+  KernelProgram &out = b.out;
+  int64_t perColumn = sums.perColumn, rowsIn = sums.streamed;
+  int64_t nb = out.blockColumns;
+  int64_t packed = streamPacking(rowsIn * nb, perWavelet(type));
+  int64_t stream = out.blocks * (rowsIn * nb / packed);
+  // The stream runs down the columns (weights) and the chain along the
+  // rows, or the stream along the rows (output gradients) and the chain
+  // down the columns.
+  if (chainAlongRows)
+    b.downColumns(kStreamColor, stream);
+  else
+    b.alongSegments(kStreamColor, stream);
+  int stages = chainAlongRows ? out.segment : out.rows;
+  bool chained = stages > 1 || out.blocks > 1;
+  b.forEachCore([&](int x, int y, int s) {
+    int step = chainAlongRows ? s : y;
+    std::pair<int, int> colors = b.chainStep(
+        x, y, step, stages, chainAlongRows ? east : south, kChainColor);
+    int part = step == 0 ? 0 : (step + 1 == stages ? 2 : 1) + 2 * (step % 2);
+    b.assign(x, y, part, [&] {
+      CoreProgram p;
+      int inputs = p.addBuffer("inputs", rowsIn * perColumn, type);
+      int sumsBuffer = p.addBuffer("sums", nb * perColumn, ElementType::f32);
+      int chain = p.addTask({});
+      int column = p.addCursor({perColumn, nb * perColumn, -1, chain});
+      int row = p.addCursor({perColumn, rowsIn * perColumn, column, -1});
+      Task data{true, kStreamColor, {}};
+      for (int64_t e = 0; e < packed; ++e) {
+        data.body.push_back(Op::fmacOp(Dsd::memory(sumsBuffer, 0, column),
+                                       Dsd::memory(sumsBuffer, 0, column),
+                                       Dsd::memory(inputs, 0, row),
+                                       Dsd::argument(e == 1), perColumn,
+                                       type));
+        data.body.push_back(Op::advanceOp(row));
+      }
+      p.addTask(std::move(data));
+      // Alone in its chain with one block, the core's sums are the outputs
+      // and stay where they are.
+      if (chained)
+        chainOps(p.tasks[chain].body, step, sumsBuffer, nb * perColumn,
+                 colors, out.blocks > 1);
+      return p;
+    });
+  });
+}
+
+/// A weight gradient whose weight is resident: the gradient stays where
+/// its weight is, a core holding a block of dW's rows by columns. Every
+/// token's inputs stream down the columns and are stored first; then each
+/// wavelet of the output gradient, streaming along the rows, starts a data
+/// task that, for each element it carries, adds the token's inputs times
+/// the element to one column of the block.
+void residentWeightGrad(Builder &b, const KernelShape &k, const Layout &layout,
+                        int64_t microBatch, ElementType type) {
+  KernelProgram &out = b.out;
+  int64_t epw = perWavelet(type);
+  int64_t tokens = microBatch * k.contracted;
+  int64_t kb = ceilDiv(k.rows, layout.featureGroups);
+  int64_t nb = ceilDiv(k.columns, layout.tokenGroups);
+  out.tokens = tokens;
+  out.features = kb;
+  int64_t packed = streamPacking(tokens * nb, epw);
+  int inputColor = kStreamColor + 3;
+  b.downColumns(inputColor, ceilDiv(tokens * kb, epw));
+  b.alongSegments(kStreamColor, tokens * nb / packed);
+  b.forEachCore([&](int x, int y, int) {
+    b.assign(x, y, 0, [&] {
+      CoreProgram p;
+      int inputs = p.addBuffer("inputs", tokens * kb, type);
+      int gradient = p.addBuffer("gradient", nb * kb, ElementType::f32);
+      int token = p.addCursor({kb, tokens * kb, -1, -1});
+      int column = p.addCursor({kb, nb * kb, token, -1});
+      Task store{false, -1, {}};
+      store.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(inputs),
+                                      Dsd::in(inputColor), Dsd(), tokens * kb,
+                                      type));
+      p.startActive.push_back(p.addTask(std::move(store)));
+      Task data{true, kStreamColor, {}};
+      for (int64_t e = 0; e < packed; ++e) {
+        data.body.push_back(Op::fmacOp(Dsd::memory(gradient, 0, column),
+                                       Dsd::memory(gradient, 0, column),
+                                       Dsd::memory(inputs, 0, token),
+                                       Dsd::argument(e == 1), kb, type));
+        data.body.push_back(Op::advanceOp(column));
+      }
+      p.addTask(std::move(data));
+      return p;
+    });
+  });
+}
+
+/// Vector operations over a core's tokens and features, as many as the
+/// kernel's FLOPs per element ask for (two to an operation); a reduction
+/// then sums each token's statistics along the segment and sends the sums
+/// back; an embedding first takes in its slice of the table (or its
+/// gradient), which streams down the columns.
+void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
+               int64_t microBatch, const target::WaferTargetModel &target) {
+  ElementType type = typeOf(k.elementBytes);
+  KernelProgram &out = b.out;
+  int64_t tb = ceilDiv(microBatch * k.rows, layout.tokenGroups);
+  int64_t cb = ceilDiv(k.columns, layout.featureGroups);
+  out.tokens = tb;
+  out.features = cb;
+  int64_t operations = vectorOperations(k);
+  bool embedding = k.kind == KernelKind::embedding;
+  bool reduce = k.kind == KernelKind::reduction && out.segment > 1;
+  // The table's slice, in 32-bit words, one a wavelet.
+  int64_t table = embedding ? ceilDiv(ceilDiv(std::max(k.weightBytes,
+                                                       k.accumulator),
+                                              layout.featureGroups),
+                                      target.getLinkBytesPerCycle())
+                            : 0;
+  if (embedding)
+    b.downColumns(kStreamColor, table);
+  int backColor = kChainColor + 2;
+  b.forEachCore([&](int x, int y, int s) {
+    // The statistics pass east along the segment, each core adding its
+    // own; the last stores the sums and sends them back west, multicast
+    // into every core on the way.
+    std::pair<int, int> colors{kChainColor + (s + 1) % 2,
+                               kChainColor + s % 2};
+    if (reduce) {
+      bool last = s + 1 == out.segment;
+      if (!last)
+        b.route(x, y, colors.second, bit(ramp), bit(east));
+      if (s > 0)
+        b.route(x, y, colors.first, bit(west), bit(ramp));
+      b.route(x, y, backColor, last ? bit(ramp) : bit(east),
+              last ? bit(west)
+                   : static_cast<uint8_t>(bit(ramp) |
+                                          (s > 0 ? bit(west) : 0)));
+    }
+    int part = (s == 0 ? 0 : (s + 1 == out.segment ? 2 : 1)) + 3 * (s % 2);
+    b.assign(x, y, part, [&] {
+      CoreProgram p;
+      int data = p.addBuffer("data", tb * cb, type);
+      // The table streams past; a core keeps a window of it as it goes.
+      int slice = embedding ? p.addBuffer("table window",
+                                          std::min(table, kTableWindow),
+                                          ElementType::f32)
+                            : -1;
+      int stats = reduce ? p.addBuffer("statistics", 2 * tb, ElementType::f32)
+                         : -1;
+      Task work{false, -1, {}};
+      if (embedding)
+        work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::ring(slice),
+                                       Dsd::in(kStreamColor), Dsd(), table,
+                                       ElementType::f32));
+      for (int64_t i = 0; i < operations; ++i)
+        work.body.push_back(Op::vector(Op::Kind::fmul, Dsd::memory(data),
+                                       Dsd::memory(data), Dsd::memory(data),
+                                       tb * cb, type));
+      if (reduce) {
+        auto [in, outColor] = colors;
+        int64_t n = 2 * tb;
+        if (s == 0)
+          work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(outColor),
+                                         Dsd::memory(stats), Dsd(), n,
+                                         ElementType::f32));
+        else if (s + 1 < out.segment)
+          work.body.push_back(Op::vector(Op::Kind::fadd, Dsd::out(outColor),
+                                         Dsd::in(in), Dsd::memory(stats), n,
+                                         ElementType::f32));
+        if (s + 1 == out.segment) {
+          // The last stores the sums, then sends them back.
+          work.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(stats),
+                                         Dsd::in(in), Dsd::memory(stats), n,
+                                         ElementType::f32));
+          work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(backColor),
+                                         Dsd::memory(stats), Dsd(), n,
+                                         ElementType::f32));
+        } else {
+          work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(stats),
+                                         Dsd::in(backColor), Dsd(), n,
+                                         ElementType::f32));
+        }
+      }
+      p.startActive.push_back(p.addTask(std::move(work)));
+      return p;
+    });
+  });
+}
+
+/// Attention on one block of query blocks by key blocks, for `pairs`
+/// (sequence, head) pairs one after another (wafer::attentionBlock): each
+/// pair's keys and values stream down the block's columns into memory;
+/// then its queries, one row at a time, along the block's rows, each row
+/// taking vector operations along the core's keys and passing its softmax
+/// statistics and partial outputs along the row of cores. One task, two
+/// loops.
+void attention(Builder &b, const KernelShape &k, const Layout &layout,
+               int64_t pairs) {
+  ElementType type = typeOf(k.elementBytes);
+  int64_t epw = perWavelet(type);
+  KernelProgram &out = b.out;
+  wafer::AttentionBlock block = wafer::attentionBlock(k, layout, epw);
+  out.tokens = block.queries;
+  out.features = block.keys;
+  b.alongSegments(kStreamColor,
+                  pairs * block.queries * (block.rowElements / epw));
+  b.downColumns(kStreamColor + 3, pairs * block.keyValueElements / epw);
+  b.forEachCore([&](int x, int y, int s) {
+    std::pair<int, int> colors{0, 0};
+    if (out.segment > 1)
+      colors = b.chainStep(x, y, s, out.segment, east, kChainColor);
+    int part = (s == 0 ? 0 : (s + 1 == out.segment ? 2 : 1)) + 3 * (s % 2);
+    b.assign(x, y, part, [&] {
+      CoreProgram p;
+      int kv = p.addBuffer("keys and values", block.keyValueElements, type);
+      int query = p.addBuffer("query row", block.rowElements, type);
+      int scores = p.addBuffer("scores", block.keys, ElementType::f32);
+      int sums = out.segment > 1
+                     ? p.addBuffer("row partial outputs", block.rowPartials,
+                                   ElementType::f32)
+                     : -1;
+      std::vector<Op> row;
+      row.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(query),
+                               Dsd::in(kStreamColor), Dsd(),
+                               block.rowElements, type));
+      for (int64_t i = 0; i < block.rowOperations; ++i)
+        row.push_back(Op::vector(Op::Kind::fmul, Dsd::memory(scores),
+                                 Dsd::memory(scores), Dsd::memory(scores),
+                                 block.keys, ElementType::f32));
+      if (sums >= 0)
+        chainOps(row, s, sums, block.rowPartials, colors, /*another=*/false);
+      Task work{false, -1, {}};
+      work.body.push_back(Op::loopOp(static_cast<int>(row.size()) + 2, pairs));
+      work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(kv),
+                                     Dsd::in(kStreamColor + 3), Dsd(),
+                                     block.keyValueElements, type));
+      work.body.push_back(
+          Op::loopOp(static_cast<int>(row.size()), block.queries));
+      work.body.insert(work.body.end(), row.begin(), row.end());
+      p.startActive.push_back(p.addTask(std::move(work)));
+      return p;
+    });
+  });
+}
 
 } // namespace
 
@@ -143,144 +377,100 @@ wafer::Layout rectangleLayout(int width, int height) {
   return {height, width};
 }
 
-std::pair<int, int> simulatedGrid(const KernelShape &, const Layout &layout,
-                                  const wafer::Rect &rect) {
-  return {static_cast<int>(std::min(layout.featureGroups, rect.w)),
-          static_cast<int>(std::min(layout.tokenGroups, rect.h))};
+MeshConfig meshConfig(const target::WaferTargetModel &target) {
+  MeshConfig config;
+  config.colors = static_cast<int>(target.getNumColors());
+  config.queueDepth = static_cast<int>(target.getRouterQueueWavelets());
+  config.activationCycles = target.getTaskActivationCycles();
+  config.sramBytes = target.getCoreSramBytes();
+  config.reservedBytes = target.getReservedBytes();
+  config.readBytesPerCycle = target.getSramReadBytesPerCycle();
+  config.writeBytesPerCycle = target.getSramWriteBytesPerCycle();
+  config.mixedFmacs = target.getMixedFmacsPerCycle();
+  config.f32Fmacs = target.getF32FmacsPerCycle();
+  config.halfOps = target.getHalfOpsPerCycle();
+  config.f32Ops = target.getF32OpsPerCycle();
+  return config;
+}
+
+KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
+                                 int64_t microBatch,
+                                 const target::WaferTargetModel &target,
+                                 const wafer::Rect &rect,
+                                 const KernelProgramOptions &options) {
+  int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
+  int segment = static_cast<int>(std::clamp<int64_t>(gk, 1, rect.w));
+  int rows = static_cast<int>(std::clamp<int64_t>(gt, 1, rect.h));
+  int columns = 1;
+  if (options.allTokenGroups && k.kind != KernelKind::attention)
+    columns = static_cast<int>(std::clamp<int64_t>(
+        ceilDiv(gt, rows), 1, std::max<int64_t>(1, rect.w / segment)));
+  KernelProgram out{MeshProgram(segment * columns, rows)};
+  out.rows = rows;
+  out.segment = segment;
+  out.segmentColumns = columns;
+  out.tokenGroup.assign(out.mesh.width * rows, -1);
+  out.featureGroup.assign(out.mesh.width * rows, -1);
+  Builder b(out);
+  b.forEachCore([&](int x, int y, int s) {
+    int64_t token = static_cast<int64_t>(x / segment) * rows + y;
+    if (token < gt) {
+      out.tokenGroup[out.mesh.index(x, y)] = static_cast<int>(token);
+      out.featureGroup[out.mesh.index(x, y)] = s;
+    }
+  });
+  ElementType type = typeOf(k.elementBytes);
+  switch (k.kind) {
+  case KernelKind::weight_matmul:
+  case KernelKind::weight_grad: {
+    SumBlockShape sums = sumBlockShape(k, layout, microBatch);
+    if (!sums.blockable()) {
+      residentWeightGrad(b, k, layout, microBatch, type);
+      break;
+    }
+    out.sums = sums;
+    out.blockColumns = layout.sumBlock > 0
+                           ? std::min(layout.sumBlock, sums.columns)
+                           : sums.columns;
+    out.blocks = ceilDiv(sums.columns, out.blockColumns);
+    streamedProduct(b, sums, type, k.kind == KernelKind::weight_matmul);
+    break;
+  }
+  case KernelKind::attention:
+    // One head per sequence: the micro-batch is the pairs.
+    attention(b, k, layout, microBatch);
+    break;
+  case KernelKind::reduction:
+  case KernelKind::elementwise:
+  case KernelKind::embedding:
+    rowKernel(b, k, layout, microBatch, target);
+    break;
+  }
+  return out;
 }
 
 void embedProgram(MeshProgram &mesh, const MeshProgram &part, int x, int y) {
+  int first = static_cast<int>(mesh.programs.size());
+  for (const CoreProgram &program : part.programs)
+    mesh.programs.push_back(program);
   for (int py = 0; py < part.height; ++py)
     for (int px = 0; px < part.width; ++px) {
       int from = part.index(px, py), to = mesh.index(x + px, y + py);
       mesh.routes[to].append(part.routes[from].begin(),
                              part.routes[from].end());
-      mesh.programs[to].insert(mesh.programs[to].end(),
-                               part.programs[from].begin(),
-                               part.programs[from].end());
+      if (part.programOf[from] >= 0)
+        mesh.programOf[to] = first + part.programOf[from];
     }
   for (Injector in : part.injectors) {
     in.x += x;
     in.y += y;
-    mesh.injectors.push_back(in);
+    mesh.injectors.push_back(std::move(in));
   }
   for (Drain drain : part.drains) {
     drain.x += x;
     drain.y += y;
     mesh.drains.push_back(drain);
   }
-}
-
-MeshConfig meshConfig(const target::WaferTargetModel &target) {
-  MeshConfig config;
-  config.colors = static_cast<int>(target.getNumColors());
-  config.queueDepth = static_cast<int>(target.getRouterQueueWavelets());
-  config.activationCycles = target.getTaskActivationCycles();
-  return config;
-}
-
-MeshProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
-                               int64_t microBatch,
-                               const target::WaferTargetModel &target,
-                               int width, int height) {
-  Builder b(target, width, height);
-  int64_t lanes = wafer::fmacLanes(target, k.elementBytes);
-  int64_t perWavelet = wafer::elementsPerWavelet(target, k.elementBytes);
-  auto wavelets = [&](int64_t elements) {
-    return ceilDiv(elements, perWavelet);
-  };
-  int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
-  bool resident = layout.weights == Edge::resident;
-  switch (k.kind) {
-  case KernelKind::weight_matmul: {
-    if (resident) {
-      // Each token's features stream down the columns, each element an
-      // FMAC over the core's output columns; partial sums along the row.
-      int64_t tokens = microBatch * k.rows;
-      int64_t kb = ceilDiv(k.contracted, gk), nb = ceilDiv(k.columns, gt);
-      b.productThenChain(/*downColumns=*/true, wavelets(tokens * kb),
-                         perWavelet * ceilDiv(nb, lanes), tokens * nb);
-      break;
-    }
-    int64_t tb = ceilDiv(microBatch * k.rows, gt);
-    int64_t kb = ceilDiv(k.contracted, gk);
-    b.productThenChain(/*downColumns=*/true, wavelets(kb * k.columns),
-                       perWavelet * ceilDiv(tb, lanes), tb * k.columns);
-    break;
-  }
-  case KernelKind::weight_grad: {
-    if (resident) {
-      // The token's inputs are stored as they stream in; each output
-      // gradient element then starts an FMAC over the core's rows of dW.
-      int64_t tokens = microBatch * k.contracted;
-      int64_t kb = ceilDiv(k.rows, gk), nb = ceilDiv(k.columns, gt);
-      b.multicast(/*downColumns=*/true, 1, wavelets(tokens * kb));
-      b.everywhere({Instruction::store, 1, 1, wavelets(tokens * kb), 1});
-      b.multicast(/*downColumns=*/true, 0, wavelets(tokens * nb));
-      b.everywhere({Instruction::receive, 0, 0, wavelets(tokens * nb),
-                    perWavelet * ceilDiv(kb, lanes)});
-      break;
-    }
-    int64_t tb = ceilDiv(microBatch * k.contracted, gt);
-    int64_t kb = ceilDiv(k.rows, gk);
-    b.productThenChain(/*downColumns=*/false, wavelets(tb * k.columns),
-                       perWavelet * ceilDiv(kb, lanes), kb * k.columns);
-    break;
-  }
-  case KernelKind::attention: {
-    int64_t seq = k.columns, headSize = k.contracted;
-    int64_t q = ceilDiv(seq, gt), keys = ceilDiv(seq, gk);
-    double pairFlops = static_cast<double>(k.flops);
-    double products = std::max(
-        1.0, pairFlops / (2.0 * static_cast<double>(seq) * seq * headSize));
-    double perCore = pairFlops * (static_cast<double>(q) * keys) /
-                     (static_cast<double>(seq) * seq);
-    auto scaled = [&](int64_t elements) {
-      return static_cast<int64_t>(std::llround(elements * products / 2));
-    };
-    // Queries along the rows, keys and values down the columns.
-    b.multicast(/*downColumns=*/false, 0, wavelets(scaled(q * headSize)));
-    b.multicast(/*downColumns=*/true, 1,
-                wavelets(scaled(2 * keys * headSize)));
-    b.everywhere({Instruction::store, 0, 0, wavelets(scaled(q * headSize)),
-                  1});
-    b.everywhere({Instruction::store, 1, 1,
-                  wavelets(scaled(2 * keys * headSize)), 1});
-    double vectorOps = perCore / 2 / static_cast<double>(keys);
-    b.everywhere({Instruction::compute, 0, 0, 0,
-                  static_cast<int64_t>(std::ceil(
-                      vectorOps * (ceilDiv(keys, lanes) +
-                                   target.getTaskActivationCycles())))});
-    if (width > 1)
-      b.chain(/*alongRows=*/true, 2, scaled(2 * q + q * headSize));
-    break;
-  }
-  case KernelKind::reduction:
-  case KernelKind::elementwise:
-  case KernelKind::embedding: {
-    int64_t tb = ceilDiv(microBatch * k.rows, gt);
-    int64_t cb = ceilDiv(k.columns, gk);
-    double perElement = static_cast<double>(k.flops) /
-                        (static_cast<double>(k.rows) * k.columns);
-    double ops = std::max(1.0, perElement / 2);
-    if (k.kind == KernelKind::embedding && !resident) {
-      // The table (or its gradient) down each column, one slice a column.
-      int64_t table = ceilDiv(ceilDiv(std::max(k.weightBytes, k.accumulator),
-                                      gk),
-                              target.getLinkBytesPerCycle());
-      b.multicast(/*downColumns=*/true, 0, table);
-      b.everywhere({Instruction::store, 0, 0, table, 1});
-    }
-    b.everywhere({Instruction::compute, 0, 0, 0,
-                  static_cast<int64_t>(std::ceil(
-                      tb * ops *
-                      (ceilDiv(cb, lanes) + target.getTaskActivationCycles())))});
-    if (k.kind == KernelKind::reduction && width > 1)
-      b.chainThereAndBack(1, 2 * tb);
-    break;
-  }
-  }
-  return std::move(b.program);
 }
 
 } // namespace cgpt::sim::mesh

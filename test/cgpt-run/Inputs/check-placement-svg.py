@@ -24,7 +24,8 @@ MIN_BAR = 2.0
 REGION = re.compile(
     r'wafer\.region @(\S+) \w+ "([^"]+)" at <x = (\d+), y = (\d+), '
     r'w = (\d+), h = (\d+)> layout <token_groups = \d+, feature_groups = \d+, '
-    r'weights = (\w+), partials = (\w+)> wave (\d+) .*sram_bytes = (\d+)')
+    r'weights = (\w+), partials = (\w+)(?:, sum_block = \d+)?> wave (\d+) '
+    r'.*sram_bytes = (\d+)')
 
 
 def stage_regions(ir, stage):

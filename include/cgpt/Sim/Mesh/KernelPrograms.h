@@ -5,13 +5,18 @@
 //===----------------------------------------------------------------------===//
 //
 // Turns one kernel of the wafer IR, laid out as its region was placed, into
-// the per-core programs and routes the cycle-level mesh model runs: the
-// algorithm each kernel kind runs in the analytic model
-// (`wafer::kernelTime`), wavelet by wavelet. Each core does the work its
-// layout gives it (its tokens and features); on the simulated grid,
-// feature groups chain along the rows and token groups stand in the
-// columns, each column of the grid alike; an attention block's query
-// blocks are its rows and key blocks its columns.
+// the program every core of its rectangle runs (CoreProgram.h) and the
+// routes between them: the algorithm each kernel kind runs, in the SDK's
+// terms, with buffers in each core's SRAM, blocked as the layout's
+// `sum_block` says. Nothing in a program is a cycle count: the mesh model
+// derives the time from the operations and the target's rates.
+//
+// The layout's groups fold onto the rectangle in segments: a token group's
+// feature groups are a segment of adjacent cores along a row, a column of
+// segments holds as many token groups as the rectangle has rows, and the
+// columns of segments stand side by side. Every column of segments runs
+// alike, so for its time one stands for the rectangle; to carry values all
+// of them run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,31 +28,52 @@
 
 namespace cgpt::sim::mesh {
 
-/// The programs of `kernel` for `microBatch` sequences, each core doing
-/// the work `layout` gives it, on a `width` x `height` grid of `target`'s
-/// cores. For attention the grid is one (sequence, head) block:
-/// `microBatch` times the heads must be 1.
-MeshProgram buildKernelProgram(const wafer::KernelShape &kernel,
-                               const wafer::Layout &layout, int64_t microBatch,
-                               const target::WaferTargetModel &target,
-                               int width, int height);
+/// Colors the kernel programs use: the streamed operand (weights, the
+/// output gradient, a table) on 0, chains on 1 and 2 (and 3 and 4 for a
+/// reduction's way back, or attention's second stream).
+constexpr int kStreamColor = 0, kChainColor = 1;
 
-/// The grid of a kernel laid out as `layout` on `rect`: one chain of its
-/// feature groups (or, for attention, one block of query by key blocks)
-/// per row, as many rows as its token groups (query blocks) up to the
-/// rectangle's height; every further row of groups would run alike.
-std::pair<int, int> simulatedGrid(const wafer::KernelShape &kernel,
-                                  const wafer::Layout &layout,
-                                  const wafer::Rect &rect);
+struct KernelProgramOptions {
+  /// Every column of segments, not only the first: needed to carry the
+  /// values of every token group.
+  bool allTokenGroups = false;
+};
 
-/// Copies `part` into `mesh` with its north-west core at (x, y).
-void embedProgram(MeshProgram &mesh, const MeshProgram &part, int x, int y);
+/// A kernel's program with what it decided.
+struct KernelProgram {
+  MeshProgram mesh;
+  /// Token groups down the rows of each column of segments, feature groups
+  /// along each segment, and the columns of segments built.
+  int rows = 1, segment = 1, segmentColumns = 1;
+  /// Per core: the token and feature group it holds (-1 for an idle core).
+  std::vector<int> tokenGroup, featureGroup;
+  /// A weight kernel's sums (wafer::sumBlockShape), the columns it sums at
+  /// once (the layout's `sum_block`, or all) and the blocks.
+  wafer::SumBlockShape sums;
+  int64_t blockColumns = 0, blocks = 1;
+  /// A core's tokens and features, for the other kernels.
+  int64_t tokens = 0, features = 0;
+};
 
-/// The layout the rectangle stands for: its rows and columns.
+/// The program of `kernel` for `microBatch` sequences, laid out as `layout`
+/// on `rect` of `target`'s cores. For attention the program is one
+/// (sequence, head) block with `kernel.flops` its share of the pairs.
+KernelProgram buildKernelProgram(const wafer::KernelShape &kernel,
+                                 const wafer::Layout &layout,
+                                 int64_t microBatch,
+                                 const target::WaferTargetModel &target,
+                                 const wafer::Rect &rect,
+                                 const KernelProgramOptions &options = {});
+
+/// The layout a `width` x `height` rectangle stands for: its rows as token
+/// groups and its columns as feature groups.
 wafer::Layout rectangleLayout(int width, int height);
 
 /// The mesh model's figures from `target`.
 MeshConfig meshConfig(const target::WaferTargetModel &target);
+
+/// Copies `part` into `mesh` with its north-west core at (x, y).
+void embedProgram(MeshProgram &mesh, const MeshProgram &part, int x, int y);
 
 } // namespace cgpt::sim::mesh
 

@@ -4,15 +4,26 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A rectangle of cores simulated cycle by cycle, the reference the analytic
+// A rectangle of cores simulated cycle by cycle: the reference the analytic
 // kernel times are checked against (docs/runtime.md). Each core is a router
 // with five ports (north, south, east, west and the ramp to its compute
-// engine) and a compute engine that runs a small program of tasks. Routers
-// move one 32-bit wavelet per link per direction per cycle, per color along
-// that color's route (several outputs multicast), into queues of finite
-// depth: a full queue stops its sender. The compute engine runs one task at
-// a time; a task started by a wavelet pays the target's activation cost.
-// Wavelets carry no values: only when they move is modelled.
+// engine) and a compute engine that executes a CoreProgram: its buffers in
+// the core's SRAM, its tasks, and their vector operations over memory,
+// fabric and registers (CoreProgram.h).
+//
+// Routers move one 32-bit wavelet per link per direction per cycle, per
+// color along that color's route (several outputs multicast), into queues
+// of finite depth: a full queue stops its sender. A compute engine runs one
+// task at a time: picking a task costs the target's activation cycles; a
+// vector operation over memory takes as long as the larger of its SIMD
+// width and its SRAM traffic allow (the target's widths by precision and
+// its read and write bytes per cycle); an operation with a fabric operand
+// moves one wavelet a cycle, waiting for wavelets and for room; an
+// asynchronous one runs as a microthread beside the tasks. A program whose
+// buffers exceed the core's SRAM beside its reserve fails to load. With
+// `values`, wavelets and buffers carry numbers: what a program computes
+// can be read back. Nothing here is told a kernel's time: it follows from
+// the program and these rates.
 //
 // The loop skips cycles in which nothing can move, so its result is the
 // same as stepping every cycle. A program that can never finish (a queue
@@ -24,6 +35,9 @@
 #ifndef CGPT_SIM_MESH_MESHSIMULATOR_H
 #define CGPT_SIM_MESH_MESHSIMULATOR_H
 
+#include "cgpt/Sim/Mesh/CoreProgram.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -37,6 +51,12 @@ namespace cgpt::sim::mesh {
 enum Port : uint8_t { north = 0, south = 1, east = 2, west = 3, ramp = 4 };
 constexpr int kPorts = 5;
 
+/// A wavelet's 32 bits: one f32 (`lo`), or two 16-bit values.
+constexpr int64_t kWaveletBytes = 4;
+struct Wavelet {
+  float lo = 0, hi = 0;
+};
+
 /// Where one color goes at one core: the ports it is received from and the
 /// ports it is sent to (a multicast when there are several). Bit i of a
 /// mask is port i.
@@ -45,63 +65,48 @@ struct Route {
   uint8_t rx = 0, tx = 0;
 };
 
-/// One step of a core's program.
-struct Instruction {
-  enum Kind : uint8_t {
-    /// Takes `count` wavelets of `color` from the ramp, one task each:
-    /// activation, then `cycles` of work.
-    receive,
-    /// Streams `count` wavelets of `color` into the router, one a cycle,
-    /// after one activation.
-    send,
-    /// Streams `count` wavelets from `color` to `outColor`, adding its own
-    /// partial sum to each (a vector operation over the fabric input, one
-    /// wavelet a cycle after one activation).
-    forward,
-    /// Stores `count` wavelets of `color` in memory as they stream in, one
-    /// a cycle after one activation.
-    store,
-    /// Works for `cycles` without the fabric.
-    compute,
-  };
-  Kind kind = compute;
-  int color = 0, outColor = 0;
-  int64_t count = 0, cycles = 0;
-};
-
 /// Wavelets entering at an edge: `count` of `color` into core (x, y) from
-/// outside through `port`, one a cycle. The edge is the mesh's, or, inside
-/// it, that of the rectangle a region runs on (regions side by side), where
-/// the neighbour across must not send that color this way.
+/// outside through `port`, one a cycle, carrying `payload` (zeros when it
+/// is empty). The edge is the mesh's, or, inside it, that of the rectangle
+/// a region runs on (regions side by side), where the neighbour across must
+/// not send that color this way.
 struct Injector {
   int x = 0, y = 0;
   Port port = north;
   int color = 0;
   int64_t count = 0;
+  std::vector<Wavelet> payload;
 };
 
 /// An edge link that takes wavelets off, as fast as they come: what leaves
 /// core (x, y) through `port` on `color` (at the mesh's edge, or at the
 /// edge of a region's rectangle inside it, where it does not reach the
-/// neighbour).
+/// neighbour). With `record`, the run keeps what left, in order.
 struct Drain {
   int x = 0, y = 0;
   Port port = east;
   int color = 0;
+  bool record = false;
 };
 
 struct MeshProgram {
   int width = 0, height = 0;
-  /// Per core (index y * width + x): its routes and its program.
+  /// Per core (index y * width + x): its routes.
   std::vector<llvm::SmallVector<Route, 4>> routes;
-  std::vector<std::vector<Instruction>> programs;
+  /// The distinct core programs, and which one each core runs (-1: none).
+  std::vector<CoreProgram> programs;
+  std::vector<int32_t> programOf;
   std::vector<Injector> injectors;
   std::vector<Drain> drains;
 
   MeshProgram(int width, int height)
       : width(width), height(height), routes(width * height),
-        programs(width * height) {}
+        programOf(width * height, -1) {}
   int index(int x, int y) const { return y * width + x; }
+  int addProgram(CoreProgram program) {
+    programs.push_back(std::move(program));
+    return static_cast<int>(programs.size()) - 1;
+  }
 };
 
 /// The figures of the target the mesh model reads.
@@ -110,6 +115,15 @@ struct MeshConfig {
   /// Wavelets one input queue holds, per port and color.
   int queueDepth = 4;
   int64_t activationCycles = 2;
+  /// SRAM per core, and what its code, queues and stack keep.
+  int64_t sramBytes = 49152, reservedBytes = 8192;
+  /// Bytes the SRAM reads and writes per cycle.
+  int64_t readBytesPerCycle = 16, writeBytesPerCycle = 8;
+  /// Elements per cycle: an FMAC of 16-bit operands into f32 sums, an
+  /// all-f32 FMAC, and the other operations on 16-bit and on f32 data.
+  int64_t mixedFmacs = 2, f32Fmacs = 1, halfOps = 4, f32Ops = 2;
+  /// Carry numbers in wavelets and buffers.
+  bool values = false;
   /// A guard against runaway programs: the most cycles to simulate.
   int64_t cycleLimit = int64_t(1) << 40;
   /// Jump over cycles in which nothing can move (the result is the same as
@@ -124,15 +138,26 @@ struct MeshResult {
   /// For each row of cores, the first and last cycle one of its compute
   /// engines worked ({0, 0} for a row that never did).
   std::vector<std::pair<int64_t, int64_t>> rowActivity;
+  /// Per drain with `record`: what left through it, in order.
+  std::vector<std::vector<Wavelet>> drained;
+};
+
+/// With `values`: fills a core's buffers before the run, and reads them
+/// after. Each gets the core's index and its buffers' values, sized as the
+/// program declares them.
+struct CoreMemoryAccess {
+  llvm::function_ref<void(int core, std::vector<std::vector<float>> &)> load;
+  llvm::function_ref<void(int core, const std::vector<std::vector<float>> &)>
+      store;
 };
 
 /// Simulates `program` to completion. Returns nothing and sets `error` when
 /// the program is malformed (a route off the mesh, a color out of range or
-/// routed twice on one core, an instruction or injector that names a color
-/// the core does not route) or deadlocks.
+/// routed twice on one core, an operation on a color the core does not
+/// route, buffers beyond a core's SRAM) or deadlocks.
 std::optional<MeshResult> simulate(const MeshProgram &program,
-                                   const MeshConfig &config,
-                                   std::string &error);
+                                   const MeshConfig &config, std::string &error,
+                                   const CoreMemoryAccess &memory = {});
 
 } // namespace cgpt::sim::mesh
 

@@ -76,7 +76,146 @@ Layout bestAttentionBlock(const KernelShape &k, int64_t microBatch,
   return block;
 }
 
+KernelShape vocabularyChunk(const KernelShape &shape) {
+  KernelShape chunk = shape;
+  chunk.chunks = 1;
+  if (shape.chunks <= 1)
+    return chunk;
+  int64_t *widest = &chunk.rows;
+  for (int64_t *dimension : {&chunk.columns, &chunk.contracted})
+    if (*dimension > *widest)
+      widest = dimension;
+  *widest = ceilDiv(*widest, shape.chunks);
+  chunk.flops = ceilDiv(shape.flops, shape.chunks);
+  chunk.weightBytes = ceilDiv(shape.weightBytes, shape.chunks);
+  chunk.accumulator = ceilDiv(shape.accumulator, shape.chunks);
+  return chunk;
+}
+
+SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
+                            int64_t microBatch) {
+  KernelShape k = vocabularyChunk(shape);
+  int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
+  bool resident = layout.weights == Edge::resident;
+  switch (k.kind) {
+  case KernelKind::weight_matmul:
+    if (resident)
+      // The weight stays; each token's features stream in: a core sums its
+      // share of the output columns for every token.
+      return {microBatch * k.rows, ceilDiv(k.columns, gt),
+              ceilDiv(k.contracted, gk)};
+    return {k.columns, ceilDiv(microBatch * k.rows, gt),
+            ceilDiv(k.contracted, gk)};
+  case KernelKind::weight_grad:
+    // Resident, the sums are the gradient the core keeps (its
+    // accumulator); streamed, a core sums its input features' rows of
+    // each column over its tokens.
+    if (resident)
+      return {};
+    return {k.columns, ceilDiv(k.rows, gk),
+            ceilDiv(microBatch * k.contracted, gt)};
+  default:
+    return {};
+  }
+}
+
+AttentionBlock attentionBlock(const KernelShape &k, const Layout &layout,
+                              int64_t perWavelet) {
+  int64_t heads =
+      std::max<int64_t>(1, k.rows / std::max<int64_t>(1, k.columns));
+  int64_t seq = k.columns, headSize = k.contracted;
+  double pairFlops = static_cast<double>(k.flops) / heads;
+  // Products of S x S x head_size per pair (2 forward, 4 backward).
+  double products = std::max(
+      1.0, pairFlops / (2.0 * static_cast<double>(seq) * seq * headSize));
+  auto scaled = [&](int64_t elements) {
+    return static_cast<int64_t>(
+        std::llround(static_cast<double>(elements) * products / 2));
+  };
+  auto whole = [&](int64_t elements) {
+    return ceilDiv(elements, perWavelet) * perWavelet;
+  };
+  int64_t cq = std::min(layout.tokenGroups, seq),
+          ck = std::min(layout.featureGroups, seq);
+  AttentionBlock block;
+  block.queries = ceilDiv(seq, cq);
+  block.keys = ceilDiv(seq, ck);
+  block.keyValueElements = whole(scaled(2 * block.keys * headSize));
+  block.rowElements = whole(scaled(headSize));
+  // A row's FLOPs along the core's keys, two to an operation.
+  block.rowOperations = std::max<int64_t>(
+      1, std::llround(pairFlops / (2.0 * static_cast<double>(seq) * seq)));
+  block.rowPartials = ck > 1 ? scaled(2 + headSize) : 0;
+  return block;
+}
+
+int64_t streamPacking(int64_t elements, int64_t perWavelet) {
+  for (int64_t packed = perWavelet; packed > 1; --packed)
+    if (elements % packed == 0)
+      return packed;
+  return 1;
+}
+
+int64_t vectorOperations(const KernelShape &k) {
+  double perElement = static_cast<double>(k.flops) /
+                      (static_cast<double>(k.rows) * k.columns);
+  return std::max<int64_t>(1, std::llround(perElement / 2));
+}
+
+namespace {
+
+/// What one core's compute engine does for a kernel, in the order it runs
+/// it: tasks started, vector operations at their SIMD width (`compute`)
+/// and held to the SRAM ports' rate (`sram`), fabric operations a wavelet
+/// a cycle.
+class CoreWork {
+public:
+  explicit CoreWork(const target::WaferTargetModel &target)
+      : activation(static_cast<double>(target.getTaskActivationCycles())),
+        read(static_cast<double>(target.getSramReadBytesPerCycle())),
+        write(static_cast<double>(target.getSramWriteBytesPerCycle())) {}
+
+  /// `count` tasks started.
+  void tasks(double count) { add(count * activation); }
+  /// `count` operations over `n` elements each, `width` a cycle, reading
+  /// `readBytes` and writing `writeBytes` per element.
+  void operations(double count, int64_t n, int64_t width, double readBytes,
+                  double writeBytes) {
+    double elements = static_cast<double>(n);
+    double simd = std::ceil(elements / static_cast<double>(width));
+    double ports = std::max(std::ceil(elements * readBytes / read),
+                            std::ceil(elements * writeBytes / write));
+    compute += count * simd;
+    sram += count * std::max(simd, ports);
+  }
+  /// Fabric operations over `wavelets` in all: one a cycle.
+  void stream(double wavelets) { add(wavelets); }
+
+  double compute = 0, sram = 0;
+
+private:
+  void add(double cycles) {
+    compute += cycles;
+    sram += cycles;
+  }
+  double activation, read, write;
+};
+
+} // namespace
+
 KernelTime kernelTime(const KernelCostQuery &query) {
+  if (query.shape.chunks > 1) {
+    // Chunk by chunk, each chunk the same kernel on its share.
+    KernelShape chunk = vocabularyChunk(query.shape);
+    KernelTime time = kernelTime({chunk, query.layout, query.rect,
+                                  query.microBatch, query.target});
+    double chunks = static_cast<double>(query.shape.chunks);
+    time.compute *= chunks;
+    time.fabric *= chunks;
+    time.sram *= chunks;
+    time.fixed *= chunks;
+    return time;
+  }
   const KernelShape &k = query.shape;
   const target::WaferTargetModel &t = query.target;
   const Layout &layout = query.layout;
@@ -84,25 +223,16 @@ KernelTime kernelTime(const KernelCostQuery &query) {
   int64_t width = query.rect.w, height = query.rect.h;
   KernelTime time;
   double link = static_cast<double>(t.getLinkBytesPerCycle());
-  double read = static_cast<double>(t.getSramReadBytesPerCycle());
-  double write = static_cast<double>(t.getSramWriteBytesPerCycle());
-  double a = static_cast<double>(t.getTaskActivationCycles());
-  double lanes = static_cast<double>(fmacLanes(t, k.elementBytes));
+  int64_t lanes = fmacLanes(t, k.elementBytes);
+  bool half = k.elementBytes <= 2;
+  int64_t vectorWidth = half ? t.getHalfOpsPerCycle() : t.getF32OpsPerCycle();
   double eb = static_cast<double>(k.elementBytes);
   double perWavelet =
       static_cast<double>(elementsPerWavelet(t, k.elementBytes));
   auto wavelets = [&](double elements) {
     return std::ceil(elements / perWavelet);
   };
-  // A vector operation over n elements after its task starts.
-  auto vectorOp = [&](int64_t n) {
-    return std::ceil(static_cast<double>(n) / lanes) + a;
-  };
-  // A stream of f32 values forwarded through each core of a chain, one
-  // wavelet a cycle after one activation.
-  auto chain = [&](double values) {
-    return values > 0 ? a + values * kPartialSumBytes / link : 0.0;
-  };
+  CoreWork work(t);
   int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
   double hop = static_cast<double>(t.getHopLatencyCycles());
   // Filling and draining the kernel's streams: a multicast reaches its last
@@ -116,15 +246,36 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     return stages > 1 ? static_cast<double>(span) * hop + 2.0 * (stages - 1)
                       : 0.0;
   };
-  // A product against a stream: each wavelet of `elements` starts one task,
-  // an FMAC over `width` values for each element it carries; then `partials`
-  // f32 sums pass along a chain. The core's ramp carries both streams.
-  auto productThenChain = [&](double elements, int64_t width,
-                              double partials) {
-    time.compute = wavelets(elements) * a +
-                   elements * std::ceil(static_cast<double>(width) / lanes) +
-                   chain(partials);
-    time.fabric = wavelets(elements) + partials * kPartialSumBytes / link;
+  // A product against a stream, block by block (`layout.sumBlock` output
+  // columns at a time): each wavelet of a block's streamed elements (packed
+  // as streamPacking says) starts a task, one FMAC over the column's sums
+  // for each element it carries;
+  // then the block's sums pass along a chain of `stages` cores (or leave
+  // the core, alone with more blocks to come) and are cleared for the
+  // next. The core's ramp carries the stream and the incoming sums. The
+  // chain fills once: each core of it receives its own stream, so a core
+  // later in the chain starts each block as much later as its sums arrive.
+  auto blockedProduct = [&](const SumBlockShape &sums, int64_t stages) {
+    int64_t nb = layout.sumBlock > 0 ? std::min(layout.sumBlock, sums.columns)
+                                     : sums.columns;
+    double blocks = static_cast<double>(ceilDiv(sums.columns, nb));
+    int64_t elements = sums.streamed * nb;
+    double perBlock = static_cast<double>(
+        elements / streamPacking(elements, elementsPerWavelet(t, k.elementBytes)));
+    double values = static_cast<double>(nb * sums.perColumn);
+    work.tasks(blocks * perBlock);
+    work.operations(blocks * static_cast<double>(elements), sums.perColumn,
+                    lanes, eb + kPartialSumBytes, kPartialSumBytes);
+    time.fabric = blocks * perBlock;
+    if (stages > 1 || blocks > 1) {
+      work.tasks(blocks);
+      work.stream(blocks * values * kPartialSumBytes / link);
+    }
+    if (stages > 1)
+      time.fabric += blocks * values * kPartialSumBytes / link;
+    if (blocks > 1)
+      work.operations(blocks, nb * sums.perColumn, t.getF32OpsPerCycle(), 0,
+                      kPartialSumBytes);
   };
   bool resident = layout.weights == Edge::resident;
   // Weights streamed from the mesh's north edge first cross the cores
@@ -134,36 +285,15 @@ KernelTime kernelTime(const KernelCostQuery &query) {
 
   switch (k.kind) {
   case KernelKind::weight_matmul: {
-    if (resident) {
-      // The weight stays: a core holds a block of its contracted rows by
-      // output columns. Each token's features stream down the columns of
-      // their feature group, each element starting one FMAC over the
-      // core's output columns; the partial sums then pass along the row.
-      int64_t tokens = microBatch * k.rows;
-      int64_t kb = ceilDiv(k.contracted, gk), nb = ceilDiv(k.columns, gt);
-      double elements = static_cast<double>(tokens) * kb;
-      productThenChain(elements, nb,
-                       gk > 1 ? static_cast<double>(tokens) * nb : 0);
-      time.sram = elements * std::max(nb * (eb + kPartialSumBytes) / read,
-                                      nb * kPartialSumBytes / write);
-      time.fixed = multicastFill(height + ceilDiv(width, gk)) +
-                   chainFill(gk, width);
-      break;
-    }
-    // Tokens over token groups, the contracted features over feature
-    // groups. Each weight wavelet arrives (multicast down the column of its
-    // feature group) and starts one task: an FMAC over the core's tokens
-    // for each element it carries. The partial sums then pass along the
-    // row, each core adding its own.
-    int64_t tb = ceilDiv(microBatch * k.rows, gt);
-    int64_t kb = ceilDiv(k.contracted, gk);
-    double elements = static_cast<double>(kb) * k.columns;
-    productThenChain(elements, tb,
-                     gk > 1 ? static_cast<double>(tb) * k.columns : 0);
-    time.sram = elements * std::max(tb * (eb + kPartialSumBytes) / read,
-                                    tb * kPartialSumBytes / write);
-    // Weights fill a feature group's columns; partial sums cross the row.
-    time.fixed = entry + multicastFill(height + ceilDiv(width, gk)) +
+    // Streamed: tokens over token groups, the contracted features over
+    // feature groups; each weight wavelet arrives (multicast down the
+    // column of its feature group) and starts one task. Resident: the
+    // weight stays, a core holding a block of its contracted rows by
+    // output columns, and each token's features stream down the columns.
+    // Either way the sums pass along the row, each core adding its own.
+    blockedProduct(sumBlockShape(k, layout, microBatch), gk);
+    time.fixed = (resident ? 0.0 : entry) +
+                 multicastFill(height + ceilDiv(width, gk)) +
                  chainFill(gk, width);
     break;
   }
@@ -171,104 +301,101 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     if (resident) {
       // The gradient stays where its weight is: a core holds a block of
       // dW's rows by columns and adds each token's outer product into it.
-      // The token's inputs and output gradient stream in; each output
-      // gradient element starts an FMAC over the core's rows.
+      // The tokens' inputs stream in and are stored, then each output
+      // gradient wavelet starts a task, an FMAC over the core's rows per
+      // element it carries.
       int64_t tokens = microBatch * k.contracted;
       int64_t kb = ceilDiv(k.rows, gk), nb = ceilDiv(k.columns, gt);
-      double gradient = static_cast<double>(tokens) * nb;
-      double inputs = static_cast<double>(tokens) * kb;
-      time.compute = wavelets(gradient) * a + a + wavelets(inputs) +
-                     gradient * std::ceil(static_cast<double>(kb) / lanes);
-      time.fabric = wavelets(gradient) + wavelets(inputs);
-      time.sram = gradient * std::max(kb * (eb + kPartialSumBytes) / read,
-                                      kb * kPartialSumBytes / write);
+      double gradient = static_cast<double>(
+          tokens * nb /
+          streamPacking(tokens * nb, elementsPerWavelet(t, k.elementBytes)));
+      double inputs = wavelets(static_cast<double>(tokens) * kb);
+      work.tasks(1 + gradient);
+      work.stream(inputs);
+      work.operations(static_cast<double>(tokens * nb), kb, lanes,
+                      eb + kPartialSumBytes, kPartialSumBytes);
+      time.fabric = gradient + inputs;
       time.fixed = multicastFill(width + height);
       break;
     }
     // dW[K, N] summed over the tokens: the output gradient of the core's
     // tokens streams along its row, each element starting an FMAC over the
     // core's input features; the partial dW then passes down the columns.
-    int64_t tb = ceilDiv(microBatch * k.contracted, gt);
-    int64_t kb = ceilDiv(k.rows, gk);
-    double gradient = static_cast<double>(tb) * k.columns;
-    productThenChain(gradient, kb,
-                     gt > 1 ? static_cast<double>(kb) * k.columns : 0);
-    time.sram = gradient * kb * (eb + kPartialSumBytes) / read;
+    blockedProduct(sumBlockShape(k, layout, microBatch), gt);
     time.fixed = multicastFill(width + ceilDiv(height, gt)) +
                  chainFill(gt, height);
     break;
   }
   case KernelKind::attention: {
     // One block of query blocks by key blocks per (sequence, head); the
-    // scores stay in the block. Each core stores its queries, keys and
-    // values as they stream in (and their gradients, backward), runs
-    // vector operations along its keys, then passes its softmax statistics
-    // and partial outputs along the row. Blocks that outnumber the
-    // rectangle's room run one after another on the same cores.
-    int64_t heads =
-        std::max<int64_t>(1, k.rows / std::max<int64_t>(1, k.columns));
-    int64_t seq = k.columns, headSize = k.contracted;
-    double pairFlops = static_cast<double>(k.flops) / heads;
-    // Products of S x S x head_size this region executes (2 forward).
-    double products = std::max(
-        1.0, pairFlops / (2.0 * static_cast<double>(seq) * seq * headSize));
+    // scores stay in the block. For each pair in turn, each core stores its
+    // keys and values as they stream in (and their gradients, backward),
+    // then, query row by query row, runs vector operations along its keys
+    // and passes the row's softmax statistics and partial outputs along
+    // the row of cores, all in one task. Pairs that outnumber the
+    // rectangle's blocks take turns.
+    int64_t seq = k.columns;
     int64_t cq = std::min(gt, seq), ck = std::min(gk, seq);
     int64_t blocks = std::max<int64_t>(1, query.rect.cores() / (cq * ck));
-    int64_t pairsPerBlock = ceilDiv(attentionPairs(k, microBatch), blocks);
-    int64_t q = ceilDiv(seq, cq), keys = ceilDiv(seq, ck);
-    double perCore = pairFlops * (static_cast<double>(q) * keys) /
-                     (static_cast<double>(seq) * seq) * pairsPerBlock;
-    double operands = static_cast<double>(q + 2 * keys) * headSize *
-                      products / 2 * pairsPerBlock;
-    double stored = wavelets(operands);
-    double partials =
-        ck > 1 ? static_cast<double>(2 * q + q * headSize) * products / 2 *
-                     pairsPerBlock
-               : 0;
-    // Queries, then keys and values, each stored as one stream.
-    time.compute = 2 * a + stored + perCore / 2 / keys * vectorOp(keys) +
-                   chain(partials);
-    time.fabric = stored + partials * kPartialSumBytes / link;
-    time.sram = perCore / 2 * (eb + kPartialSumBytes) / read;
+    double pairs = static_cast<double>(
+        ceilDiv(attentionPairs(k, microBatch), blocks));
+    int64_t packed = elementsPerWavelet(t, k.elementBytes);
+    AttentionBlock block = attentionBlock(k, layout, packed);
+    double rows = pairs * static_cast<double>(block.queries);
+    double streams =
+        pairs * static_cast<double>(block.keyValueElements / packed) +
+        rows * (static_cast<double>(block.rowElements / packed) +
+                static_cast<double>(block.rowPartials) * kPartialSumBytes /
+                    link);
+    work.tasks(1);
+    work.stream(streams);
+    // Scores are f32.
+    work.operations(rows * static_cast<double>(block.rowOperations),
+                    block.keys, t.getF32OpsPerCycle(), 2 * kPartialSumBytes,
+                    kPartialSumBytes);
+    time.fabric = streams;
     time.fixed = multicastFill(std::max(cq, ck)) + chainFill(ck, ck);
     break;
   }
   case KernelKind::reduction:
   case KernelKind::elementwise:
   case KernelKind::embedding: {
-    // Vector operations along each token's features; a reduction then
-    // passes each row's statistics along the row and back.
+    // Vector operations over the core's tokens and features, in one task;
+    // a reduction then passes each token's statistics along the row and
+    // back.
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t cb = ceilDiv(k.columns, gk);
-    double perElement = static_cast<double>(k.flops) /
-                        (static_cast<double>(k.rows) * k.columns);
-    double ops = std::max(1.0, perElement / 2);
-    time.compute = static_cast<double>(tb) * ops * vectorOp(cb);
+    work.tasks(1);
+    work.operations(static_cast<double>(vectorOperations(k)), tb * cb,
+                    vectorWidth, 2 * eb, eb);
     if (k.kind == KernelKind::reduction && gk > 1) {
-      time.compute += 2 * chain(2.0 * tb);
-      time.fixed = 2 * chainFill(gk, width);
+      // Two f32 statistics per token east through every core, each adding
+      // its own, then the sums multicast back west past them all.
+      work.stream(2 * 2.0 * tb * kPartialSumBytes / link);
+      time.fabric = 2 * 2.0 * tb * kPartialSumBytes / link;
+      time.fixed = chainFill(gk, width) + multicastFill(width);
     }
-    time.sram = static_cast<double>(tb) * cb * eb * 3 / read;
     if (k.kind == KernelKind::embedding && !resident) {
       // The table (or its gradient) streams down each feature group's
       // columns; each core takes in its slice, one wavelet a cycle.
       double table = std::ceil(static_cast<double>(
                                    std::max(k.weightBytes, k.accumulator)) /
                                gk / link);
-      time.compute += a + table;
+      work.stream(table);
       time.fabric = table;
       time.fixed = entry + multicastFill(height);
     }
     break;
   }
   }
-  // A kernel run again repeats all of its work; one run chunk by chunk pays
-  // its fixed cost once per chunk.
+  time.compute = work.compute;
+  time.sram = work.sram;
+  // A kernel run again repeats all of its work.
   double repeats = static_cast<double>(k.repeats);
   time.compute *= repeats;
   time.fabric *= repeats;
   time.sram *= repeats;
-  time.fixed *= repeats * static_cast<double>(k.chunks);
+  time.fixed *= repeats;
   return time;
 }
 

@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <numeric>
+
 using namespace mlir;
 
 namespace cgpt::wafer {
@@ -22,7 +24,8 @@ std::string CoreMemory::describe() const {
          formatGrouped(weightBuffers) + " B, checkpoints " +
          formatGrouped(checkpoints) + " B, live activations " +
          formatGrouped(live) + " B, gradient accumulator " +
-         formatGrouped(accumulator) + " B";
+         formatGrouped(accumulator) + " B, partial sums " +
+         formatGrouped(sums) + " B";
 }
 
 namespace {
@@ -139,6 +142,13 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
   int64_t cores = placed.rect.cores();
   CoreMemory memory;
   memory.reserve = program.getTarget().getReservedBytes();
+  SumBlockShape sums = sumBlockShape(region.shape, placed.layout, microBatch);
+  if (sums.blockable()) {
+    int64_t block = placed.layout.sumBlock > 0
+                        ? std::min(placed.layout.sumBlock, sums.columns)
+                        : sums.columns;
+    memory.sums = block * sums.perColumn * kPartialSumBytes;
+  }
   bool wholeMesh = placed.rect == program.getMesh();
   if (wholeMesh || placement.mode == ExecutionMode::layer_pipelined) {
     memory.live = spread(s, r, region.live);
@@ -209,6 +219,40 @@ MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
         peak = {program.getStages()[s].regions[r].op, memory};
     }
   return peak;
+}
+
+Placement withSumBlocks(const StepProgram &program, Placement placement,
+                        int64_t microBatch, CheckpointPolicy policy) {
+  int64_t sram = program.getTarget().getCoreSramBytes();
+  std::vector<std::vector<CoreMemory>> memories =
+      regionMemories(program, placement, microBatch, policy);
+  for (auto [s, stage] : llvm::enumerate(program.getStages())) {
+    for (auto [r, region] : llvm::enumerate(stage.regions)) {
+      Layout &layout = placement.regions[s][r].layout;
+      SumBlockShape sums =
+          sumBlockShape(region.shape, layout, microBatch);
+      if (!sums.blockable())
+        continue;
+      const CoreMemory &memory = memories[s][r];
+      int64_t room = sram - (memory.total() - memory.sums);
+      int64_t fit = room / (sums.perColumn * kPartialSumBytes);
+      if (fit >= sums.columns) {
+        layout.sumBlock = 0;
+        continue;
+      }
+      // Evenly over the blocks, and each block's stream in whole wavelets
+      // where that leaves a block of at least one column.
+      int64_t blocks = ceilDiv(sums.columns, std::max<int64_t>(1, fit));
+      int64_t block = ceilDiv(sums.columns, blocks);
+      int64_t perWavelet =
+          elementsPerWavelet(program.getTarget(), region.shape.elementBytes);
+      int64_t whole = perWavelet / std::gcd(sums.streamed, perWavelet);
+      if (block >= whole)
+        block -= block % whole;
+      layout.sumBlock = block;
+    }
+  }
+  return placement;
 }
 
 } // namespace cgpt::wafer

@@ -119,7 +119,7 @@ FailureOr<Placement> Placement::fromIR(const StepProgram &program) {
       regions.push_back(
           {{rect.getX(), rect.getY(), rect.getW(), rect.getH()},
            {layout.getTokenGroups(), layout.getFeatureGroups(),
-            layout.getWeights()},
+            layout.getWeights(), layout.getSumBlock()},
            region.op.getWave().value_or(static_cast<int64_t>(index))});
     }
   }
@@ -159,7 +159,8 @@ void Placement::writeTo(const StepProgram &program) const {
           RectAttr::get(context, rect.x, rect.y, rect.w, rect.h));
       region.op.setLayoutAttr(LayoutAttr::get(
           context, placed.layout.tokenGroups, placed.layout.featureGroups,
-          placed.layout.weights, partialsOf(region.shape.kind, placed.layout)));
+          placed.layout.weights, partialsOf(region.shape.kind, placed.layout),
+          placed.layout.sumBlock));
       region.op.setWaveAttr(builder.getI64IntegerAttr(placed.wave));
     }
   }

@@ -344,6 +344,18 @@ LogicalResult RegionOp::verify() {
                            << layout.getTokenGroups() << " x "
                            << layout.getFeatureGroups()
                            << " groups of cores; it runs on " << cores;
+    // Only a weight kernel sums output columns (a resident weight
+    // gradient's sums are the gradient it keeps).
+    bool sums = getKind() == KernelKind::weight_matmul ||
+                (getKind() == KernelKind::weight_grad &&
+                 layout.getWeights() != Edge::resident);
+    if (layout.getSumBlock() < 0 || (layout.getSumBlock() > 0 && !sums))
+      return emitOpError()
+             << "layout " << layout << " sums " << layout.getSumBlock()
+             << " output columns at a time; "
+             << (sums ? "a block has at least one"
+                      : "a " + stringifyKernelKind(getKind()).str() +
+                            " kernel here has no sums to block");
   }
   if (std::optional<ArrayRef<int64_t>> colors = getColors())
     for (int64_t color : *colors)

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgpt/Dialect/Wafer/Analysis/MemoryModel.h"
 #include "cgpt/Dialect/Wafer/Analysis/Placer.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
 
@@ -49,6 +50,12 @@ struct WaferPlace : cgpt::wafer::impl::WaferPlaceBase<WaferPlace> {
     if (!placement)
       return device.emitOpError()
              << "cannot be placed by the " << name << " placer: " << whyNot;
+    // Planned, the weight kernels block their sums to what the policy
+    // leaves each core.
+    if (CheckpointAttr checkpoint = device.getCheckpointAttr();
+        checkpoint && device.getMicroBatch() > 0)
+      placement = withSumBlocks(*program, std::move(*placement), microBatch,
+                                CheckpointPolicy::fromAttr(checkpoint));
     placement->writeTo(*program);
     return success();
   }

@@ -100,16 +100,21 @@ public:
         refusals[placer->getName().str()] = whyNot;
         continue;
       }
-      TimedPlacement timed =
-          TimedPlacement::of(program, std::move(*placement), microBatch);
       for (CheckpointPolicy policy : policiesOf(placer->getMode())) {
+        // What the policy leaves each core decides how the weight kernels
+        // block their sums, and so their time.
+        Placement blocked =
+            withSumBlocks(program, *placement, microBatch, policy);
         Candidate c{microBatch, placer->getName().str(), policy,
-                    memoryPeak(program, timed.placement, microBatch, policy),
+                    memoryPeak(program, blocked, microBatch, policy),
                     {}, false};
         c.fits = c.peak.memory.total() <=
                  program.getTarget().getCoreSramBytes();
         if (c.fits)
-          c.cost = estimateStep(program, timed, policy);
+          c.cost = estimateStep(
+              program,
+              TimedPlacement::of(program, std::move(blocked), microBatch),
+              policy);
         candidates.push_back(c);
       }
     }

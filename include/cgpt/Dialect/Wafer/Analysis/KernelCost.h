@@ -4,9 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The cost of one kernel on a given rectangle and layout: the largest of its
-// compute, fabric and SRAM bounds plus the time to fill and drain its
-// streams, from the target's rates (docs/runtime.md). The standard
+// The cost of one kernel on a given rectangle and layout: what one core's
+// compute engine runs, task by task and operation by operation (each at
+// its SIMD width, held to its SRAM ports' rate), or the wavelets its ramp
+// takes in if that is longer, plus the time to fill and drain its streams,
+// from the target's rates (docs/runtime.md). The standard
 // algorithm of each kernel kind is here; a kernel with its own algorithm
 // brings its cost through KernelCostOpInterface, and KernelCostModel asks
 // it first.
@@ -42,6 +44,47 @@ KernelShape shapeOf(RegionOp region);
 /// scores; one core per block when the pairs outnumber the cores.
 Layout bestAttentionBlock(const KernelShape &shape, int64_t microBatch,
                           int64_t cores);
+
+/// One chunk of a kernel that runs over the vocabulary in `chunks` (the
+/// loss turn-around): its widest dimension, the vocabulary, and its FLOPs
+/// and bytes divided among the chunks. The kernel itself when it has one.
+KernelShape vocabularyChunk(const KernelShape &shape);
+
+/// What a weight kernel sums in f32 on each core, the unit of its layout's
+/// `sum_block`: `columns` output columns (a resident matmul: tokens), each
+/// of `perColumn` sums, each made from `streamed` elements that arrive for
+/// that column; of one chunk, for a kernel run in chunks. Kernels without
+/// such sums have no columns.
+struct SumBlockShape {
+  int64_t columns = 0, perColumn = 0, streamed = 0;
+  bool blockable() const { return columns > 0; }
+};
+SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
+                            int64_t microBatch);
+
+/// Elements of a weight kernel's stream one wavelet carries, for a block of
+/// `elements`: the most, up to `perWavelet`, that fill whole wavelets, so
+/// that a block never shares a wavelet with the next.
+int64_t streamPacking(int64_t elements, int64_t perWavelet);
+
+/// What one core of an attention block holds and does for one (sequence,
+/// head) pair, as the standard algorithm runs it: it stores the keys and
+/// values of its key block (with their gradients, backward; whole
+/// wavelets), then takes its queries one row at a time: the row's elements,
+/// vector operations along its keys, and the f32 statistics and partial
+/// outputs it passes along the row (none when the block has one key
+/// block).
+struct AttentionBlock {
+  int64_t queries = 0, keys = 0;
+  int64_t keyValueElements = 0;
+  int64_t rowElements = 0, rowOperations = 0, rowPartials = 0;
+};
+AttentionBlock attentionBlock(const KernelShape &shape, const Layout &layout,
+                              int64_t perWavelet);
+
+/// The vector operations an elementwise, reduction or embedding kernel runs
+/// over each element: its FLOPs per element, two to an operation.
+int64_t vectorOperations(const KernelShape &shape);
 
 /// The time of the standard algorithm of `query.shape.kind` (the one the
 /// cycle-level mesh model executes, lib/Sim/Mesh) on `query.rect` with

@@ -7,8 +7,8 @@
 // A core's SRAM while a region runs, from the placed step: the reserve, the
 // weights it buffers or holds, the checkpoints the policy keeps, the
 // activations live at that point of the stage spread as the region's
-// layout spreads them over its rectangle, and its share of the gradient it
-// sums (docs/wafer.md). The memory check, the planner and the report all
+// layout spreads them over its rectangle, its share of the gradient it
+// sums, and a weight kernel's block of partial sums (docs/wafer.md). The memory check, the planner and the report all
 // read this.
 //
 //===----------------------------------------------------------------------===//
@@ -38,9 +38,12 @@ struct CoreMemory {
   int64_t live = 0;
   /// The share of the weight gradients summed on the core.
   int64_t accumulator = 0;
+  /// A weight kernel's f32 sums of one block of its output columns (the
+  /// layout's `sum_block`, or all of them).
+  int64_t sums = 0;
 
   int64_t total() const {
-    return reserve + weightBuffers + checkpoints + live + accumulator;
+    return reserve + weightBuffers + checkpoints + live + accumulator + sums;
   }
   /// "reserve 8,192 B, weight buffers 134 B, ...".
   std::string describe() const;
@@ -63,6 +66,13 @@ regionMemories(const StepProgram &program, const Placement &placement,
                int64_t microBatch, CheckpointPolicy policy);
 MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
                       int64_t microBatch, CheckpointPolicy policy);
+
+/// `placement` with each weight kernel's `sum_block` set: all its output
+/// columns at once where their sums fit beside everything else its cores
+/// hold at `microBatch` under `policy`, else as many as fit (at least one),
+/// spread evenly over the blocks.
+Placement withSumBlocks(const StepProgram &program, Placement placement,
+                        int64_t microBatch, CheckpointPolicy policy);
 
 } // namespace cgpt::wafer
 

@@ -50,6 +50,9 @@ struct Rect {
 struct Layout {
   int64_t tokenGroups = 1, featureGroups = 1;
   Edge weights = Edge::none;
+  /// Output columns (resident: tokens) a weight kernel sums at once; 0:
+  /// all of them.
+  int64_t sumBlock = 0;
   int64_t groups() const { return tokenGroups * featureGroups; }
 };
 
@@ -62,7 +65,10 @@ struct KernelShape {
   int64_t chunks = 1, repeats = 1;
 };
 
-/// The time of one kernel run, in cycles, by bound.
+/// The time of one kernel run, in cycles, by bound: a core's tasks and
+/// operations one after another, each vector operation at its SIMD width
+/// (`compute`) or held to the SRAM ports' rate (`sram`, never less); the
+/// wavelets its ramp takes in (`fabric`).
 struct KernelTime {
   double compute = 0, fabric = 0, sram = 0;
   /// Configuring the kernel and filling and draining its streams.

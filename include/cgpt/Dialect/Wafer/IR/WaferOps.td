@@ -84,13 +84,23 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
     query blocks by `feature_groups` key blocks per block, its scores
     never leaving the cores that make them.
 
+    A weight matmul or weight gradient sums its output columns in f32 on
+    each core before they pass along the chain; `sum_block` is how many
+    columns a core sums at once (for resident weights: how many tokens), so
+    that the sums fit beside everything else the core holds. Blocks run one
+    after another, each ending in its own chain. `wafer-plan-batch` sets it
+    from the SRAM the region leaves; absent (0), the kernel sums all its
+    columns at once.
+
     ```mlir
     #wafer.layout<token_groups = 745, feature_groups = 1000, weights = north, partials = rows>
+    #wafer.layout<token_groups = 9012, feature_groups = 82, weights = north, partials = rows, sum_block = 84>
     ```
   }];
   let parameters = (ins "int64_t":$token_groups, "int64_t":$feature_groups,
                         "::cgpt::wafer::Edge":$weights,
-                        "::cgpt::wafer::ReduceAxis":$partials);
+                        "::cgpt::wafer::ReduceAxis":$partials,
+                        DefaultValuedParameter<"int64_t", "0">:$sum_block);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
