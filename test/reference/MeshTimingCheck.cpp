@@ -26,7 +26,7 @@
 //
 // `--engine-only` prints the engine's cycles alone (no analytic term can
 // move them: scripts/mutation-check.py). `--bench` runs only a large case
-// and prints simulated core-cycles per second (bench/mesh-sim.py).
+// and prints simulated core-cycles per second (bench/run-all.py).
 //
 //===----------------------------------------------------------------------===//
 
@@ -334,9 +334,11 @@ int main(int argc, char **argv) {
 
   std::vector<Case> table;
   if (bench) {
-    // A 64 x 64 kernel of about 10^5 cycles.
+    // A 64 x 64 kernel of about 10^5 cycles, and a 128 x 128 one.
     table = {{"matmul, 64 x 64 mesh, long", matmul(256, 640, 2048),
-              sim::mesh::rectangleLayout(64, 64), 2, 64, 64, &*target}};
+              sim::mesh::rectangleLayout(64, 64), 2, 64, 64, &*target},
+             {"matmul, 128 x 128 mesh", matmul(512, 640, 1024),
+              sim::mesh::rectangleLayout(128, 128), 2, 128, 128, &*target}};
   } else if (placedFiles.empty()) {
     table = handCases(*target);
   }
@@ -350,7 +352,7 @@ int main(int argc, char **argv) {
   if (engineOnly)
     llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13}\n", "case", "mesh",
                                   "simulated");
-  else
+  else if (!bench)
     llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,8}\n",
                                   "case", "mesh", "analytic", "simulated",
                                   "error");
@@ -358,8 +360,6 @@ int main(int argc, char **argv) {
   std::string worstCase;
   int over = 0, unloadable = 0;
   bool failed = false;
-  int64_t coreCycles = 0;
-  double seconds = 0;
   for (const Case &c : table) {
     wafer::Rect rect{0, 0, c.width, c.height};
     sim::mesh::MeshProgram program =
@@ -370,9 +370,9 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     std::optional<sim::mesh::MeshResult> result = sim::mesh::simulate(
         program, sim::mesh::meshConfig(*c.target), error);
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             start)
-                   .count();
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
     std::string mesh = std::to_string(c.width) + " x " + std::to_string(c.height);
     if (!result && c.placed && error.find("cannot load") != std::string::npos) {
       llvm::outs() << llvm::formatv("{0,-40} {1,9} does not load: {2}\n",
@@ -386,7 +386,14 @@ int main(int argc, char **argv) {
       failed = true;
       continue;
     }
-    coreCycles += result->coreCycles;
+    if (bench) {
+      llvm::outs() << llvm::formatv(
+          "{0}: {1} cycles, {2} core-cycles in {3:f2} s: {4:e} "
+          "core-cycles/s\n",
+          c.what, result->cycles, result->coreCycles, seconds,
+          static_cast<double>(result->coreCycles) / seconds);
+      continue;
+    }
     if (engineOnly) {
       llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13}\n", c.what, mesh,
                                     result->cycles);
@@ -407,12 +414,8 @@ int main(int argc, char **argv) {
                                   static_cast<int64_t>(std::llround(analytic)),
                                   result->cycles, 100 * relative);
   }
-  if (bench) {
-    llvm::outs() << llvm::formatv(
-        "{0} core-cycles in {1:f2} s: {2:e} core-cycles/s\n", coreCycles,
-        seconds, static_cast<double>(coreCycles) / seconds);
-    return 0;
-  }
+  if (bench)
+    return failed ? 2 : 0;
   if (!engineOnly)
     llvm::outs() << llvm::formatv(
         "{0} cases, worst error {1:f1}% ({2}), {3} over 10%; {4} placed "

@@ -10,6 +10,7 @@
 #include "llvm/ADT/bit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -34,19 +35,22 @@ std::string core(int x, int y) {
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// A fixed-depth queue of wavelets: a router input queue, or a compute
-/// engine's queue of one color.
+/// engine's queue of one color. Queues that carry no values count their
+/// wavelets and store nothing: timing alone touches less of the host's
+/// memory per wavelet.
 class Queues {
 public:
-  Queues(size_t count, int depth)
-      : depth(depth), data(count * depth), head(count, 0), size(count, 0),
-        staged(count), arriving(count, 0) {}
+  Queues() = default;
+  Queues(size_t count, int depth, bool carryValues)
+      : depth(depth), carryValues(carryValues),
+        data(carryValues ? count * depth : 0), head(count, 0), size(count, 0),
+        staged(carryValues ? count : 0), arriving(count, 0) {}
 
   int count(int q) const { return size[q]; }
   /// Whether queue `q` can take one more wavelet this cycle.
   bool hasRoom(int q) const { return size[q] + arriving[q] < depth; }
-  const Wavelet &front(int q) const { return data[q * depth + head[q]]; }
   Wavelet pop(int q) {
-    Wavelet w = front(q);
+    Wavelet w = carryValues ? data[q * depth + head[q]] : Wavelet{};
     // A compare, not a division: this runs for every wavelet that moves.
     head[q] = static_cast<uint16_t>(head[q] + 1 == depth ? 0 : head[q] + 1);
     --size[q];
@@ -56,13 +60,15 @@ public:
   void stage(int q, const Wavelet &w) {
     if (arriving[q]++ == 0)
       touched.push_back(q);
-    staged[q] = w;
+    if (carryValues)
+      staged[q] = w;
   }
   /// The cycle ends: what arrived joins its queue.
   void settle() {
     for (int q : touched) {
       int tail = head[q] + size[q];
-      data[q * depth + (tail >= depth ? tail - depth : tail)] = staged[q];
+      if (carryValues)
+        data[q * depth + (tail >= depth ? tail - depth : tail)] = staged[q];
       size[q] = static_cast<uint16_t>(size[q] + arriving[q]);
       arriving[q] = 0;
     }
@@ -70,7 +76,8 @@ public:
   }
 
 private:
-  int depth;
+  int depth = 1;
+  bool carryValues = false;
   std::vector<Wavelet> data;
   std::vector<uint16_t> head, size;
   // At most one wavelet reaches a queue per cycle: one link feeds it.
@@ -115,8 +122,6 @@ public:
        const CoreMemoryAccess &access)
       : program(program), config(config), access(access),
         cores(program.width * program.height), colors(config.colors),
-        router(static_cast<size_t>(cores) * kPorts * colors, config.queueDepth),
-        toEngine(static_cast<size_t>(cores) * colors, config.queueDepth),
         engines(cores), injected(program.injectors.size(), 0),
         rowActivity(program.height, {-1, 0}), drainedColors(cores * kPorts, 0),
         recordOf(cores * kPorts * 64, -1) {
@@ -138,7 +143,13 @@ public:
 
 private:
   int queueIndex(int c, int port, int color) const {
-    return (c * kPorts + port) * colors + color;
+    return (c * kPorts + port) * lanes + laneOf[color];
+  }
+  /// The compute engine's queue of `color` at core `c`.
+  int engineQueue(int c, int color) const { return c * lanes + laneOf[color]; }
+  /// Whether any router carries `color`: only those have queues.
+  bool routed(int color) const {
+    return color >= 0 && color < 64 && laneOf[color] >= 0;
   }
   /// The neighbour of core `c` through `port`, or -1 off the mesh.
   int neighbour(int c, int port) const {
@@ -192,6 +203,11 @@ private:
   const MeshConfig &config;
   const CoreMemoryAccess &access;
   int cores, colors;
+  /// Queues exist only for the colors the program routes (a handful of
+  /// the target's): lane of each color, or -1, and how many there are.
+  /// Dense queues keep a core's queues together in the host's cache.
+  std::array<int8_t, 64> laneOf;
+  int lanes = 0;
   /// Router input queues (core, port, color), and each compute engine's
   /// queue of each color (core, color).
   Queues router, toEngine;
@@ -208,6 +224,11 @@ private:
   /// Per core, the wavelets in its router's queues (or arriving there): a
   /// router with none has nothing to move.
   std::vector<int32_t> routerLoad;
+  /// Per core, the cycle before which its engine has nothing to do: busy
+  /// with an operation and running no microthread (or no program at all).
+  /// Kept apart from the engines so that the scan each cycle stays in the
+  /// host's cache.
+  std::vector<int64_t> engineWaitsUntil;
   int64_t waveletsInFlight = 0;
   MeshResult result;
   std::string failure;
@@ -364,14 +385,25 @@ std::string Mesh::validate() {
 }
 
 void Mesh::load() {
+  laneOf.fill(-1);
+  for (const auto &routes : program.routes)
+    for (const Route &route : routes)
+      if (laneOf[route.color] < 0)
+        laneOf[route.color] = static_cast<int8_t>(lanes++);
+  router = Queues(static_cast<size_t>(cores) * kPorts * lanes,
+                  config.queueDepth, config.values);
+  toEngine = Queues(static_cast<size_t>(cores) * lanes, config.queueDepth,
+                    config.values);
   rampOutUsed.assign(cores, 0);
   routerLoad.assign(cores, 0);
+  engineWaitsUntil.assign(cores, std::numeric_limits<int64_t>::max());
   for (int c = 0; c < cores; ++c) {
     int index = program.programOf[c];
     if (index < 0)
       continue;
     Engine &engine = engines[c];
     engine.program = &program.programs[index];
+    engineWaitsUntil[c] = 0;
     engine.x = c % program.width;
     engine.y = c / program.width;
     engine.cursors.assign(engine.program->cursors.size(), 0);
@@ -405,7 +437,7 @@ bool Mesh::routeStep(int c, uint8_t *linkUsed) {
         if (linkUsed[out]) {
           clear = false;
         } else if (out == ramp) {
-          clear = toEngine.hasRoom(c * colors + route.color);
+          clear = toEngine.hasRoom(engineQueue(c, route.color));
         } else if (int next = neighbour(c, out);
                    next >= 0 && !drains(c, out, route.color)) {
           clear = router.hasRoom(queueIndex(next, opposite(out), route.color));
@@ -421,7 +453,7 @@ bool Mesh::routeStep(int c, uint8_t *linkUsed) {
           continue;
         linkUsed[out] = 1;
         if (out == ramp) {
-          toEngine.stage(c * colors + route.color, w);
+          toEngine.stage(engineQueue(c, route.color), w);
           ++waveletsInFlight;
         } else if (int next = neighbour(c, out);
                    next >= 0 && !drains(c, out, route.color)) {
@@ -551,7 +583,7 @@ bool Mesh::fabricStep(int c, Engine &engine, Running &running) {
   for (const Dsd *dsd : {&op.src0, &op.src1})
     if (dsd->kind == Dsd::Kind::fabricIn)
       input = dsd;
-  int from = input ? c * colors + input->color : -1;
+  int from = input ? engineQueue(c, input->color) : -1;
   if (input && toEngine.count(from) == 0)
     return false;
   bool output = op.dst.kind == Dsd::Kind::fabricOut;
@@ -582,12 +614,13 @@ bool Mesh::pickTask(int c, Engine &engine, int64_t now) {
     if (!tasks[t].data && engine.active[t])
       chosen = static_cast<int>(t);
   for (size_t t = 0; t < tasks.size() && chosen < 0; ++t)
-    if (tasks[t].data && toEngine.count(c * colors + tasks[t].color))
+    if (tasks[t].data && routed(tasks[t].color) &&
+        toEngine.count(engineQueue(c, tasks[t].color)))
       chosen = static_cast<int>(t);
   if (chosen < 0)
     return false;
   if (tasks[chosen].data) {
-    engine.argument = toEngine.pop(c * colors + tasks[chosen].color);
+    engine.argument = toEngine.pop(engineQueue(c, tasks[chosen].color));
     --waveletsInFlight;
   } else {
     engine.active[chosen] = 0;
@@ -744,7 +777,7 @@ std::string Mesh::describeDeadlock(int64_t now) const {
     }
     for (int port = 0; port < kPorts && listed < 4; ++port)
       for (int color = 0; color < colors; ++color)
-        if (router.count(queueIndex(c, port, color))) {
+        if (routed(color) && router.count(queueIndex(c, port, color))) {
           text += "; " + core(x, y) + " holds color " + std::to_string(color) +
                   " from " + portName(port) + " that cannot leave";
           ++listed;
@@ -784,12 +817,12 @@ std::optional<MeshResult> Mesh::run(std::string &error) {
     }
     std::fill(rampOutUsed.begin(), rampOutUsed.end(), 0);
     for (int c = 0; c < cores; ++c) {
-      // An engine busy with an operation and no microthread waits.
-      const Engine &engine = engines[c];
-      if (!engine.program ||
-          (engine.busyUntil > now && engine.microthreads.empty()))
+      if (engineWaitsUntil[c] > now)
         continue;
-      if (!engineStep(c, now))
+      bool acted = engineStep(c, now);
+      const Engine &engine = engines[c];
+      engineWaitsUntil[c] = engine.microthreads.empty() ? engine.busyUntil : 0;
+      if (!acted)
         continue;
       moved = true;
       auto &[first, last] = rowActivity[c / program.width];
