@@ -1,0 +1,51 @@
+//===- KernelValues.h - a placed weight kernel run with real values -*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs a weight kernel's mesh program (KernelPrograms.h) with numbers in
+// its wavelets and buffers: each core's SRAM holds its share of the
+// operand that stays, the other streams in through the program's
+// injectors in the order the program consumes it, and the result is read
+// from what leaves the chains (or, without a chain, from the cores' sums).
+// Every token group of the layout runs, so the result is the whole
+// product: a wrong route, chain, block or cursor gives a wrong number,
+// which is what the tests against a plain product check.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_SIM_MESH_KERNELVALUES_H
+#define CGPT_SIM_MESH_KERNELVALUES_H
+
+#include "cgpt/Sim/Mesh/KernelPrograms.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cgpt::sim::mesh {
+
+/// Runs the streamed weight kernel `kernel` (weights north) for
+/// `microBatch` sequences, laid out as `layout` on `rect`, with values; all
+/// operands and the result are row-major f32.
+///  - weight_matmul: `held` is the input X [T, K] (T = microBatch x rows
+///    tokens, K = contracted), `streamed` the weight W [K, N]; returns
+///    Y = X W, [T, N].
+///  - weight_grad: `held` is the input X [T, R] (T = microBatch x
+///    contracted, R = rows), `streamed` the output gradient dY [T, N];
+///    returns dW = X^T dY, [R, N].
+/// Returns nothing and sets `error` for another kind, resident weights,
+/// operands of the wrong size, a layout whose groups do not fit the
+/// rectangle whole, or a program that fails to load or run.
+std::optional<std::vector<float>>
+runWeightKernel(const wafer::KernelShape &kernel, const wafer::Layout &layout,
+                int64_t microBatch, const target::WaferTargetModel &target,
+                const wafer::Rect &rect, llvm::ArrayRef<float> held,
+                llvm::ArrayRef<float> streamed, std::string &error);
+
+} // namespace cgpt::sim::mesh
+
+#endif // CGPT_SIM_MESH_KERNELVALUES_H

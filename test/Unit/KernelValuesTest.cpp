@@ -1,0 +1,162 @@
+//===- KernelValuesTest.cpp - weight kernels on the mesh, with numbers ----===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The weight matmul and weight gradient programs run with values on the
+// mini target's cores give the plain product: layouts whose groups do not
+// divide the operands (padding), blocked sums (a block's chain, then the
+// next), token groups folded into several columns of segments, one core
+// alone (no chain), and 16-bit and f32 streams. The engine sums in another
+// order than the reference, hence the tolerance.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Sim/Mesh/KernelValues.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+
+using namespace cgpt;
+using namespace cgpt::sim::mesh;
+using cgpt::wafer::Edge;
+using cgpt::wafer::KernelKind;
+using cgpt::wafer::KernelShape;
+using cgpt::wafer::Layout;
+
+namespace {
+
+class KernelValues : public ::testing::Test {
+protected:
+  const target::WaferTargetModel &mini() {
+    return **target::WaferTargetModel::loadShared("mini", &context);
+  }
+  mlir::MLIRContext context;
+};
+
+std::vector<float> random(int64_t count, unsigned seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> out(count);
+  for (float &v : out)
+    v = value(generator);
+  return out;
+}
+
+/// C [m, n] = A^T B or A B, in double.
+std::vector<float> product(const std::vector<float> &a,
+                           const std::vector<float> &b, int64_t m, int64_t n,
+                           int64_t k, bool transposeA) {
+  std::vector<float> c(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += static_cast<double>(transposeA ? a[p * m + i] : a[i * k + p]) *
+               b[p * n + j];
+      c[i * n + j] = static_cast<float>(sum);
+    }
+  return c;
+}
+
+void expectClose(const std::vector<float> &got,
+                 const std::vector<float> &want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-4f * (1.0f + std::abs(want[i])))
+        << "element " << i;
+}
+
+KernelShape weightKernel(KernelKind kind, int64_t rows, int64_t columns,
+                         int64_t contracted, int64_t bytes) {
+  KernelShape k;
+  k.kind = kind;
+  k.rows = rows;
+  k.columns = columns;
+  k.contracted = contracted;
+  k.flops = 2 * rows * columns * contracted;
+  k.elementBytes = bytes;
+  return k;
+}
+
+struct Case {
+  const char *what;
+  int64_t sequences, tokensPerSequence, inputs, outputs, bytes;
+  Layout layout;
+  wafer::Rect rect;
+};
+
+const Case kCases[] = {
+    {"groups that do not divide", 2, 5, 10, 7, 2,
+     {3, 4, Edge::north, 0}, {0, 0, 4, 3}},
+    {"blocked sums, a last block short", 2, 5, 10, 7, 2,
+     {3, 4, Edge::north, 3}, {0, 0, 4, 3}},
+    {"token groups in two columns of segments", 1, 12, 8, 6, 2,
+     {6, 2, Edge::north, 0}, {0, 0, 4, 3}},
+    {"one core", 1, 3, 5, 4, 2, {1, 1, Edge::north, 0}, {0, 0, 1, 1}},
+    {"f32 stream, blocks of one column", 1, 4, 6, 5, 4,
+     {2, 3, Edge::north, 1}, {0, 0, 3, 2}},
+};
+
+TEST_F(KernelValues, WeightMatmulIsTheProduct) {
+  for (const Case &c : kCases) {
+    SCOPED_TRACE(c.what);
+    KernelShape k = weightKernel(KernelKind::weight_matmul,
+                                 c.tokensPerSequence, c.outputs, c.inputs,
+                                 c.bytes);
+    int64_t tokens = c.sequences * c.tokensPerSequence;
+    std::vector<float> x = random(tokens * c.inputs, 1);
+    std::vector<float> w = random(c.inputs * c.outputs, 2);
+    std::string error;
+    std::optional<std::vector<float>> y = runWeightKernel(
+        k, c.layout, c.sequences, mini(), c.rect, x, w, error);
+    ASSERT_TRUE(y) << error;
+    expectClose(*y, product(x, w, tokens, c.outputs, c.inputs, false));
+  }
+}
+
+TEST_F(KernelValues, WeightGradientIsTheProduct) {
+  for (const Case &c : kCases) {
+    // Token groups folded into several columns of segments would need a
+    // reduce between them that the program does not have: refused below.
+    if (c.layout.tokenGroups > c.rect.h)
+      continue;
+    SCOPED_TRACE(c.what);
+    KernelShape k = weightKernel(KernelKind::weight_grad, c.inputs, c.outputs,
+                                 c.tokensPerSequence, c.bytes);
+    int64_t tokens = c.sequences * c.tokensPerSequence;
+    std::vector<float> x = random(tokens * c.inputs, 3);
+    std::vector<float> dy = random(tokens * c.outputs, 4);
+    std::string error;
+    std::optional<std::vector<float>> dw = runWeightKernel(
+        k, c.layout, c.sequences, mini(), c.rect, x, dy, error);
+    ASSERT_TRUE(dw) << error;
+    expectClose(*dw, product(x, dy, c.inputs, c.outputs, tokens, true));
+  }
+}
+
+TEST_F(KernelValues, RefusesWhatItCannotCarry) {
+  KernelShape k = weightKernel(KernelKind::weight_grad, 8, 6, 12, 2);
+  std::vector<float> x(12 * 8), dy(12 * 6);
+  std::string error;
+  EXPECT_FALSE(runWeightKernel(k, {6, 2, Edge::north, 0}, 1, mini(),
+                               {0, 0, 4, 3}, x, dy, error));
+  EXPECT_EQ(error,
+            "its layout (6 x 2 groups) does not fit its 4 x 3 rectangle whole");
+  std::vector<float> tooShort(5);
+  EXPECT_FALSE(runWeightKernel(k, {3, 2, Edge::north, 0}, 1, mini(),
+                               {0, 0, 4, 3}, x, tooShort, error));
+  EXPECT_EQ(error, "the operands have 96 and 5 elements; the kernel takes 96 "
+                   "and 72");
+  KernelShape attention = k;
+  attention.kind = KernelKind::attention;
+  EXPECT_FALSE(runWeightKernel(attention, {3, 2, Edge::north, 0}, 1, mini(),
+                               {0, 0, 4, 3}, x, dy, error));
+}
+
+} // namespace
