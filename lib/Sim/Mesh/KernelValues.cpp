@@ -61,16 +61,11 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
   }
   KernelProgram built = buildKernelProgram(k, layout, microBatch, target, rect,
                                            {/*allTokenGroups=*/true});
-  // Every group must have cores of its own; a weight gradient's chain sums
-  // over the token groups of one column of segments only.
-  int64_t groupsBuilt = static_cast<int64_t>(built.rows) * built.segmentColumns;
-  if (built.segment < layout.featureGroups ||
-      groupsBuilt < layout.tokenGroups ||
-      (!matmul && built.segmentColumns > 1)) {
-    error = "its layout (" + std::to_string(layout.tokenGroups) + " x " +
-            std::to_string(layout.featureGroups) +
-            " groups) does not fit its " + std::to_string(rect.w) + " x " +
-            std::to_string(rect.h) + " rectangle whole";
+  // A segment holds all of a token group's feature groups.
+  if (built.segment < layout.featureGroups) {
+    error = "its " + std::to_string(layout.featureGroups) +
+            " feature groups do not fit along its rectangle's " +
+            std::to_string(rect.w) + " columns";
     return std::nullopt;
   }
 
@@ -91,13 +86,26 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
                   : at(held, tokens, features, token * rowsIn + row,
                        feature * perColumn + column);
   };
+  // The token groups that do not fold onto whole segments of the
+  // rectangle run in further passes of the same program, each on the
+  // token groups after the last pass's.
+  int64_t perPass = static_cast<int64_t>(built.rows) * built.segmentColumns;
+  int64_t firstGroup = 0;
+  // A core's feature group is its place in its segment.
+  auto featureOf = [&](int core) {
+    return static_cast<int>(core % mesh.width % built.segment);
+  };
+  auto tokenGroupOf = [&](int core) -> int {
+    int64_t group = built.tokenGroup[core];
+    if (group < 0 || firstGroup + group >= layout.tokenGroups)
+      return -1;
+    return static_cast<int>(firstGroup + group);
+  };
   // The stream entering at core (x, y): block by block, column by column,
   // the rows of the core's feature group (matmul) or token group.
-  for (Injector &in : mesh.injectors) {
-    if (in.color != kStreamColor)
-      continue;
+  auto inject = [&](Injector &in) {
     int core = mesh.index(in.x, in.y);
-    int group = matmul ? built.featureGroup[core] : built.tokenGroup[core];
+    int group = matmul ? featureOf(core) : tokenGroupOf(core);
     std::vector<float> elements;
     elements.reserve(in.count * packed);
     for (int64_t block = 0; block < built.blocks; ++block)
@@ -111,16 +119,18 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
     for (size_t e = 0; e < elements.size(); e += packed)
       in.payload.push_back(
           {elements[e], packed > 1 ? elements[e + 1] : 0.0f});
-  }
+  };
 
   std::vector<float> result(static_cast<size_t>(matmul ? tokens * outputs
                                                        : features * outputs),
                             0.0f);
   // A sum of column `column` of group (token, feature), its `index`-th
-  // element, into the result.
+  // element, into the result. A weight gradient's partial sums of separate
+  // columns of segments (or passes) add up here, on the host: the program
+  // chains its token groups only down a column.
   auto place = [&](int token, int feature, int64_t column, int64_t index,
                    float value) {
-    if (token < 0 || feature < 0 || column >= outputs)
+    if ((matmul && token < 0) || column >= outputs)
       return;
     int64_t row = matmul ? token * perColumn + index
                          : feature * perColumn + index;
@@ -128,7 +138,7 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
       result[row * outputs + column] += value;
   };
   auto load = [&](int core, std::vector<std::vector<float>> &memory) {
-    int token = built.tokenGroup[core], feature = built.featureGroup[core];
+    int token = tokenGroupOf(core), feature = featureOf(core);
     if (token < 0)
       return;
     for (int64_t r = 0; r < rowsIn; ++r)
@@ -144,31 +154,36 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
       return;
     for (int64_t j = 0; j < blockColumns; ++j)
       for (int64_t i = 0; i < perColumn; ++i)
-        place(built.tokenGroup[core], built.featureGroup[core], j, i,
+        place(tokenGroupOf(core), featureOf(core), j, i,
               memory[kSumsBuffer][j * perColumn + i]);
   };
 
   MeshConfig config = meshConfig(target);
   config.values = true;
-  std::optional<MeshResult> run =
-      simulate(mesh, config, error, CoreMemoryAccess{load, store});
-  if (!run)
-    return std::nullopt;
-  // What leaves a chain's end, block by block: its columns' sums, one f32
-  // a wavelet.
-  int record = 0;
-  for (const Drain &drain : mesh.drains) {
-    if (!drain.record)
-      continue;
-    const std::vector<Wavelet> &out = run->drained[record++];
-    int core = mesh.index(drain.x, drain.y);
-    int64_t perBlock = blockColumns * perColumn;
-    for (size_t w = 0; w < out.size(); ++w) {
-      int64_t block = static_cast<int64_t>(w) / perBlock;
-      int64_t within = static_cast<int64_t>(w) % perBlock;
-      place(built.tokenGroup[core], built.featureGroup[core],
-            block * blockColumns + within / perColumn, within % perColumn,
-            out[w].lo);
+  for (; firstGroup < layout.tokenGroups; firstGroup += perPass) {
+    for (Injector &in : mesh.injectors)
+      if (in.color == kStreamColor)
+        inject(in);
+    std::optional<MeshResult> run =
+        simulate(mesh, config, error, CoreMemoryAccess{load, store});
+    if (!run)
+      return std::nullopt;
+    // What leaves a chain's end, block by block: its columns' sums, one
+    // f32 a wavelet.
+    int record = 0;
+    for (const Drain &drain : mesh.drains) {
+      if (!drain.record)
+        continue;
+      const std::vector<Wavelet> &out = run->drained[record++];
+      int core = mesh.index(drain.x, drain.y);
+      int64_t perBlock = blockColumns * perColumn;
+      for (size_t w = 0; w < out.size(); ++w) {
+        int64_t block = static_cast<int64_t>(w) / perBlock;
+        int64_t within = static_cast<int64_t>(w) % perBlock;
+        place(tokenGroupOf(core), featureOf(core),
+              block * blockColumns + within / perColumn, within % perColumn,
+              out[w].lo);
+      }
     }
   }
   return result;

@@ -11,7 +11,11 @@
 // from what leaves the chains (or, without a chain, from the cores' sums).
 // Every token group of the layout runs, so the result is the whole
 // product: a wrong route, chain, block or cursor gives a wrong number,
-// which is what the tests against a plain product check.
+// which is what the tests against a plain product check. Token groups
+// beyond what the rectangle holds in whole segments run in further passes
+// of the same program, and a weight gradient's partial sums of separate
+// columns of segments are added on the host: the program's chain runs
+// down one column only (docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,9 +41,10 @@ namespace cgpt::sim::mesh {
 ///  - weight_grad: `held` is the input X [T, R] (T = microBatch x
 ///    contracted, R = rows), `streamed` the output gradient dY [T, N];
 ///    returns dW = X^T dY, [R, N].
-/// Returns nothing and sets `error` for another kind, resident weights,
-/// operands of the wrong size, a layout whose groups do not fit the
-/// rectangle whole, or a program that fails to load or run.
+/// Returns nothing and sets `error` for another kind, resident weights, a
+/// kernel run in chunks or repeats, operands of the wrong size, more
+/// feature groups than the rectangle has columns, or a program that fails
+/// to load or run.
 std::optional<std::vector<float>>
 runWeightKernel(const wafer::KernelShape &kernel, const wafer::Layout &layout,
                 int64_t microBatch, const target::WaferTargetModel &target,
