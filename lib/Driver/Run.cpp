@@ -11,6 +11,7 @@
 #include "cgpt/Exec/Parameters.h"
 #include "cgpt/Exec/TrainingSession.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
+#include "cgpt/Sim/Mesh/MeshKernelOffload.h"
 #include "cgpt/Support/Format.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -111,9 +112,9 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
                          : stringifyMicroBatchMode(microBatch->mode).str()) +
                     " has none");
   }
-  if (o.cycleLevel && (o.numCsx.size() > 1 || o.functional))
+  if (o.cycleLevel && o.numCsx.size() > 1)
     return refuse("--cycle-level runs one simulation; it does not apply to "
-                  "--num-csx sweeps or --functional runs");
+                  "--num-csx sweeps");
   if (o.steps.value_or(0) < 0 || o.logSteps < 0)
     return refuse("--steps and --log-steps must be 0 or more");
   if (o.functional && o.steps == 0)
@@ -428,6 +429,15 @@ private:
     auto program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
 
     cgpt::exec::SessionOptions options;
+    // --cycle-level: the weight kernels run on the mesh with real values.
+    std::optional<cgpt::sim::mesh::MeshKernelOffload> mesh;
+    if (o.cycleLevel) {
+      auto created = cgpt::sim::mesh::MeshKernelOffload::create(device);
+      if (failed(created))
+        return false;
+      mesh = std::move(*created);
+      options.offload = &*mesh;
+    }
     options.steps = std::max<int64_t>(o.steps.value_or(0), 1);
     options.logEvery = logInterval(options.steps);
     options.seed = o.seed.value_or(0);
@@ -445,6 +455,8 @@ private:
                    << "\n";
       return false;
     }
+    if (mesh)
+      printMeshRuns(*mesh, options.steps);
     out.flush();
     llvm::errs() << llvm::formatv("executed {0} step(s) in {1:f2} s on this "
                                   "host ({2:f4} s per step)\n",
@@ -459,6 +471,19 @@ private:
              cgpt::report::printLossCurve(os, report.model.name,
                                           training->losses);
            });
+  }
+
+  /// What --functional --cycle-level ran on the mesh, and what stayed with
+  /// the executor and why.
+  void printMeshRuns(const cgpt::sim::mesh::MeshKernelOffload &mesh,
+                     int64_t steps) {
+    out << llvm::formatv("cycle-level: {0} weight kernel runs in {1} step(s) "
+                         "on the mesh with real values, {2} simulated cycles\n",
+                         mesh.getMeshRuns(), steps,
+                         cgpt::formatGrouped(mesh.getMeshCycles()));
+    for (const auto &[why, runs] : mesh.getHostRuns())
+      out << llvm::formatv("cycle-level: {0} run(s) on the host: {1}\n", runs,
+                           why);
   }
 
   const RunOptions &o;

@@ -79,22 +79,27 @@ FailureOr<Trainer> Trainer::create(dataflow::ProgramOp program,
       return stage.emitError() << "stage '" << stage.getName()
                                << "' has no placed stage at position " << order
                                << " of the wafer schedule";
-    SmallVector<StringRef> placedKernels;
+    // Each kernel the stage places, with the region that places it (none
+    // for a kernel fused into another's region).
+    SmallVector<std::pair<StringRef, wafer::RegionOp>> placedKernels;
     for (auto region : placed.getBody().front().getOps<wafer::RegionOp>()) {
-      placedKernels.push_back(region.getKernel());
+      placedKernels.push_back({region.getKernel(), region});
       for (Attribute fused : region.getFused())
-        placedKernels.push_back(cast<StringAttr>(fused).getValue());
+        placedKernels.push_back({cast<StringAttr>(fused).getValue(), {}});
     }
     auto next = placedKernels.begin();
     for (Operation &op : stage.getBody().front()) {
       auto kernel = dyn_cast<dataflow::KernelOpInterface>(op);
       if (!kernel)
         continue;
-      if (next == placedKernels.end() || *next != op.getName().getStringRef())
+      if (next == placedKernels.end() ||
+          next->first != op.getName().getStringRef())
         return op.emitError()
                << "kernel '" << op.getName() << "' has no matching region in "
                << "placed stage @" << placed.getSymName()
                << "; the wafer program was placed from another program";
+      if (next->second)
+        trainer.regionOf[&op] = next->second;
       ++next;
       dataflow::TileAttr tile = kernel.getTileOrNull();
       if (!tile)
@@ -132,7 +137,15 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
        program.getLoop().getBodyBlock().getOps<dataflow::StageOp>()) {
     for (Operation &op : stage.getBody().front()) {
       if (auto kernel = dyn_cast<ExecutableKernelOpInterface>(op)) {
-        if (failed(kernel.execute(frame, tiles.find(&op)->second)))
+        FailureOr<bool> offloaded = false;
+        if (options.offload)
+          if (auto region = regionOf.lookup(&op))
+            offloaded =
+                options.offload->run(&op, region, frame, tokens.shape[0]);
+        if (failed(offloaded))
+          return failure();
+        if (!*offloaded &&
+            failed(kernel.execute(frame, tiles.find(&op)->second)))
           return failure();
         // Streams are stored in the storage type; row statistics, the
         // loss and constants stay f32 (see each kernel).

@@ -112,6 +112,7 @@ exec::runTrainingSession(dataflow::ProgramOp program, wafer::DeviceOp device,
     return weights.takeError();
   ExecOptions execOptions;
   execOptions.bf16Storage = options.bf16Storage;
+  execOptions.offload = options.offload;
   mlir::FailureOr<Trainer> trainer = Trainer::create(
       program, device, std::move(specs), std::move(*weights), execOptions);
   if (mlir::failed(trainer))

@@ -9,7 +9,7 @@
 // divide the operands (padding), blocked sums (a block's chain, then the
 // next), token groups folded into several columns of segments, one core
 // alone (no chain), more token groups than the rectangle folds (a second
-// pass), and 16-bit and f32 streams. The engine sums in another
+// pass), 16-bit and f32 streams, and kernels run in chunks. The engine sums in another
 // order than the reference, hence the tolerance.
 //
 //===----------------------------------------------------------------------===//
@@ -116,10 +116,10 @@ TEST_F(KernelValues, WeightMatmulIsTheProduct) {
     std::vector<float> x = random(tokens * c.inputs, 1);
     std::vector<float> w = random(c.inputs * c.outputs, 2);
     std::string error;
-    std::optional<std::vector<float>> y = runWeightKernel(
+    std::optional<WeightKernelRun> y = runWeightKernel(
         k, c.layout, c.sequences, mini(), c.rect, x, w, error);
     ASSERT_TRUE(y) << error;
-    expectClose(*y, product(x, w, tokens, c.outputs, c.inputs, false));
+    expectClose(y->values, product(x, w, tokens, c.outputs, c.inputs, false));
   }
 }
 
@@ -132,10 +132,56 @@ TEST_F(KernelValues, WeightGradientIsTheProduct) {
     std::vector<float> x = random(tokens * c.inputs, 3);
     std::vector<float> dy = random(tokens * c.outputs, 4);
     std::string error;
-    std::optional<std::vector<float>> dw = runWeightKernel(
+    std::optional<WeightKernelRun> dw = runWeightKernel(
         k, c.layout, c.sequences, mini(), c.rect, x, dy, error);
     ASSERT_TRUE(dw) << error;
-    expectClose(*dw, product(x, dy, c.inputs, c.outputs, tokens, true));
+    expectClose(dw->values, product(x, dy, c.inputs, c.outputs, tokens, true));
+  }
+}
+
+/// A kernel run in chunks of its widest dimension, whichever it is: the
+/// outputs (concatenated), the features or the tokens (summed where they
+/// are the sum, concatenated where not).
+TEST_F(KernelValues, ChunksMakeTheWholeProduct) {
+  struct Chunked {
+    KernelKind kind;
+    int64_t rows, columns, contracted;
+  };
+  const Chunked cases[] = {
+      {KernelKind::weight_matmul, 4, 11, 5},
+      {KernelKind::weight_matmul, 4, 5, 11},
+      {KernelKind::weight_matmul, 11, 5, 4},
+      {KernelKind::weight_grad, 11, 5, 4},
+      {KernelKind::weight_grad, 5, 11, 4},
+      {KernelKind::weight_grad, 5, 4, 11},
+  };
+  int64_t sequences = 2;
+  for (const Chunked &c : cases) {
+    SCOPED_TRACE(::testing::Message() << (c.kind == KernelKind::weight_matmul
+                                              ? "matmul "
+                                              : "gradient ")
+                                      << c.rows << " x " << c.columns
+                                      << " x " << c.contracted);
+    KernelShape k =
+        weightKernel(c.kind, c.rows, c.columns, c.contracted, /*bytes=*/2);
+    k.chunks = 3;
+    bool matmul = c.kind == KernelKind::weight_matmul;
+    int64_t tokens = sequences * (matmul ? c.rows : c.contracted);
+    int64_t features = matmul ? c.contracted : c.rows;
+    std::vector<float> held = random(tokens * features, 5);
+    std::vector<float> streamed =
+        random((matmul ? features : tokens) * c.columns, 6);
+    std::string error;
+    std::optional<WeightKernelRun> ran =
+        runWeightKernel(k, {2, 2, Edge::north, 0}, sequences, mini(),
+                        {0, 0, 4, 3}, held, streamed, error);
+    ASSERT_TRUE(ran) << error;
+    EXPECT_EQ(ran->passes, 3);
+    expectClose(ran->values,
+                matmul ? product(held, streamed, tokens, c.columns, features,
+                                 false)
+                       : product(held, streamed, features, c.columns, tokens,
+                                 true));
   }
 }
 

@@ -111,8 +111,9 @@ cl::opt<std::string>
 cl::opt<bool> cycleLevel(
     "cycle-level",
     cl::desc("Also run each kernel through the cycle-level mesh model and "
-             "print its cycles beside the analytic ones (meshes up to 128 x "
-             "128 cores)"),
+             "print its cycles beside the analytic ones; with --functional, "
+             "run the weight kernels on it with real values (meshes up to "
+             "128 x 128 cores)"),
     cl::cat(runCategory));
 cl::opt<std::string> placementStage(
     "placement-stage",

@@ -19,6 +19,7 @@
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
+#include "cgpt/Exec/KernelOffload.h"
 #include "cgpt/Exec/Parameters.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -30,6 +31,8 @@ struct ExecOptions {
   /// Round every stored stream (weights in, activations, gradients out) to
   /// bfloat16, accumulating in f32, as the wafer does in mixed precision.
   bool bf16Storage = false;
+  /// Runs the kernels it takes in place of the executor's arithmetic.
+  KernelOffload *offload = nullptr;
 };
 
 /// One global batch: token ids and next-token labels, [batch, seq].
@@ -79,6 +82,8 @@ private:
 
   dataflow::ProgramOp program;
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<int64_t, 3>> tiles;
+  /// The region that places each kernel (not those fused into another's).
+  llvm::DenseMap<mlir::Operation *, wafer::RegionOp> regionOf;
   std::vector<ParameterSpec> specs;
   llvm::StringMap<unsigned> indexOf;
   std::vector<Tensor> values, firstMoments, secondMoments, gradients;

@@ -15,6 +15,7 @@
 #ifndef CGPT_EXEC_TRAININGSESSION_H
 #define CGPT_EXEC_TRAININGSESSION_H
 
+#include "cgpt/Exec/KernelOffload.h"
 #include "cgpt/Exec/Parameters.h"
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
@@ -39,6 +40,8 @@ struct SessionOptions {
   /// Weights to start from (safetensors); empty: the seeded initialization.
   std::string initWeightsPath;
   bool bf16Storage = false;
+  /// Runs the kernels it takes in place of the executor (Executor.h).
+  KernelOffload *offload = nullptr;
   /// Keep the last step in full (batch, weights and moments before it,
   /// gradients, loss, weights after it).
   bool dumpLastStep = false;

@@ -37,11 +37,8 @@ struct Planned {
 
 } // namespace
 
-FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
-  FailureOr<const target::WaferTargetModel *> loaded = device.getTargetModel();
-  if (failed(loaded))
-    return failure();
-  const target::WaferTargetModel &target = **loaded;
+LogicalResult checkCycleLevelTarget(DeviceOp device,
+                                    const target::WaferTargetModel &target) {
   int64_t width = target.getMeshWidth(), height = target.getMeshHeight();
   if (width > kMaxCycleLevelSide || height > kMaxCycleLevelSide)
     return device.emitOpError()
@@ -57,6 +54,15 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
            << kWaveletBytes << "-byte wavelets, and target '"
            << device.getTarget() << "' has links of "
            << target.getLinkBytesPerCycle() << " B per cycle";
+  return success();
+}
+
+FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
+  FailureOr<const target::WaferTargetModel *> loaded = device.getTargetModel();
+  if (failed(loaded) || failed(checkCycleLevelTarget(device, **loaded)))
+    return failure();
+  const target::WaferTargetModel &target = **loaded;
+  int64_t width = target.getMeshWidth(), height = target.getMeshHeight();
   if (device.getMicroBatch() == 0)
     return device.emitOpError() << "is not planned; run wafer-plan-batch "
                                    "before the cycle-level model";

@@ -30,44 +30,44 @@ float at(llvm::ArrayRef<float> matrix, int64_t rows, int64_t columns,
 
 } // namespace
 
-std::optional<std::vector<float>>
-runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
-                const target::WaferTargetModel &target, const wafer::Rect &rect,
-                llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
-                std::string &error) {
+std::string weightKernelRefusal(const KernelShape &k, const Layout &layout,
+                                const wafer::Rect &rect) {
+  if (k.kind != KernelKind::weight_matmul && k.kind != KernelKind::weight_grad)
+    return "only a weight matmul or a weight gradient carries values on the "
+           "mesh";
+  if (layout.weights == Edge::resident)
+    return "its weights are resident";
+  // A segment holds all of a token group's feature groups.
+  if (layout.featureGroups > rect.w)
+    return "its " + std::to_string(layout.featureGroups) +
+           " feature groups do not fit along its rectangle's " +
+           std::to_string(rect.w) + " columns";
+  return "";
+}
+
+namespace {
+
+/// Tokens, the features that stay with them, and the output columns of a
+/// weight kernel at `microBatch`.
+struct Extents {
+  int64_t tokens, features, outputs;
+};
+Extents extentsOf(const KernelShape &k, int64_t microBatch) {
   bool matmul = k.kind == KernelKind::weight_matmul;
-  if (!matmul && k.kind != KernelKind::weight_grad) {
-    error = "only a weight matmul or a weight gradient carries values on the "
-            "mesh";
-    return std::nullopt;
-  }
-  if (layout.weights == Edge::resident || k.chunks > 1 || k.repeats > 1) {
-    error = "a kernel with resident weights, or run in chunks or repeats, "
-            "does not carry values on the mesh";
-    return std::nullopt;
-  }
-  // Tokens, the features that stay with them, and the output columns.
-  int64_t tokens = microBatch * (matmul ? k.rows : k.contracted);
-  int64_t features = matmul ? k.contracted : k.rows;
-  int64_t outputs = k.columns;
-  if (static_cast<int64_t>(held.size()) != tokens * features ||
-      static_cast<int64_t>(streamed.size()) !=
-          (matmul ? features : tokens) * outputs) {
-    error = "the operands have " + std::to_string(held.size()) + " and " +
-            std::to_string(streamed.size()) + " elements; the kernel takes " +
-            std::to_string(tokens * features) + " and " +
-            std::to_string((matmul ? features : tokens) * outputs);
-    return std::nullopt;
-  }
+  return {microBatch * (matmul ? k.rows : k.contracted),
+          matmul ? k.contracted : k.rows, k.columns};
+}
+
+/// runWeightKernel for a kernel in one piece.
+std::optional<WeightKernelRun>
+runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
+         const target::WaferTargetModel &target, const wafer::Rect &rect,
+         llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
+         std::string &error) {
+  bool matmul = k.kind == KernelKind::weight_matmul;
+  auto [tokens, features, outputs] = extentsOf(k, microBatch);
   KernelProgram built = buildKernelProgram(k, layout, microBatch, target, rect,
                                            {/*allTokenGroups=*/true});
-  // A segment holds all of a token group's feature groups.
-  if (built.segment < layout.featureGroups) {
-    error = "its " + std::to_string(layout.featureGroups) +
-            " feature groups do not fit along its rectangle's " +
-            std::to_string(rect.w) + " columns";
-    return std::nullopt;
-  }
 
   MeshProgram &mesh = built.mesh;
   const wafer::SumBlockShape &sums = built.sums;
@@ -121,9 +121,11 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
           {elements[e], packed > 1 ? elements[e + 1] : 0.0f});
   };
 
-  std::vector<float> result(static_cast<size_t>(matmul ? tokens * outputs
-                                                       : features * outputs),
-                            0.0f);
+  WeightKernelRun outcome;
+  std::vector<float> &result = outcome.values;
+  result.assign(static_cast<size_t>(matmul ? tokens * outputs
+                                           : features * outputs),
+                0.0f);
   // A sum of column `column` of group (token, feature), its `index`-th
   // element, into the result. A weight gradient's partial sums of separate
   // columns of segments (or passes) add up here, on the host: the program
@@ -168,6 +170,8 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
         simulate(mesh, config, error, CoreMemoryAccess{load, store});
     if (!run)
       return std::nullopt;
+    outcome.cycles += run->cycles;
+    ++outcome.passes;
     // What leaves a chain's end, block by block: its columns' sums, one
     // f32 a wavelet.
     int record = 0;
@@ -186,7 +190,107 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
       }
     }
   }
-  return result;
+  return outcome;
+}
+
+/// runWeightKernel for a kernel run in chunks of its widest dimension
+/// (wafer::vocabularyChunk): each chunk runs on the operands' slices, and
+/// its result lands in its slice of the whole, summed where the chunks
+/// divide the sum.
+std::optional<WeightKernelRun>
+runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
+          const target::WaferTargetModel &target, const wafer::Rect &rect,
+          llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
+          std::string &error) {
+  bool matmul = k.kind == KernelKind::weight_matmul;
+  KernelShape chunk = wafer::vocabularyChunk(k);
+  // The dimension the chunks divide, in the kernel's terms and in the
+  // operands' (tokens per sequence, features or outputs).
+  int64_t KernelShape::*split = chunk.columns != k.columns ? &KernelShape::columns
+                                : chunk.contracted != k.contracted
+                                    ? &KernelShape::contracted
+                                    : &KernelShape::rows;
+  bool splitsOutputs = split == &KernelShape::columns;
+  bool splitsTokens = (split == &KernelShape::rows) == matmul && !splitsOutputs;
+  Extents whole = extentsOf(k, microBatch);
+  int64_t perSequence = whole.tokens / microBatch;
+  auto range = [](int64_t first, int64_t end) {
+    std::vector<int64_t> indices;
+    for (int64_t i = first; i < end; ++i)
+      indices.push_back(i);
+    return indices;
+  };
+
+  WeightKernelRun outcome;
+  outcome.values.assign(static_cast<size_t>((matmul ? whole.tokens
+                                                    : whole.features) *
+                                            whole.outputs),
+                        0.0f);
+  for (int64_t first = 0; first < k.*split; first += chunk.*split) {
+    int64_t end = std::min(k.*split, first + chunk.*split);
+    KernelShape piece = chunk;
+    piece.*split = end - first;
+    std::vector<int64_t> tokens = range(0, whole.tokens),
+                         features = range(0, whole.features),
+                         outputs = range(0, whole.outputs);
+    if (splitsOutputs) {
+      outputs = range(first, end);
+    } else if (splitsTokens) {
+      tokens.clear();
+      for (int64_t sequence = 0; sequence < microBatch; ++sequence)
+        for (int64_t t = first; t < end; ++t)
+          tokens.push_back(sequence * perSequence + t);
+    } else {
+      features = range(first, end);
+    }
+    std::vector<float> heldPiece, streamedPiece;
+    for (int64_t t : tokens)
+      for (int64_t f : features)
+        heldPiece.push_back(held[t * whole.features + f]);
+    for (int64_t row : matmul ? features : tokens)
+      for (int64_t o : outputs)
+        streamedPiece.push_back(streamed[row * whole.outputs + o]);
+    std::optional<WeightKernelRun> ran =
+        runWhole(piece, layout, microBatch, target, rect, heldPiece,
+                 streamedPiece, error);
+    if (!ran)
+      return std::nullopt;
+    const std::vector<int64_t> &resultRows = matmul ? tokens : features;
+    for (size_t r = 0; r < resultRows.size(); ++r)
+      for (size_t o = 0; o < outputs.size(); ++o)
+        outcome.values[resultRows[r] * whole.outputs + outputs[o]] +=
+            ran->values[r * outputs.size() + o];
+    outcome.cycles += ran->cycles;
+    outcome.passes += ran->passes;
+  }
+  return outcome;
+}
+
+} // namespace
+
+std::optional<WeightKernelRun>
+runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
+                const target::WaferTargetModel &target, const wafer::Rect &rect,
+                llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
+                std::string &error) {
+  error = weightKernelRefusal(k, layout, rect);
+  if (!error.empty())
+    return std::nullopt;
+  auto [tokens, features, outputs] = extentsOf(k, microBatch);
+  bool matmul = k.kind == KernelKind::weight_matmul;
+  if (static_cast<int64_t>(held.size()) != tokens * features ||
+      static_cast<int64_t>(streamed.size()) !=
+          (matmul ? features : tokens) * outputs) {
+    error = "the operands have " + std::to_string(held.size()) + " and " +
+            std::to_string(streamed.size()) + " elements; the kernel takes " +
+            std::to_string(tokens * features) + " and " +
+            std::to_string((matmul ? features : tokens) * outputs);
+    return std::nullopt;
+  }
+  if (k.chunks > 1)
+    return runChunks(k, layout, microBatch, target, rect, held, streamed,
+                     error);
+  return runWhole(k, layout, microBatch, target, rect, held, streamed, error);
 }
 
 } // namespace cgpt::sim::mesh

@@ -56,6 +56,12 @@ struct CycleLevelRun {
   double clockHz = 0;
 };
 
+/// Fails with a diagnostic on `device` when its `target` is one the
+/// cycle-level model cannot run: a mesh larger than kMaxCycleLevelSide a
+/// side, or links that do not move one wavelet a cycle.
+mlir::LogicalResult checkCycleLevelTarget(wafer::DeviceOp device,
+                                          const target::WaferTargetModel &target);
+
 /// Simulates every region of `device` once, at its micro-batch, as the IR
 /// places it: each core does the work its region's layout gives it, on
 /// the region's rectangle (for attention, one (sequence, head) block with

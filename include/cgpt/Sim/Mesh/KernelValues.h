@@ -32,6 +32,22 @@
 
 namespace cgpt::sim::mesh {
 
+/// Why `kernel`, laid out as `layout` on `rect`, cannot run with values
+/// (another kind, resident weights, more feature groups than the rectangle
+/// has columns); empty when it can.
+std::string weightKernelRefusal(const wafer::KernelShape &kernel,
+                                const wafer::Layout &layout,
+                                const wafer::Rect &rect);
+
+/// A weight kernel's result, and the cycles its runs on the mesh took.
+struct WeightKernelRun {
+  std::vector<float> values;
+  int64_t cycles = 0;
+  /// Runs of the program: one, or more when its token groups take more
+  /// than the rectangle's whole segments.
+  int64_t passes = 0;
+};
+
 /// Runs the streamed weight kernel `kernel` (weights north) for
 /// `microBatch` sequences, laid out as `layout` on `rect`, with values; all
 /// operands and the result are row-major f32.
@@ -41,11 +57,12 @@ namespace cgpt::sim::mesh {
 ///  - weight_grad: `held` is the input X [T, R] (T = microBatch x
 ///    contracted, R = rows), `streamed` the output gradient dY [T, N];
 ///    returns dW = X^T dY, [R, N].
-/// Returns nothing and sets `error` for another kind, resident weights, a
-/// kernel run in chunks or repeats, operands of the wrong size, more
-/// feature groups than the rectangle has columns, or a program that fails
-/// to load or run.
-std::optional<std::vector<float>>
+/// A kernel run in chunks runs chunk by chunk, each on its slices of the
+/// operands; one run again (`repeats`) computes the same values, once.
+/// Returns nothing and sets `error` for a kernel weightKernelRefusal
+/// refuses, operands of the wrong size, or a program that fails to load or
+/// run.
+std::optional<WeightKernelRun>
 runWeightKernel(const wafer::KernelShape &kernel, const wafer::Layout &layout,
                 int64_t microBatch, const target::WaferTargetModel &target,
                 const wafer::Rect &rect, llvm::ArrayRef<float> held,

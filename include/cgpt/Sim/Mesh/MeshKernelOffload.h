@@ -1,0 +1,63 @@
+//===- MeshKernelOffload.h - weight kernels on the mesh in a step -*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The functional executor's offload (cgpt/Exec/KernelOffload.h) for
+// `cgpt-run --functional --cycle-level`: every weight matmul and weight
+// gradient the placed wafer IR streams runs on the cycle-level mesh with
+// real values (KernelValues.h), on its region's rectangle and layout as
+// placed; the other kernels stay with the executor. It counts what ran
+// where, and why a weight kernel stayed on the host.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_SIM_MESH_MESHKERNELOFFLOAD_H
+#define CGPT_SIM_MESH_MESHKERNELOFFLOAD_H
+
+#include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
+#include "cgpt/Exec/KernelOffload.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+#include <string>
+
+namespace cgpt::sim::mesh {
+
+class MeshKernelOffload : public exec::KernelOffload {
+public:
+  /// Reads the placement of `device` (as PlacedStep::read does); fails
+  /// with a diagnostic as that does, and on a target the cycle-level model
+  /// cannot run (checkCycleLevelTarget).
+  static mlir::FailureOr<MeshKernelOffload> create(wafer::DeviceOp device);
+
+  mlir::FailureOr<bool> run(mlir::Operation *op, wafer::RegionOp region,
+                            exec::KernelFrame &frame,
+                            int64_t sequences) override;
+
+  /// Weight kernel runs on the mesh, and their simulated cycles.
+  int64_t getMeshRuns() const { return meshRuns; }
+  int64_t getMeshCycles() const { return meshCycles; }
+  /// Weight kernels left to the executor, by region and reason, with their
+  /// runs.
+  const std::map<std::string, int64_t> &getHostRuns() const {
+    return hostRuns;
+  }
+
+private:
+  struct Placed {
+    wafer::KernelShape shape;
+    wafer::Rect rect;
+    wafer::Layout layout;
+  };
+  const target::WaferTargetModel *target = nullptr;
+  llvm::DenseMap<mlir::Operation *, Placed> placed;
+  int64_t meshRuns = 0, meshCycles = 0;
+  std::map<std::string, int64_t> hostRuns;
+};
+
+} // namespace cgpt::sim::mesh
+
+#endif // CGPT_SIM_MESH_MESHKERNELOFFLOAD_H

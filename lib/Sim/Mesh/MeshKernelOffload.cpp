@@ -1,0 +1,140 @@
+//===- MeshKernelOffload.cpp - weight kernels on the mesh in a step -------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Sim/Mesh/MeshKernelOffload.h"
+
+#include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+#include "cgpt/Sim/Mesh/CycleLevel.h"
+#include "cgpt/Sim/Mesh/KernelValues.h"
+
+using namespace mlir;
+using cgpt::exec::Tensor;
+using cgpt::wafer::KernelKind;
+
+namespace cgpt::sim::mesh {
+namespace {
+
+/// op(t) of each matrix of `t` over its last two dimensions: t itself, or
+/// each matrix transposed.
+struct MatrixStack {
+  const Tensor &tensor;
+  bool transposed;
+  int64_t storedRows() const { return tensor.dim(-2); }
+  int64_t storedColumns() const { return tensor.dim(-1); }
+  int64_t rows() const { return transposed ? storedColumns() : storedRows(); }
+  int64_t columns() const {
+    return transposed ? storedRows() : storedColumns();
+  }
+  int64_t matrices() const {
+    return tensor.numel() / (storedRows() * storedColumns());
+  }
+  float operator()(int64_t matrix, int64_t row, int64_t column) const {
+    int64_t first = matrix * storedRows() * storedColumns();
+    return transposed ? tensor.data[first + column * storedColumns() + row]
+                      : tensor.data[first + row * storedColumns() + column];
+  }
+};
+
+} // namespace
+
+FailureOr<MeshKernelOffload> MeshKernelOffload::create(wafer::DeviceOp device) {
+  FailureOr<wafer::PlacedStep> step = wafer::PlacedStep::read(device);
+  if (failed(step) ||
+      failed(checkCycleLevelTarget(device, step->program.getTarget())))
+    return failure();
+  MeshKernelOffload offload;
+  offload.target = &step->program.getTarget();
+  for (auto [s, stage] : llvm::enumerate(step->program.getStages()))
+    for (auto [r, region] : llvm::enumerate(stage.regions)) {
+      const wafer::RegionPlacement &where = step->placement.regions[s][r];
+      offload.placed[region.op.getOperation()] = {region.shape, where.rect,
+                                                  where.layout};
+    }
+  return offload;
+}
+
+FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
+                                       exec::KernelFrame &frame,
+                                       int64_t sequences) {
+  auto it = placed.find(region.getOperation());
+  if (it == placed.end())
+    return false;
+  const Placed &where = it->second;
+  bool matmul = where.shape.kind == KernelKind::weight_matmul;
+  if (!matmul && where.shape.kind != KernelKind::weight_grad)
+    return false;
+  auto product = dyn_cast<dataflow::MatmulOp>(op);
+  std::string refusal = weightKernelRefusal(where.shape, where.layout,
+                                            where.rect);
+  if (!product)
+    refusal = "it is not a dataflow.matmul";
+  else if (matmul && (product.getReduceBatch() ||
+                      frame[product.getRhs()].shape.size() != 2))
+    refusal = "its right operand is not one weight";
+  else if (!matmul && !product.getReduceBatch())
+    refusal = "it does not sum over the batch";
+  if (!refusal.empty()) {
+    auto stage = region->getParentOfType<wafer::StageOp>();
+    ++hostRuns[stage.getSymName().str() + " @" + region.getSymName().str() +
+               ": " + refusal];
+    return false;
+  }
+
+  // The operands as the program holds and streams them: a matmul's input
+  // [tokens, features] and weight [features, outputs]; a gradient's input
+  // [tokens, features] and output gradient [tokens, outputs].
+  MatrixStack lhs{frame[product.getLhs()], product.getTransposeLhs()};
+  MatrixStack rhs{frame[product.getRhs()], product.getTransposeRhs()};
+  std::vector<float> held, streamed;
+  int64_t outputs = rhs.columns();
+  if (matmul) {
+    for (int64_t m = 0; m < lhs.matrices(); ++m)
+      for (int64_t i = 0; i < lhs.rows(); ++i)
+        for (int64_t k = 0; k < lhs.columns(); ++k)
+          held.push_back(lhs(m, i, k));
+    for (int64_t k = 0; k < rhs.rows(); ++k)
+      for (int64_t n = 0; n < outputs; ++n)
+        streamed.push_back(rhs(0, k, n));
+  } else {
+    for (int64_t m = 0; m < lhs.matrices(); ++m)
+      for (int64_t t = 0; t < lhs.columns(); ++t)
+        for (int64_t r = 0; r < lhs.rows(); ++r)
+          held.push_back(lhs(m, r, t));
+    for (int64_t m = 0; m < rhs.matrices(); ++m)
+      for (int64_t t = 0; t < rhs.rows(); ++t)
+        for (int64_t n = 0; n < outputs; ++n)
+          streamed.push_back(rhs(m, t, n));
+  }
+
+  std::string error;
+  std::optional<WeightKernelRun> ran =
+      runWeightKernel(where.shape, where.layout, sequences, *target,
+                      where.rect, held, streamed, error);
+  if (!ran)
+    return region.emitError() << "cannot run on the cycle-level mesh with "
+                                 "values: "
+                              << error;
+  ++meshRuns;
+  meshCycles += ran->cycles;
+
+  // scale * product (+ bias), shaped as the executor shapes it.
+  llvm::SmallVector<int64_t, 4> shape;
+  if (matmul)
+    shape.append(lhs.tensor.shape.begin(), lhs.tensor.shape.end() - 2);
+  shape.append({lhs.rows(), outputs});
+  Tensor result(shape);
+  double scale = product.getScale() ? product.getScale()->convertToDouble()
+                                    : 1.0;
+  const Tensor *bias =
+      product.getBias() ? &frame[product.getBias()] : nullptr;
+  for (int64_t i = 0; i < result.numel(); ++i)
+    result.data[i] = static_cast<float>(scale * ran->values[i]) +
+                     (bias ? bias->data[i % outputs] : 0.0f);
+  frame.set(product.getResult(), std::move(result));
+  return true;
+}
+
+} // namespace cgpt::sim::mesh
