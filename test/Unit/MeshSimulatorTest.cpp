@@ -460,6 +460,37 @@ TEST(MeshSimulator, DeadlockIsReported) {
       << error;
 }
 
+/// Cerebras-GPT 111M's feed-forward matmul (768 -> 3072) at micro-batch 120
+/// on 4096 token groups of 60 tokens: summing every output column at once
+/// needs 737,280 B of partial sums a core, and the program does not load;
+/// blocked 128 columns at a time, as a layout's sum_block says, it loads
+/// and runs.
+TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
+  mlir::MLIRContext context;
+  auto target = cgpt::target::WaferTargetModel::load("wse2", &context);
+  ASSERT_TRUE(mlir::succeeded(target));
+  cgpt::wafer::KernelShape k;
+  k.kind = cgpt::wafer::KernelKind::weight_matmul;
+  k.rows = 2048;
+  k.columns = 3072;
+  k.contracted = 768;
+  k.flops = 2 * k.rows * k.columns * k.contracted;
+  cgpt::wafer::Layout layout{4096, 48, cgpt::wafer::Edge::north, 0};
+  cgpt::wafer::Rect window{0, 0, 48, 2};
+  std::string error;
+  EXPECT_FALSE(simulate(
+      buildKernelProgram(k, layout, 120, *target, window).mesh,
+      meshConfig(*target), error));
+  EXPECT_EQ(error, "core (0, 0) cannot load its program: buffer 'sums' "
+                   "(737280 B) brings its buffers to 739200 B, over the "
+                   "40960 B a core has beside its 8192 B reserve");
+  layout.sumBlock = 128;
+  EXPECT_TRUE(simulate(
+      buildKernelProgram(k, layout, 120, *target, window).mesh,
+      meshConfig(*target), error))
+      << error;
+}
+
 /// A stream sent to a neighbour that never takes it fills the queues and
 /// stops the sender.
 TEST(MeshSimulator, QueueThatNeverDrains) {

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""The analytic kernel model against the cycle-level engine, every model.
+
+    python3 bench/mesh-timing.py [--build build] [--update docs/runtime.md]
+
+Runs `cgpt-mesh-timing-check` on its hand-made table for WSE-2 and WSE-3
+cores, then compiles every model in models/ for both targets
+(`cgpt-run MODEL --target T --emit=wafer`) and runs the check on every
+distinct kernel the planner placed (`--placed`). Prints markdown: the hand
+table for both generations side by side, one line per model and target
+(kernels compared, the worst error and where, the placed programs that do
+not load), and the programs that do not load grouped by the buffer that
+overflows. With --update, replaces the text between the markers
+`<!-- mesh-timing:begin -->` and `<!-- mesh-timing:end -->` in the file.
+Nothing is fitted: the engine's cycles come from the programs alone.
+"""
+
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGETS = ("wse2", "wse3")
+# "<case>  <w> x <h>  <analytic>  <simulated>  <error>%"
+ROW = re.compile(r"^(.*\S)\s+(\d+ x \d+)\s+(\d+)\s+(\d+)\s+(-?\d+\.\d)%$")
+UNLOADED = re.compile(r"^(\S+) on (\S+) (\S+) (@\S+)\s+(\d+ x \d+) does not "
+                      r"load: .*buffer '([^']+)'")
+SUMMARY = re.compile(r"^(\d+) cases, worst error (\d+\.\d)% \((.*)\), (\d+) "
+                     r"over 10%; (\d+) placed programs do not fit a core$")
+
+
+def check(build, *args):
+    tool = os.path.join(build, "bin", "cgpt-mesh-timing-check")
+    run = subprocess.run([tool, *args], capture_output=True, text=True)
+    if run.returncode == 2:
+        sys.exit(f"cgpt-mesh-timing-check {' '.join(args)}:\n{run.stderr}")
+    return run.stdout.splitlines()
+
+
+def hand_tables(build):
+    rows = collections.OrderedDict()
+    summaries = {}
+    for target in TARGETS:
+        for line in check(build, "--target", target):
+            if m := ROW.match(line):
+                rows.setdefault(m[1], {"mesh": m[2]})[target] = (
+                    int(m[3]), int(m[4]), float(m[5]))
+            elif m := SUMMARY.match(line):
+                summaries[target] = m
+    lines = ["| case | mesh | wse2 analytic | wse2 engine | error | "
+             "wse3 analytic | wse3 engine | error |",
+             "|---|---|---|---|---|---|---|---|"]
+    for case, row in rows.items():
+        cells = [case, row["mesh"]]
+        for target in TARGETS:
+            analytic, engine, error = row[target]
+            cells += [f"{analytic:,}", f"{engine:,}", f"{error:.1f}%"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for target in TARGETS:
+        m = summaries[target]
+        lines.append(f"{target}: {m[1]} cases, worst error {m[2]}% "
+                     f"({m[3]}), {m[4]} over 10%.")
+    return lines
+
+
+def placed_sweep(build):
+    run = os.path.join(build, "bin", "cgpt-run")
+    models = sorted(f for f in os.listdir(os.path.join(ROOT, "models"))
+                    if f.endswith(".yaml"))
+    lines = ["| model | target | kernels compared | worst error | "
+             "programs that do not load |", "|---|---|---|---|---|"]
+    overflow = collections.Counter()
+    totals = collections.Counter()
+    worst = (0.0, "")
+    with tempfile.TemporaryDirectory() as scratch:
+        for model in models:
+            for target in TARGETS:
+                path = os.path.join(scratch, f"{model}.{target}.mlir")
+                with open(path, "w") as out:
+                    compiled = subprocess.run(
+                        [run, os.path.join(ROOT, "models", model), "--target",
+                         target, "--emit=wafer"], stdout=out,
+                        stderr=subprocess.PIPE, text=True)
+                if compiled.returncode != 0:
+                    first = compiled.stderr.strip().splitlines()[0]
+                    lines.append(f"| {model[:-5]} | {target} | does not "
+                                 f"compile: {first.split('error: ')[-1]} | | |")
+                    continue
+                output = check(build, "--placed", path)
+                unloaded = [m for m in map(UNLOADED.match, output) if m]
+                for m in unloaded:
+                    overflow[m[6]] += 1
+                summary = next(m for m in map(SUMMARY.match, output) if m)
+                error = float(summary[2])
+                if error >= worst[0]:
+                    worst = (error, summary[3])
+                totals["cases"] += int(summary[1])
+                totals["unloaded"] += len(unloaded)
+                totals["over"] += int(summary[4])
+                lines.append(f"| {model[:-5]} | {target} | {summary[1]} | "
+                             f"{summary[2]}% | {len(unloaded)} |")
+    lines += ["", f"In all: {totals['cases']} placed kernels compared, worst "
+              f"error {worst[0]:.1f}% ({worst[1]}), {totals['over']} over "
+              f"10%; {totals['unloaded']} placed programs do not load."]
+    if overflow:
+        lines += ["", "The buffers that overflow a core in the programs that "
+                  "do not load:", ""]
+        for buffer, count in overflow.most_common():
+            lines.append(f"- '{buffer}': {count}")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--update", help="file whose marked section to "
+                        "replace")
+    args = parser.parse_args()
+    text = "\n".join(
+        ["Hand-made table, WSE-2 and WSE-3 cores "
+         "(`cgpt-mesh-timing-check --target T`):", ""] +
+        hand_tables(args.build) +
+        ["", "Every distinct kernel of every model in models/ as the planner "
+         "placed it (`cgpt-mesh-timing-check --placed`; windows of at most "
+         "2 x 8 groups, two blocks of sums):", ""] +
+        placed_sweep(args.build)) + "\n"
+    if not args.update:
+        sys.stdout.write(text)
+        return
+    with open(args.update) as f:
+        document = f.read()
+    begin, end = "<!-- mesh-timing:begin -->", "<!-- mesh-timing:end -->"
+    if begin not in document or end not in document:
+        sys.exit(f"{args.update} has no {begin} ... {end} section")
+    head, rest = document.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(args.update, "w") as f:
+        f.write(head + begin + "\n" + text + end + tail)
+
+
+if __name__ == "__main__":
+    main()
