@@ -10,7 +10,8 @@ distinct kernel the planner placed (`--placed`). Prints markdown: the hand
 table for both generations side by side, one line per model and target
 (kernels compared, the worst error and where, the placed programs that do
 not load), and the programs that do not load grouped by the buffer that
-overflows. With --update, replaces the text between the markers
+overflows; then the published programs (cgpt-published-programs) against
+their authors' cost formulas. With --update, replaces the text between the markers
 `<!-- mesh-timing:begin -->` and `<!-- mesh-timing:end -->` in the file.
 Nothing is fitted: the engine's cycles come from the programs alone.
 """
@@ -115,6 +116,20 @@ def placed_sweep(build):
     return lines
 
 
+def published_table(build):
+    tool = os.path.join(build, "bin", "cgpt-published-programs")
+    run = subprocess.run([tool], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"cgpt-published-programs:\n{run.stderr}")
+    lines = ["| program | P | B | published | engine | error |",
+             "|---|---|---|---|---|---|"]
+    for line in run.stdout.splitlines()[1:]:
+        *name, p, b, published, simulated, error = line.split()
+        lines.append(f"| {' '.join(name)} | {p} | {b} | {int(published):,} | "
+                     f"{int(simulated):,} | {error} |")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -128,7 +143,10 @@ def main():
         ["", "Every distinct kernel of every model in models/ as the planner "
          "placed it (`cgpt-mesh-timing-check --placed`; windows of at most "
          "2 x 8 groups, two blocks of sums):", ""] +
-        placed_sweep(args.build)) + "\n"
+        placed_sweep(args.build) +
+        ["", "Published programs replayed (`cgpt-published-programs`, WSE-2 "
+         "cores, T_R = 2 in the formulas):", ""] +
+        published_table(args.build)) + "\n"
     if not args.update:
         sys.stdout.write(text)
         return

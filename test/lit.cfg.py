@@ -30,7 +30,8 @@ config.substitutions.append(("%hf",
 config.substitutions.append(("%python", config.python_executable))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["cgpt-opt", "cgpt-run", "cgpt-mesh-timing-check"],
+llvm_config.add_tool_substitutions(["cgpt-opt", "cgpt-run", "cgpt-mesh-timing-check",
+                                    "cgpt-published-programs"],
                                    [config.cgpt_tools_dir])
 # The tools speak English whatever the machine's locale.
 config.environment["LC_ALL"] = "C"

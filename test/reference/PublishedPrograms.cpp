@@ -1,0 +1,250 @@
+//===- PublishedPrograms.cpp - published wafer programs on the engine -----===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// Replays wafer programs whose authors published their cost, written from
+// the description in shared/reference/wse-mesh-programming.md (section 3),
+// on the cycle-level engine with WSE-2 cores, and prints the engine's
+// cycles beside the published formula's; nothing is fitted. The 1D reduces
+// of Luczynski et al. ("Near-Optimal Wafer-Scale Reduce", HPDC'24) bring a
+// vector of B f32 wavelets on each of P cores in a row to the west end:
+//
+//   chain      each core adds what comes from the east to its own vector
+//              and passes it on (two colors alternating):
+//              B + (2 T_R + 2)(P - 1)
+//   star       every core streams its vector to the end (a color each, so
+//              P <= 24): B (P - 1) + 2 T_R + 1
+//   tree       in round l, the core at 2^l (mod 2^(l+1)) sends its sum
+//              2^l cores west: max(B log2 P, B P log2 P / (2 (P - 1)) +
+//              P - 1) + (2 T_R + 1) log2 P
+//   broadcast  the end core's vector multicast east into every core:
+//              B + P + 2 T_R
+//
+// with T_R = 2 cycles, the ramp latency of the authors' code. Each run
+// carries values and checks the result (the sum of every core's vector, or
+// the vector everywhere), so the program is known to be the algorithm.
+//
+//   cgpt-published-programs
+//
+// Prints one line per program and size; exits 1 if a program computes a
+// wrong result or cannot run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgpt/Sim/Mesh/KernelPrograms.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <functional>
+
+using namespace cgpt;
+using namespace cgpt::sim::mesh;
+
+namespace {
+
+/// The ramp latency in the authors' model (their code's `tr`).
+constexpr double kRampLatency = 2;
+
+uint8_t bit(Port port) { return static_cast<uint8_t>(1u << port); }
+
+/// A program of one local task running `ops` over the core's vector.
+CoreProgram vectorTask(int64_t length,
+                       const std::function<void(std::vector<Op> &, int)> &ops) {
+  CoreProgram p;
+  int vector = p.addBuffer("vector", length, ElementType::f32);
+  Task task{false, -1, {}};
+  ops(task.body, vector);
+  p.startActive.push_back(p.addTask(std::move(task)));
+  return p;
+}
+
+Op fadd(Dsd dst, Dsd src0, Dsd src1, int64_t length) {
+  return Op::vector(Op::Kind::fadd, dst, src0, src1, length, ElementType::f32);
+}
+Op fmov(Dsd dst, Dsd src, int64_t length) {
+  return Op::vector(Op::Kind::fmov, dst, src, Dsd(), length, ElementType::f32);
+}
+
+/// 1D chain to the west end: core i sends on color 1 + i % 2 and receives
+/// on the other.
+MeshProgram chain(int p, int64_t b) {
+  MeshProgram mesh(p, 1);
+  for (int x = 0; x < p; ++x) {
+    int out = 1 + x % 2, in = 1 + (x + 1) % 2;
+    if (x > 0)
+      mesh.routes[x].push_back({out, bit(ramp), bit(west)});
+    if (x + 1 < p)
+      mesh.routes[x].push_back({in, bit(east), bit(ramp)});
+    mesh.programOf[x] = mesh.addProgram(vectorTask(b, [&](auto &body, int v) {
+      if (x + 1 == p)
+        body.push_back(fmov(Dsd::out(out), Dsd::memory(v), b));
+      else if (x > 0)
+        body.push_back(fadd(Dsd::out(out), Dsd::in(in), Dsd::memory(v), b));
+      else
+        body.push_back(fadd(Dsd::memory(v), Dsd::in(in), Dsd::memory(v), b));
+    }));
+  }
+  return mesh;
+}
+
+/// 1D star: core i > 0 streams on color i through the cores west of it;
+/// the end adds the streams in turn.
+MeshProgram star(int p, int64_t b) {
+  MeshProgram mesh(p, 1);
+  for (int x = 0; x < p; ++x) {
+    for (int sender = x; sender < p; ++sender) {
+      if (sender == 0)
+        continue;
+      uint8_t rx = sender == x ? bit(ramp) : bit(east);
+      uint8_t tx = x == 0 ? bit(ramp) : bit(west);
+      mesh.routes[x].push_back({sender, rx, tx});
+    }
+    mesh.programOf[x] = mesh.addProgram(vectorTask(b, [&](auto &body, int v) {
+      if (x > 0)
+        body.push_back(fmov(Dsd::out(x), Dsd::memory(v), b));
+      else
+        for (int sender = 1; sender < p; ++sender)
+          body.push_back(
+              fadd(Dsd::memory(v), Dsd::in(sender), Dsd::memory(v), b));
+    }));
+  }
+  return mesh;
+}
+
+/// 1D binary tree to the west end: in round l (color l + 1), the core at
+/// 2^l modulo 2^(l+1) sends its sum to the core 2^l west of it.
+MeshProgram tree(int p, int64_t b) {
+  MeshProgram mesh(p, 1);
+  int rounds = 0;
+  while ((1 << rounds) < p)
+    ++rounds;
+  for (int x = 0; x < p; ++x) {
+    for (int l = 0; l < rounds; ++l) {
+      int span = 1 << l, base = x - x % (2 * span), sender = base + span;
+      if (sender >= p)
+        continue;
+      if (x == sender)
+        mesh.routes[x].push_back({l + 1, bit(ramp), bit(west)});
+      else if (x == base)
+        mesh.routes[x].push_back({l + 1, bit(east), bit(ramp)});
+      else if (x < sender)
+        mesh.routes[x].push_back({l + 1, bit(east), bit(west)});
+    }
+    mesh.programOf[x] = mesh.addProgram(vectorTask(b, [&](auto &body, int v) {
+      for (int l = 0; l < rounds; ++l) {
+        int span = 1 << l;
+        if (x % (2 * span) == span) {
+          body.push_back(fmov(Dsd::out(l + 1), Dsd::memory(v), b));
+          return;
+        }
+        if (x % (2 * span) == 0 && x + span < p)
+          body.push_back(
+              fadd(Dsd::memory(v), Dsd::in(l + 1), Dsd::memory(v), b));
+      }
+    }));
+  }
+  return mesh;
+}
+
+/// 1D broadcast from the west end, multicast east into every core.
+MeshProgram broadcast(int p, int64_t b) {
+  MeshProgram mesh(p, 1);
+  for (int x = 0; x < p; ++x) {
+    uint8_t onward = x + 1 < p ? bit(east) : 0;
+    mesh.routes[x].push_back(
+        {1, x == 0 ? bit(ramp) : bit(west),
+         static_cast<uint8_t>(x == 0 ? onward : bit(ramp) | onward)});
+    mesh.programOf[x] = mesh.addProgram(vectorTask(b, [&](auto &body, int v) {
+      body.push_back(x == 0 ? fmov(Dsd::out(1), Dsd::memory(v), b)
+                            : fmov(Dsd::memory(v), Dsd::in(1), b));
+    }));
+  }
+  return mesh;
+}
+
+struct Program {
+  const char *name;
+  MeshProgram (*build)(int, int64_t);
+  double (*published)(double p, double b);
+  bool reduces;
+  int maxCores;
+};
+
+const Program kPrograms[] = {
+    {"chain reduce", chain,
+     [](double p, double b) { return b + (2 * kRampLatency + 2) * (p - 1); },
+     true, 1 << 20},
+    {"star reduce", star,
+     [](double p, double b) { return b * (p - 1) + 2 * kRampLatency + 1; },
+     true, 24},
+    {"tree reduce", tree,
+     [](double p, double b) {
+       double depth = std::ceil(std::log2(p));
+       return std::max(b * depth, b * p * depth / (2 * (p - 1)) + p - 1) +
+              (2 * kRampLatency + 1) * depth;
+     },
+     true, 1 << 20},
+    {"broadcast", broadcast,
+     [](double p, double b) { return b + p + 2 * kRampLatency; }, false,
+     1 << 20},
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  mlir::MLIRContext context;
+  auto target = target::WaferTargetModel::load("wse2", &context);
+  if (mlir::failed(target))
+    return 1;
+  MeshConfig config = meshConfig(*target);
+  config.values = true;
+  llvm::outs() << llvm::formatv("{0,-16} {1,5} {2,6} {3,10} {4,10} {5,8}\n",
+                                "program", "P", "B", "published",
+                                "simulated", "error");
+  bool wrong = false;
+  for (const Program &program : kPrograms)
+    for (int p : {4, 16, 64, 512})
+      for (int64_t b : {1, 16, 256, 4096}) {
+        if (p > program.maxCores)
+          continue;
+        MeshProgram mesh = program.build(p, b);
+        // Core i holds i + 1 everywhere: the reduce's end must hold the sum
+        // P (P + 1) / 2, a broadcast's every core the end's 1.
+        auto load = [&](int core, std::vector<std::vector<float>> &memory) {
+          if (program.reduces || core == 0)
+            std::fill(memory[0].begin(), memory[0].end(),
+                      static_cast<float>(core + 1));
+        };
+        bool right = true;
+        float expected = program.reduces ? 0.5f * p * (p + 1) : 1.0f;
+        auto store = [&](int core,
+                         const std::vector<std::vector<float>> &memory) {
+          if (program.reduces && core != 0)
+            return;
+          for (float value : memory[0])
+            right &= value == expected;
+        };
+        std::string error;
+        std::optional<MeshResult> run =
+            simulate(mesh, config, error, CoreMemoryAccess{load, store});
+        if (!run || !right) {
+          llvm::errs() << "cgpt-published-programs: " << program.name
+                       << ", P = " << p << ", B = " << b << ": "
+                       << (run ? "wrong result" : error) << "\n";
+          wrong = true;
+          continue;
+        }
+        double published = program.published(p, static_cast<double>(b));
+        double simulated = static_cast<double>(run->cycles);
+        llvm::outs() << llvm::formatv(
+            "{0,-16} {1,5} {2,6} {3,10} {4,10} {5,7:f1}%\n", program.name, p,
+            b, static_cast<int64_t>(std::llround(published)), run->cycles,
+            100 * (simulated - published) / published);
+      }
+  return wrong ? 1 : 0;
+}
