@@ -156,6 +156,12 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
     model.linkBytesPerCycle =
         requireInt(fabric, "link_bytes_per_cycle", 1, 1 << 16);
     model.hopLatencyCycles = requireInt(fabric, "hop_latency_cycles", 1, 1 << 16);
+    // Optional: a target that does not say crosses a ramp in a cycle, as a
+    // wavelet crosses a link.
+    model.rampLatencyCycles =
+        source.lookup(fabric, "ramp_latency_cycles").IsDefined()
+            ? requireInt(fabric, "ramp_latency_cycles", 1, 1 << 16)
+            : 1;
     model.numColors = requireInt(fabric, "colors", 1, 64);
     model.routerQueueWavelets =
         requireInt(fabric, "queue_wavelets", 1, 1 << 10);

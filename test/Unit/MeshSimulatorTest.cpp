@@ -104,6 +104,19 @@ TEST(MeshSimulator, SendToNeighbourByHand) {
   EXPECT_EQ(result->coreCycles, 2 * result->cycles);
 }
 
+/// A ramp of 3 cycles each way: the first wavelet takes 3 onto the
+/// sender's router and 3 up the receiver's ramp, 4 more than at one cycle;
+/// the rest follow one a cycle behind it: 2 + (3 + 1 + 3) + 10 x (2 + 1).
+TEST(MeshSimulator, RampLatencyIsPaidEachWay) {
+  MeshConfig slowRamp = config();
+  slowRamp.rampLatencyCycles = 3;
+  std::string error;
+  std::optional<MeshResult> result =
+      simulate(sendToNeighbour(10, 1), slowRamp, error);
+  ASSERT_TRUE(result) << error;
+  EXPECT_EQ(result->cycles, 2 + 7 + 10 * 3);
+}
+
 /// Activation is paid per task: at 5 cycles, 5 + 3 + 10 x (5 + 1).
 TEST(MeshSimulator, ActivationIsPaidPerTask) {
   MeshConfig slow = config();

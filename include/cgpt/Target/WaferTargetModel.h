@@ -78,6 +78,9 @@ public:
   // Fabric.
   int64_t getLinkBytesPerCycle() const { return linkBytesPerCycle; }
   int64_t getHopLatencyCycles() const { return hopLatencyCycles; }
+  /// Cycles a wavelet takes across a core's ramp, between its compute
+  /// engine and its router, either way.
+  int64_t getRampLatencyCycles() const { return rampLatencyCycles; }
   int64_t getNumColors() const { return numColors; }
   /// Wavelets a router's input queue holds, per port and color.
   int64_t getRouterQueueWavelets() const { return routerQueueWavelets; }
@@ -103,6 +106,7 @@ private:
   int64_t taskActivationCycles = 0, reservedBytes = 0;
   double clockHz = 0;
   int64_t linkBytesPerCycle = 0, hopLatencyCycles = 0, numColors = 0;
+  int64_t rampLatencyCycles = 1;
   int64_t routerQueueWavelets = 0;
   double ioBytesPerSecond = 0;
   double weightServerCapacity = 0, weightServerBandwidth = 0;

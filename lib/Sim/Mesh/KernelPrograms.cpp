@@ -382,6 +382,7 @@ MeshConfig meshConfig(const target::WaferTargetModel &target) {
   config.colors = static_cast<int>(target.getNumColors());
   config.queueDepth = static_cast<int>(target.getRouterQueueWavelets());
   config.activationCycles = target.getTaskActivationCycles();
+  config.rampLatencyCycles = target.getRampLatencyCycles();
   config.sramBytes = target.getCoreSramBytes();
   config.reservedBytes = target.getReservedBytes();
   config.readBytesPerCycle = target.getSramReadBytesPerCycle();

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <limits>
 
 namespace cgpt::sim::mesh {
@@ -44,11 +45,21 @@ public:
   Queues(size_t count, int depth, bool carryValues)
       : depth(depth), carryValues(carryValues),
         data(carryValues ? count * depth : 0), head(count, 0), size(count, 0),
-        staged(carryValues ? count : 0), arriving(count, 0) {}
+        staged(carryValues ? count : 0), arriving(count, 0),
+        reserved(count, 0) {}
 
   int count(int q) const { return size[q]; }
   /// Whether queue `q` can take one more wavelet this cycle.
-  bool hasRoom(int q) const { return size[q] + arriving[q] < depth; }
+  bool hasRoom(int q) const {
+    return size[q] + arriving[q] + reserved[q] < depth;
+  }
+  /// Holds a place in queue `q` for a wavelet still crossing a ramp, and
+  /// stages it when it arrives.
+  void reserve(int q) { ++reserved[q]; }
+  void stageReserved(int q, const Wavelet &w) {
+    --reserved[q];
+    stage(q, w);
+  }
   Wavelet pop(int q) {
     Wavelet w = carryValues ? data[q * depth + head[q]] : Wavelet{};
     // A compare, not a division: this runs for every wavelet that moves.
@@ -82,7 +93,7 @@ private:
   std::vector<uint16_t> head, size;
   // At most one wavelet reaches a queue per cycle: one link feeds it.
   std::vector<Wavelet> staged;
-  std::vector<uint8_t> arriving;
+  std::vector<uint8_t> arriving, reserved;
   std::vector<int> touched;
 };
 
@@ -192,6 +203,12 @@ private:
                const Wavelet *in, Wavelet *out);
   float *element(Engine &engine, const Dsd &dsd, int64_t i);
   void advance(Engine &engine, int cursor, int64_t by);
+  /// Sends `w` across core `c`'s ramp into router queue `q` (or, not
+  /// `toRouter`, its engine's queue `q`): it joins the queue after the
+  /// target's ramp latency.
+  void crossRamp(int c, int q, bool toRouter, const Wavelet &w, int64_t now);
+  /// Stages the wavelets whose ramp crossing ends this cycle.
+  bool arriveFromRamps(int64_t now);
   bool done() const;
   std::string describeDeadlock(int64_t now) const;
   void fail(const std::string &message) {
@@ -229,7 +246,19 @@ private:
   /// Kept apart from the engines so that the scan each cycle stays in the
   /// host's cache.
   std::vector<int64_t> engineWaitsUntil;
+  /// Wavelets crossing a ramp, in the order they will arrive (the latency
+  /// is the same for all): into router queue `queue` of `core`, or into
+  /// its engine's queue.
+  struct Crossing {
+    int64_t arrives;
+    int core, queue;
+    bool toRouter;
+    Wavelet wavelet;
+  };
+  std::deque<Crossing> crossing;
   int64_t waveletsInFlight = 0;
+  /// The cycle being simulated.
+  int64_t cycle = 0;
   MeshResult result;
   std::string failure;
 };
@@ -453,7 +482,7 @@ bool Mesh::routeStep(int c, uint8_t *linkUsed) {
           continue;
         linkUsed[out] = 1;
         if (out == ramp) {
-          toEngine.stage(engineQueue(c, route.color), w);
+          crossRamp(c, engineQueue(c, route.color), false, w, cycle);
           ++waveletsInFlight;
         } else if (int next = neighbour(c, out);
                    next >= 0 && !drains(c, out, route.color)) {
@@ -598,9 +627,8 @@ bool Mesh::fabricStep(int c, Engine &engine, Running &running) {
   compute(engine, op, running.progress, count, &in, &out);
   if (output) {
     rampOutUsed[c] = 1;
-    router.stage(to, out);
+    crossRamp(c, to, true, out, cycle);
     ++waveletsInFlight;
-    ++routerLoad[c];
   }
   running.progress += count;
   return true;
@@ -733,6 +761,31 @@ bool Mesh::engineStep(int c, int64_t now) {
   return pickTask(c, engine, now) || acted;
 }
 
+void Mesh::crossRamp(int c, int q, bool toRouter, const Wavelet &w,
+                     int64_t now) {
+  Queues &queues = toRouter ? router : toEngine;
+  if (config.rampLatencyCycles <= 1) {
+    queues.stage(q, w);
+    routerLoad[c] += toRouter;
+    return;
+  }
+  queues.reserve(q);
+  crossing.push_back({now + config.rampLatencyCycles - 1, c, q, toRouter, w});
+}
+
+bool Mesh::arriveFromRamps(int64_t now) {
+  bool arrived = false;
+  while (!crossing.empty() && crossing.front().arrives <= now) {
+    const Crossing &next = crossing.front();
+    (next.toRouter ? router : toEngine).stageReserved(next.queue,
+                                                      next.wavelet);
+    routerLoad[next.core] += next.toRouter;
+    crossing.pop_front();
+    arrived = true;
+  }
+  return arrived;
+}
+
 bool Mesh::done() const {
   if (waveletsInFlight != 0)
     return false;
@@ -795,7 +848,8 @@ std::optional<MeshResult> Mesh::run(std::string &error) {
   int64_t now = 0, lastActive = 0;
   std::vector<uint8_t> linkUsed(kPorts);
   while (true) {
-    bool moved = false;
+    cycle = now;
+    bool moved = arriveFromRamps(now);
     for (int c = 0; c < cores; ++c) {
       if (routerLoad[c] == 0)
         continue;
@@ -847,6 +901,8 @@ std::optional<MeshResult> Mesh::run(std::string &error) {
       for (const Engine &engine : engines)
         if (engine.busyUntil > now)
           next = std::min(next, engine.busyUntil);
+      if (!crossing.empty())
+        next = std::min(next, crossing.front().arrives);
       if (next == std::numeric_limits<int64_t>::max()) {
         if (done())
           break;

@@ -41,7 +41,7 @@
 // At the planned micro-batch the layout follows it: 4 sequences, 256
 // tokens, a whole SIMD width more per core.
 // RUN: sed 's/micro_batch = 0 : i64/micro_batch = 4 : i64/; s/grad_accum_steps = 0 : i64/grad_accum_steps = 1 : i64/; s/global_batch = 1 : i64/global_batch = 4 : i64/' %S/Inputs/independent.mlir | cgpt-opt --wafer-place=placer=whole-mesh | FileCheck %s --check-prefix=WHOLE-PLANNED
-// WHOLE-PLANNED: wafer.region @dx {{.*}} layout <token_groups = 32, feature_groups = 6, weights = north, partials = rows> wave 0
+// WHOLE-PLANNED: wafer.region @dx {{.*}} layout <token_groups = 24, feature_groups = 8, weights = north, partials = rows> wave 0
 
 //===----------------------------------------------------------------------===//
 // side-by-side: a run of regions that read none of each other's results

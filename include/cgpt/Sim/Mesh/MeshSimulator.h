@@ -115,6 +115,10 @@ struct MeshConfig {
   /// Wavelets one input queue holds, per port and color.
   int queueDepth = 4;
   int64_t activationCycles = 2;
+  /// Cycles a wavelet takes across a core's ramp, either way: from the
+  /// compute engine into its router's queue, or from the router to the
+  /// engine.
+  int64_t rampLatencyCycles = 1;
   /// SRAM per core, and what its code, queues and stack keep.
   int64_t sramBytes = 49152, reservedBytes = 8192;
   /// Bytes the SRAM reads and writes per cycle.

@@ -235,15 +235,17 @@ KernelTime kernelTime(const KernelCostQuery &query) {
   CoreWork work(t);
   int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
   double hop = static_cast<double>(t.getHopLatencyCycles());
+  double ramp = static_cast<double>(t.getRampLatencyCycles());
   // Filling and draining the kernel's streams: a multicast reaches its last
   // core after `cores` hops; a chain of `stages` groups spread over `span`
   // cores adds the hops and, at each stage, the wavelet's way in and out
-  // of the core's ramp (one cycle each).
+  // of the core's ramp.
   auto multicastFill = [&](int64_t cores) {
     return static_cast<double>(cores) * hop;
   };
   auto chainFill = [&](int64_t stages, int64_t span) {
-    return stages > 1 ? static_cast<double>(span) * hop + 2.0 * (stages - 1)
+    return stages > 1 ? static_cast<double>(span) * hop +
+                            2.0 * ramp * static_cast<double>(stages - 1)
                       : 0.0;
   };
   // A product against a stream, block by block (`layout.sumBlock` output
