@@ -28,25 +28,6 @@ float at(llvm::ArrayRef<float> matrix, int64_t rows, int64_t columns,
   return matrix[row * columns + column];
 }
 
-} // namespace
-
-std::string weightKernelRefusal(const KernelShape &k, const Layout &layout,
-                                const wafer::Rect &rect) {
-  if (k.kind != KernelKind::weight_matmul && k.kind != KernelKind::weight_grad)
-    return "only a weight matmul or a weight gradient carries values on the "
-           "mesh";
-  if (layout.weights == Edge::resident)
-    return "its weights are resident";
-  // A segment holds all of a token group's feature groups.
-  if (layout.featureGroups > rect.w)
-    return "its " + std::to_string(layout.featureGroups) +
-           " feature groups do not fit along its rectangle's " +
-           std::to_string(rect.w) + " columns";
-  return "";
-}
-
-namespace {
-
 /// Tokens, the features that stay with them, and the output columns of a
 /// weight kernel at `microBatch`.
 struct Extents {
@@ -211,7 +192,10 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
                                     ? &KernelShape::contracted
                                     : &KernelShape::rows;
   bool splitsOutputs = split == &KernelShape::columns;
-  bool splitsTokens = (split == &KernelShape::rows) == matmul && !splitsOutputs;
+  // A matmul's rows are its tokens per sequence, a gradient's contracted
+  // dimension is.
+  bool splitsTokens = split == (matmul ? &KernelShape::rows
+                                       : &KernelShape::contracted);
   Extents whole = extentsOf(k, microBatch);
   int64_t perSequence = whole.tokens / microBatch;
   auto range = [](int64_t first, int64_t end) {
@@ -267,6 +251,21 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
 }
 
 } // namespace
+
+std::string weightKernelRefusal(const KernelShape &k, const Layout &layout,
+                                const wafer::Rect &rect) {
+  if (k.kind != KernelKind::weight_matmul && k.kind != KernelKind::weight_grad)
+    return "only a weight matmul or a weight gradient carries values on the "
+           "mesh";
+  if (layout.weights == Edge::resident)
+    return "its weights are resident";
+  // A segment holds all of a token group's feature groups.
+  if (layout.featureGroups > rect.w)
+    return "its " + std::to_string(layout.featureGroups) +
+           " feature groups do not fit along its rectangle's " +
+           std::to_string(rect.w) + " columns";
+  return "";
+}
 
 std::optional<WeightKernelRun>
 runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
