@@ -21,6 +21,8 @@
 //              P - 1) + (2 T_R + 1) log2 P
 //   broadcast  the end core's vector multicast east into every core:
 //              B + P + 2 T_R
+//   2D broadcast  on P x P cores, the corner's vector multicast along the
+//              first row and down every column: B + 2P - 2 + 2 T_R + 1
 //
 // with T_R = 2 cycles, the ramp latency of the authors' code. Each run
 // carries values and checks the result (the sum of every core's vector, or
@@ -167,12 +169,35 @@ MeshProgram broadcast(int p, int64_t b) {
   return mesh;
 }
 
+/// 2D broadcast from the north-west corner of P x P cores: along the
+/// first row, and from each of its cores down its column.
+MeshProgram broadcast2d(int p, int64_t b) {
+  MeshProgram mesh(p, p);
+  for (int y = 0; y < p; ++y)
+    for (int x = 0; x < p; ++x) {
+      uint8_t down = y + 1 < p ? bit(south) : 0;
+      uint8_t east = y == 0 && x + 1 < p ? bit(Port::east) : 0;
+      uint8_t rx = y > 0 ? bit(north) : x > 0 ? bit(west) : bit(ramp);
+      uint8_t tx = static_cast<uint8_t>(down | east |
+                                        (x == 0 && y == 0 ? 0 : bit(ramp)));
+      mesh.routes[mesh.index(x, y)].push_back({1, rx, tx});
+      mesh.programOf[mesh.index(x, y)] =
+          mesh.addProgram(vectorTask(b, [&](auto &body, int v) {
+            body.push_back(x == 0 && y == 0
+                               ? fmov(Dsd::out(1), Dsd::memory(v), b)
+                               : fmov(Dsd::memory(v), Dsd::in(1), b));
+          }));
+    }
+  return mesh;
+}
+
 struct Program {
   const char *name;
   MeshProgram (*build)(int, int64_t);
   double (*published)(double p, double b);
   bool reduces;
-  int maxCores;
+  /// The largest P it runs (a 2D program has P x P cores).
+  int maxSide;
 };
 
 const Program kPrograms[] = {
@@ -192,6 +217,11 @@ const Program kPrograms[] = {
     {"broadcast", broadcast,
      [](double p, double b) { return b + p + 2 * kRampLatency; }, false,
      1 << 20},
+    {"2D broadcast", broadcast2d,
+     [](double p, double b) {
+       return b + 2 * p - 2 + 2 * kRampLatency + 1;
+     },
+     false, 64},
 };
 
 } // namespace
@@ -210,7 +240,7 @@ int main(int argc, char **argv) {
   for (const Program &program : kPrograms)
     for (int p : {4, 16, 64, 512})
       for (int64_t b : {1, 16, 256, 4096}) {
-        if (p > program.maxCores)
+        if (p > program.maxSide)
           continue;
         MeshProgram mesh = program.build(p, b);
         // Core i holds i + 1 everywhere: the reduce's end must hold the sum
