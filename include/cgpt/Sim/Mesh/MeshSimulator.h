@@ -13,7 +13,9 @@
 //
 // Routers move one 32-bit wavelet per link per direction per cycle, per
 // color along that color's route (several outputs multicast), into queues
-// of finite depth: a full queue stops its sender. A compute engine runs one
+// of finite depth: a full queue stops its sender; between a router and its
+// compute engine a wavelet takes the target's ramp latency either way, its
+// place in the queue held meanwhile. A compute engine runs one
 // task at a time: picking a task costs the target's activation cycles; a
 // vector operation over memory takes as long as the larger of its SIMD
 // width and its SRAM traffic allow (the target's widths by precision and
