@@ -253,9 +253,10 @@ private:
     int64_t arrives;
     int core, queue;
     bool toRouter;
-    Wavelet wavelet;
   };
   std::deque<Crossing> crossing;
+  /// Their payloads, when wavelets carry values.
+  std::deque<Wavelet> crossingValues;
   int64_t waveletsInFlight = 0;
   /// The cycle being simulated.
   int64_t cycle = 0;
@@ -770,15 +771,21 @@ void Mesh::crossRamp(int c, int q, bool toRouter, const Wavelet &w,
     return;
   }
   queues.reserve(q);
-  crossing.push_back({now + config.rampLatencyCycles - 1, c, q, toRouter, w});
+  crossing.push_back({now + config.rampLatencyCycles - 1, c, q, toRouter});
+  if (config.values)
+    crossingValues.push_back(w);
 }
 
 bool Mesh::arriveFromRamps(int64_t now) {
   bool arrived = false;
   while (!crossing.empty() && crossing.front().arrives <= now) {
     const Crossing &next = crossing.front();
-    (next.toRouter ? router : toEngine).stageReserved(next.queue,
-                                                      next.wavelet);
+    Wavelet w;
+    if (config.values) {
+      w = crossingValues.front();
+      crossingValues.pop_front();
+    }
+    (next.toRouter ? router : toEngine).stageReserved(next.queue, w);
     routerLoad[next.core] += next.toRouter;
     crossing.pop_front();
     arrived = true;
