@@ -430,9 +430,7 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
       break;
     }
     out.sums = sums;
-    out.blockColumns = layout.sumBlock > 0
-                           ? std::min(layout.sumBlock, sums.columns)
-                           : sums.columns;
+    out.blockColumns = sums.blockColumns(layout.sumBlock);
     out.blocks = ceilDiv(sums.columns, out.blockColumns);
     streamedProduct(b, sums, type, k.kind == KernelKind::weight_matmul);
     break;

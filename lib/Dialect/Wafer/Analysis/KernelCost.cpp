@@ -258,8 +258,7 @@ KernelTime kernelTime(const KernelCostQuery &query) {
   // chain fills once: each core of it receives its own stream, so a core
   // later in the chain starts each block as much later as its sums arrive.
   auto blockedProduct = [&](const SumBlockShape &sums, int64_t stages) {
-    int64_t nb = layout.sumBlock > 0 ? std::min(layout.sumBlock, sums.columns)
-                                     : sums.columns;
+    int64_t nb = sums.blockColumns(layout.sumBlock);
     double blocks = static_cast<double>(ceilDiv(sums.columns, nb));
     int64_t elements = sums.streamed * nb;
     double perBlock = static_cast<double>(

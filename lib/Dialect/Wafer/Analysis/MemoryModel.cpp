@@ -143,12 +143,9 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
   CoreMemory memory;
   memory.reserve = program.getTarget().getReservedBytes();
   SumBlockShape sums = sumBlockShape(region.shape, placed.layout, microBatch);
-  if (sums.blockable()) {
-    int64_t block = placed.layout.sumBlock > 0
-                        ? std::min(placed.layout.sumBlock, sums.columns)
-                        : sums.columns;
-    memory.sums = block * sums.perColumn * kPartialSumBytes;
-  }
+  if (sums.blockable())
+    memory.sums = sums.blockColumns(placed.layout.sumBlock) * sums.perColumn *
+                  kPartialSumBytes;
   bool wholeMesh = placed.rect == program.getMesh();
   if (wholeMesh || placement.mode == ExecutionMode::layer_pipelined) {
     memory.live = spread(s, r, region.live);

@@ -58,6 +58,10 @@ KernelShape vocabularyChunk(const KernelShape &shape);
 struct SumBlockShape {
   int64_t columns = 0, perColumn = 0, streamed = 0;
   bool blockable() const { return columns > 0; }
+  /// The columns one block sums under `sumBlock` (a layout's; 0: all).
+  int64_t blockColumns(int64_t sumBlock) const {
+    return sumBlock > 0 ? std::min(sumBlock, columns) : columns;
+  }
 };
 SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
                             int64_t microBatch);
