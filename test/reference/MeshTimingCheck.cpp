@@ -65,6 +65,13 @@ llvm::cl::opt<bool> engineOnly("engine-only",
                                               "alone"));
 llvm::cl::opt<bool> bench("bench",
                           llvm::cl::desc("Time one large case only"));
+llvm::cl::opt<int> threads("mesh-threads", llvm::cl::init(1),
+                           llvm::cl::desc("Threads that simulate each case, "
+                                          "in bands of rows"));
+llvm::cl::opt<int64_t> minCoresPerThread(
+    "min-cores-per-thread", llvm::cl::init(16384),
+    llvm::cl::desc("Fewer threads for a case of fewer cores than this a "
+                   "thread (1: every case on --threads bands)"));
 
 struct Case {
   std::string what;
@@ -368,8 +375,11 @@ int main(int argc, char **argv) {
             .mesh;
     std::string error;
     auto start = std::chrono::steady_clock::now();
+    sim::mesh::MeshWorkers workers;
+    workers.threads = threads;
+    workers.minCoresPerThread = minCoresPerThread;
     std::optional<sim::mesh::MeshResult> result = sim::mesh::simulate(
-        program, sim::mesh::meshConfig(*c.target), error);
+        program, sim::mesh::meshConfig(*c.target), error, {}, workers);
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();

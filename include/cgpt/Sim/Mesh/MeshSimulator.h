@@ -27,6 +27,13 @@
 // can be read back. Nothing here is told a kernel's time: it follows from
 // the program and these rates.
 //
+// A router sees the room in a neighbour's queue as it was at the start of
+// the cycle: a wavelet taken out frees its place for the sender from the
+// next cycle on (the credit comes back at the cycle's end). So no core's
+// step depends on the order the cores are stepped in, and the mesh can be
+// cut into bands of rows simulated by parallel workers, threads or MPI
+// processes, with the same result bit for bit (BandLinks.h).
+//
 // The loop skips cycles in which nothing can move, so its result is the
 // same as stepping every cycle. A program that can never finish (a queue
 // nobody drains, a task waiting for wavelets that never come) is reported
@@ -37,12 +44,15 @@
 #ifndef CGPT_SIM_MESH_MESHSIMULATOR_H
 #define CGPT_SIM_MESH_MESHSIMULATOR_H
 
+#include "cgpt/Sim/Mesh/BandLinks.h"
 #include "cgpt/Sim/Mesh/CoreProgram.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,7 +148,10 @@ struct MeshConfig {
 };
 
 struct MeshResult {
+  /// Cycles to the end; with `stopped`, those simulated.
   int64_t cycles = 0;
+  /// The run was stopped (MeshWorkers::stop) before the program ended.
+  bool stopped = false;
   /// Cores x cycles simulated.
   int64_t coreCycles = 0;
   /// For each row of cores, the first and last cycle one of its compute
@@ -157,13 +170,48 @@ struct CoreMemoryAccess {
       store;
 };
 
+/// Where a run stands, for a progress line.
+struct MeshProgress {
+  int64_t cycle = 0, coreCycles = 0;
+  /// Workers simulating it.
+  int workers = 1;
+};
+
+/// How a run is spread over workers: the mesh cut into bands of whole
+/// rows, each simulated by a thread of this process or, with `processes`,
+/// by one process of an MPI job. The result does not depend on how.
+struct MeshWorkers {
+  /// Threads, at most: fewer on a small mesh, so that each band has at
+  /// least `minCoresPerThread` cores (below that, the exchange at the end of
+  /// each cycle costs more than the band's cores), and never more than the
+  /// mesh has rows.
+  int threads = 1;
+  int64_t minCoresPerThread = 16384;
+  /// This process's links to the others of an MPI job. Each process then
+  /// simulates one band (threads do not apply) and returns the whole
+  /// result; with `values`, CoreMemoryAccess sees the cores of its band.
+  BandLinks *processes = nullptr;
+  /// When set, the run ends after the cycle being simulated, and the
+  /// result says how far it went (MeshResult::stopped).
+  const std::atomic<bool> *stop = nullptr;
+  /// Called on the first worker about once a second of a long run.
+  std::function<void(const MeshProgress &)> progress;
+};
+
+/// The host memory a run of `program` takes in one process when `workers`
+/// share it: the program's description, and each of its bands' queues,
+/// engines and buffers.
+int64_t estimateHostBytes(const MeshProgram &program, const MeshConfig &config,
+                          const MeshWorkers &workers);
+
 /// Simulates `program` to completion. Returns nothing and sets `error` when
 /// the program is malformed (a route off the mesh, a color out of range or
 /// routed twice on one core, an operation on a color the core does not
 /// route, buffers beyond a core's SRAM) or deadlocks.
 std::optional<MeshResult> simulate(const MeshProgram &program,
                                    const MeshConfig &config, std::string &error,
-                                   const CoreMemoryAccess &memory = {});
+                                   const CoreMemoryAccess &memory = {},
+                                   const MeshWorkers &workers = {});
 
 } // namespace cgpt::sim::mesh
 

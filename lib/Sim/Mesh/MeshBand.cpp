@@ -1,0 +1,800 @@
+//===- MeshBand.cpp - one worker's rows of a cycle-level run --------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MeshBand.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/bit.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+namespace cgpt::sim::mesh::detail {
+namespace {
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+const char *portName(int port) {
+  static const char *names[] = {"north", "south", "east", "west", "ramp"};
+  return names[port];
+}
+
+/// The port a wavelet sent out through `port` arrives on at the neighbour.
+int opposite(int port) {
+  static const int opposites[] = {south, north, west, east, ramp};
+  return opposites[port];
+}
+
+std::string core(int x, int y) {
+  return "core (" + std::to_string(x) + ", " + std::to_string(y) + ")";
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// A band's part of the result, as bytes every worker can read.
+class PartWriter {
+public:
+  template <typename T> void put(const T &value) {
+    bytes.append(reinterpret_cast<const char *>(&value), sizeof(T));
+  }
+  std::string bytes;
+};
+
+class PartReader {
+public:
+  explicit PartReader(const std::string &bytes) : bytes(bytes) {}
+  template <typename T> T get() {
+    T value{};
+    std::memcpy(&value, bytes.data() + at, sizeof(T));
+    at += sizeof(T);
+    return value;
+  }
+
+private:
+  const std::string &bytes;
+  size_t at = 0;
+};
+
+} // namespace
+
+RunPlan::RunPlan(const MeshProgram &program, const MeshConfig &config,
+                 const CoreMemoryAccess &access, const MeshWorkers &workers)
+    : program(program), config(config), access(access), workers(workers) {
+  laneOf.fill(-1);
+  for (const auto &routes : program.routes)
+    for (const Route &route : routes)
+      if (route.color >= 0 && route.color < 64 && laneOf[route.color] < 0)
+        laneOf[route.color] = static_cast<int8_t>(lanes++);
+  // Of several drains at one place, the last that records keeps what
+  // leaves.
+  for (auto [index, d] : llvm::enumerate(program.drains)) {
+    if (d.x < 0 || d.y < 0 || d.x >= program.width || d.y >= program.height ||
+        d.port >= ramp || d.color < 0 || d.color >= 64)
+      continue;
+    int64_t key =
+        (int64_t(program.index(d.x, d.y)) * kPorts + d.port) * 64 + d.color;
+    auto [at, inserted] = drainOf.try_emplace(key, static_cast<int>(index));
+    if (!inserted && d.record)
+      at->second = static_cast<int>(index);
+  }
+}
+
+std::pair<int, int> RunPlan::rowsOf(int band) const {
+  if (band >= bands)
+    return {program.height, program.height};
+  auto edge = [&](int b) {
+    return static_cast<int>(int64_t(program.height) * b / bands);
+  };
+  return {edge(band), edge(band + 1)};
+}
+
+Queues::Queues(size_t count, int depth, bool carryValues, bool deferFrees)
+    : depth(depth), carryValues(carryValues), deferFrees(deferFrees),
+      data(carryValues ? count * depth : 0), head(count, 0), size(count, 0),
+      staged(carryValues ? count : 0), arriving(count, 0), reserved(count, 0),
+      freedAt(deferFrees ? count : 0, -1) {}
+
+void Queues::settle() {
+  for (int q : touched) {
+    if (carryValues) {
+      int tail = head[q] + size[q];
+      data[q * depth + (tail >= depth ? tail - depth : tail)] = staged[q];
+    }
+    size[q] = static_cast<uint16_t>(size[q] + arriving[q]);
+    arriving[q] = 0;
+  }
+  touched.clear();
+}
+
+Band::Band(const RunPlan &plan, BandLinks &links)
+    : plan(plan), links(links), config(plan.config),
+      width(plan.program.width), laneOf(plan.laneOf), lanes(plan.lanes) {
+  auto [begin, end] = plan.rowsOf(links.worker());
+  first = begin;
+  rows = end - begin;
+  hasNorth = rows > 0 && first > 0;
+  hasSouth = rows > 0 && end < plan.program.height;
+  routes = plan.program.routes.data() + int64_t(first) * width;
+}
+
+int Band::neighbour(int c, int port) const {
+  int x = c % width, y = rowOf(c);
+  switch (port) {
+  case north:
+    return y > 0 ? c - width : -1;
+  case south:
+    return y + 1 < plan.program.height ? c + width : -1;
+  case east:
+    return x + 1 < width ? c + 1 : -1;
+  case west:
+    return x > 0 ? c - 1 : -1;
+  default:
+    return c;
+  }
+}
+
+void Band::load() {
+  const MeshProgram &program = plan.program;
+  // The band's rows and a halo row on each side.
+  size_t cores = static_cast<size_t>(rows + 2) * width;
+  router = Queues(cores * kPorts * plan.lanes, config.queueDepth,
+                  config.values, /*deferFrees=*/true);
+  toEngine = Queues(cores * plan.lanes, config.queueDepth, config.values,
+                    /*deferFrees=*/false);
+  engines.assign(cores, Engine());
+  rampOutUsed.assign(cores, 0);
+  routerLoad.assign(cores, 0);
+  engineWaitsUntil.assign(cores, kNever);
+  rowActivity.assign(rows, {-1, 0});
+  drainedColors.assign(static_cast<size_t>(rows) * width * kPorts, 0);
+  drained.resize(program.drains.size());
+  for (auto [index, d] : llvm::enumerate(program.drains))
+    if (d.y >= first && d.y < first + rows && d.x >= 0 && d.x < width &&
+        d.port < ramp && d.color >= 0 && d.color < 64)
+      drainedColors[((d.y - first) * width + d.x) * kPorts + d.port] |=
+          uint64_t(1) << d.color;
+  for (auto [index, in] : llvm::enumerate(program.injectors))
+    if (in.y >= first && in.y < first + rows)
+      injectors.push_back(static_cast<int>(index));
+  injected.assign(injectors.size(), 0);
+  for (int c = width; c < (rows + 1) * width; ++c) {
+    int index = program.programOf[globalCore(c)];
+    if (index < 0)
+      continue;
+    Engine &engine = engines[c];
+    engine.program = &program.programs[index];
+    engineWaitsUntil[c] = 0;
+    engine.x = c % width;
+    engine.y = rowOf(c);
+    engine.cursors.assign(engine.program->cursors.size(), 0);
+    engine.active.assign(engine.program->tasks.size(), 0);
+    for (int task : engine.program->startActive)
+      engine.active[task] = 1;
+    if (!config.values)
+      continue;
+    for (const BufferDecl &buffer : engine.program->buffers)
+      engine.memory.emplace_back(buffer.elements, 0.0f);
+    if (plan.access.load)
+      plan.access.load(globalCore(c), engine.memory);
+  }
+}
+
+/// Moves at most one wavelet per color through core `c`'s router, and at
+/// most one per output link: each to every port of its route at once, when
+/// every one of them has room.
+bool Band::routeStep(int c, uint8_t *linkUsed) {
+  bool moved = false;
+  for (const Route &route : routes[c - width]) {
+    for (unsigned ports = route.rx; ports; ports &= ports - 1) {
+      int port = llvm::countr_zero(ports);
+      int from = queueIndex(c, port, route.color);
+      if (router.count(from) == 0)
+        continue;
+      bool clear = true;
+      for (int out = 0; out < kPorts && clear; ++out) {
+        if (!(route.tx >> out & 1))
+          continue;
+        if (linkUsed[out]) {
+          clear = false;
+        } else if (out == ramp) {
+          clear = toEngine.hasRoom(engineQueue(c, route.color));
+        } else if (int next = neighbour(c, out);
+                   next >= 0 && !drains(c, out, route.color)) {
+          clear = router.hasRoom(queueIndex(next, opposite(out), route.color));
+        }
+      }
+      if (!clear)
+        continue;
+      Wavelet w = router.pop(from);
+      --waveletsInFlight;
+      --routerLoad[c];
+      // The band across a border learns that its wavelet left: the place
+      // it took is free for it from the next cycle.
+      int lane = laneOf[route.color];
+      if (port == north && hasNorth && c < 2 * width)
+        toNorth.push_back({c % width, static_cast<int16_t>(lane), 0, 0, 0});
+      else if (port == south && hasSouth && c >= rows * width)
+        toSouth.push_back({c % width, static_cast<int16_t>(lane), 0, 0, 0});
+      for (int out = 0; out < kPorts; ++out) {
+        if (!(route.tx >> out & 1))
+          continue;
+        linkUsed[out] = 1;
+        if (out == ramp) {
+          crossRamp(c, engineQueue(c, route.color), false, w, cycle);
+          ++waveletsInFlight;
+        } else if (int next = neighbour(c, out);
+                   next >= 0 && !drains(c, out, route.color)) {
+          router.stage(queueIndex(next, opposite(out), route.color), w);
+          ++waveletsInFlight;
+          ++routerLoad[next];
+          if (!own(next))
+            (out == north ? toNorth : toSouth)
+                .push_back({c % width, static_cast<int16_t>(lane), 1, w.lo,
+                            w.hi});
+        } else if (auto it = plan.drainOf.find(
+                       (int64_t(globalCore(c)) * kPorts + out) * 64 +
+                       route.color);
+                   it != plan.drainOf.end() &&
+                   plan.program.drains[it->second].record) {
+          drained[it->second].push_back(w);
+        }
+      }
+      moved = true;
+      break; // one wavelet per color per cycle
+    }
+  }
+  return moved;
+}
+
+float *Band::element(Engine &engine, const Dsd &dsd, int64_t i) {
+  if (dsd.kind == Dsd::Kind::zero) {
+    scratch = 0;
+    return &scratch;
+  }
+  if (dsd.kind == Dsd::Kind::reg)
+    return dsd.high ? &engine.argument.hi : &engine.argument.lo;
+  std::vector<float> &buffer = engine.memory[dsd.buffer];
+  int64_t at = dsd.offset + (dsd.cursor >= 0 ? engine.cursors[dsd.cursor] : 0) +
+               i * dsd.stride;
+  if (dsd.circular && !buffer.empty())
+    at %= static_cast<int64_t>(buffer.size());
+  if (at < 0 || at >= static_cast<int64_t>(buffer.size())) {
+    fail(core(engine.x, engine.y) + " reads or writes element " +
+         std::to_string(at) + " of buffer '" +
+         engine.program->buffers[dsd.buffer].name + "', which has " +
+         std::to_string(buffer.size()));
+    scratch = 0;
+    return &scratch;
+  }
+  return &buffer[at];
+}
+
+void Band::compute(Engine &engine, const Op &op, int64_t first, int64_t count,
+                   const Wavelet *in, Wavelet *out) {
+  if (!config.values)
+    return;
+  // A fabric operand gives or takes the elements of one wavelet: lo, then
+  // hi for 16-bit data.
+  auto fabricValue = [&](const Wavelet *w, int64_t k) {
+    return k == 0 ? w->lo : w->hi;
+  };
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t i = first + k;
+    auto read = [&](const Dsd &dsd) -> float {
+      if (dsd.kind == Dsd::Kind::fabricIn)
+        return fabricValue(in, k);
+      if (dsd.kind == Dsd::Kind::none)
+        return 0;
+      return *element(engine, dsd, dsd.kind == Dsd::Kind::reg ? 0 : i);
+    };
+    float a = read(op.src0), b = read(op.src1), value = 0;
+    switch (op.kind) {
+    case Op::Kind::fmac:
+      value = a + b * read(op.scalar);
+      break;
+    case Op::Kind::fadd:
+      value = a + b;
+      break;
+    case Op::Kind::fmul:
+      value = a * b;
+      break;
+    case Op::Kind::fmax:
+      value = std::max(a, b);
+      break;
+    case Op::Kind::fmov:
+      value = a;
+      break;
+    default:
+      break;
+    }
+    if (op.dst.kind == Dsd::Kind::fabricOut)
+      (k == 0 ? out->lo : out->hi) = value;
+    else
+      *element(engine, op.dst, i) = value;
+  }
+}
+
+int64_t Band::vectorCycles(const Engine &engine, const Op &op) const {
+  bool half = op.type == ElementType::bf16;
+  int64_t width = op.kind == Op::Kind::fmac
+                      ? (half ? config.mixedFmacs : config.f32Fmacs)
+                      : (half ? config.halfOps : config.f32Ops);
+  // Bytes each element moves through the SRAM's ports.
+  auto bytes = [&](const Dsd &dsd) -> int64_t {
+    if (dsd.kind != Dsd::Kind::memory)
+      return 0;
+    return bytesOf(engine.program->buffers[dsd.buffer].type);
+  };
+  int64_t reads = bytes(op.src0) + bytes(op.src1);
+  int64_t writes = bytes(op.dst);
+  int64_t n = op.length;
+  return std::max({ceilDiv(n, std::max<int64_t>(1, width)),
+                   ceilDiv(n * reads, config.readBytesPerCycle),
+                   ceilDiv(n * writes, config.writeBytesPerCycle)});
+}
+
+void Band::advance(Engine &engine, int cursor, int64_t by) {
+  const Cursor &spec = engine.program->cursors[cursor];
+  for (int64_t i = 0; i < by; ++i) {
+    engine.cursors[cursor] += spec.step;
+    if (spec.wrap && engine.cursors[cursor] >= spec.wrap) {
+      engine.cursors[cursor] = 0;
+      if (spec.carry >= 0)
+        advance(engine, spec.carry, 1);
+      if (spec.onWrap >= 0)
+        engine.active[spec.onWrap] = 1;
+    }
+  }
+}
+
+bool Band::fabricStep(int c, Engine &engine, Running &running) {
+  const Op &op = *running.op;
+  // Elements this wavelet carries: one f32 or two 16-bit values, fewer at
+  // the end of an odd count.
+  int64_t count = std::min(perWavelet(op.type), op.length - running.progress);
+  const Dsd *input = nullptr;
+  for (const Dsd *dsd : {&op.src0, &op.src1})
+    if (dsd->kind == Dsd::Kind::fabricIn)
+      input = dsd;
+  int from = input ? engineQueue(c, input->color) : -1;
+  if (input && toEngine.count(from) == 0)
+    return false;
+  bool output = op.dst.kind == Dsd::Kind::fabricOut;
+  int to = output ? queueIndex(c, ramp, op.dst.color) : -1;
+  if (output && (rampOutUsed[c] || !router.hasRoom(to)))
+    return false;
+  Wavelet in, out;
+  if (input) {
+    in = toEngine.pop(from);
+    --waveletsInFlight;
+  }
+  compute(engine, op, running.progress, count, &in, &out);
+  if (output) {
+    rampOutUsed[c] = 1;
+    crossRamp(c, to, true, out, cycle);
+    ++waveletsInFlight;
+  }
+  running.progress += count;
+  return true;
+}
+
+bool Band::pickTask(int c, Engine &engine, int64_t now) {
+  const std::vector<Task> &tasks = engine.program->tasks;
+  // Local tasks first, then a data task whose color has a wavelet waiting.
+  int chosen = -1;
+  for (size_t t = 0; t < tasks.size() && chosen < 0; ++t)
+    if (!tasks[t].data && engine.active[t])
+      chosen = static_cast<int>(t);
+  for (size_t t = 0; t < tasks.size() && chosen < 0; ++t)
+    if (tasks[t].data && routed(tasks[t].color) &&
+        toEngine.count(engineQueue(c, tasks[t].color)))
+      chosen = static_cast<int>(t);
+  if (chosen < 0)
+    return false;
+  if (tasks[chosen].data) {
+    engine.argument = toEngine.pop(engineQueue(c, tasks[chosen].color));
+    --waveletsInFlight;
+  } else {
+    engine.active[chosen] = 0;
+  }
+  engine.task = chosen;
+  engine.pc = 0;
+  engine.loops.clear();
+  engine.current = {};
+  engine.busyUntil = now + config.activationCycles;
+  return true;
+}
+
+bool Band::runTask(int c, Engine &engine, int64_t now) {
+  const std::vector<Op> &body = engine.program->tasks[engine.task].body;
+  bool acted = false;
+  while (true) {
+    // The end of a loop's operations runs them again or leaves the loop.
+    while (!engine.loops.empty() && engine.pc == engine.loops.back().end) {
+      if (--engine.loops.back().left > 0) {
+        engine.pc = engine.loops.back().first;
+        break;
+      }
+      engine.loops.pop_back();
+    }
+    if (engine.pc == body.size())
+      break;
+    const Op &op = body[engine.pc];
+    switch (op.kind) {
+    case Op::Kind::loop:
+      ++engine.pc;
+      if (op.by > 0 && op.target > 0)
+        engine.loops.push_back(
+            {engine.pc, engine.pc + static_cast<size_t>(op.target), op.by});
+      else
+        engine.pc += static_cast<size_t>(std::max(op.target, 0));
+      acted = true;
+      continue;
+    case Op::Kind::activate:
+      engine.active[op.target] = 1;
+      ++engine.pc;
+      acted = true;
+      continue;
+    case Op::Kind::advance:
+      advance(engine, op.target, op.by);
+      ++engine.pc;
+      acted = true;
+      continue;
+    default:
+      break;
+    }
+    bool fabric = op.dst.isFabric() || op.src0.isFabric() ||
+                  op.src1.isFabric();
+    if (op.async) {
+      engine.microthreads.push_back({&op, 0});
+      ++engine.pc;
+      acted = true;
+      continue;
+    }
+    if (!fabric) {
+      compute(engine, op, 0, op.length, nullptr, nullptr);
+      engine.busyUntil = now + vectorCycles(engine, op);
+      ++engine.pc;
+      return true;
+    }
+    if (!engine.current.op)
+      engine.current = {&op, 0};
+    if (engine.current.progress < op.length &&
+        !fabricStep(c, engine, engine.current))
+      return acted;
+    if (engine.current.progress >= op.length) {
+      engine.current = {};
+      ++engine.pc;
+    }
+    engine.busyUntil = now + 1;
+    return true;
+  }
+  engine.task = -1;
+  return acted;
+}
+
+bool Band::engineStep(int c, int64_t now) {
+  Engine &engine = engines[c];
+  if (!engine.program)
+    return false;
+  bool acted = false;
+  // Microthreads run beside the tasks, a wavelet a cycle each.
+  for (size_t i = 0; i < engine.microthreads.size();) {
+    Running &running = engine.microthreads[i];
+    if (running.progress < running.op->length &&
+        fabricStep(c, engine, running))
+      acted = true;
+    if (running.progress >= running.op->length) {
+      if (running.op->onDone >= 0)
+        engine.active[running.op->onDone] = 1;
+      engine.microthreads.erase(engine.microthreads.begin() + i);
+      acted = true;
+      continue;
+    }
+    ++i;
+  }
+  if (engine.busyUntil > now)
+    return acted;
+  if (engine.task >= 0) {
+    acted |= runTask(c, engine, now);
+    // A task that ended this cycle hands the engine to the next one now:
+    // the activation is the switch.
+    if (engine.task >= 0)
+      return acted;
+  }
+  return pickTask(c, engine, now) || acted;
+}
+
+void Band::crossRamp(int c, int q, bool toRouter, const Wavelet &w,
+                     int64_t now) {
+  Queues &queues = toRouter ? router : toEngine;
+  if (config.rampLatencyCycles <= 1) {
+    queues.stage(q, w);
+    routerLoad[c] += toRouter;
+    return;
+  }
+  queues.reserve(q);
+  crossing.push_back({now + config.rampLatencyCycles - 1, c, q, toRouter});
+  if (config.values)
+    crossingValues.push_back(w);
+}
+
+bool Band::arriveFromRamps(int64_t now) {
+  bool arrived = false;
+  while (!crossing.empty() && crossing.front().arrives <= now) {
+    const Crossing &next = crossing.front();
+    Wavelet w;
+    if (config.values) {
+      w = crossingValues.front();
+      crossingValues.pop_front();
+    }
+    (next.toRouter ? router : toEngine).stageReserved(next.queue, w);
+    routerLoad[next.core] += next.toRouter;
+    crossing.pop_front();
+    arrived = true;
+  }
+  return arrived;
+}
+
+void Band::applyBorders() {
+  // What this band sent is now the neighbour's to count.
+  for (const std::vector<BorderEntry> *sent : {&toNorth, &toSouth})
+    for (const BorderEntry &entry : *sent)
+      waveletsInFlight -= entry.arrived;
+  auto take = [&](const std::vector<BorderEntry> &entries, int ownRow,
+                  int ownPort, int haloRow, int haloPort) {
+    for (const BorderEntry &entry : entries) {
+      if (entry.arrived) {
+        int c = ownRow * width + entry.x;
+        router.stage(laneQueue(c, ownPort, entry.lane),
+                     Wavelet{entry.lo, entry.hi});
+        ++waveletsInFlight;
+        ++routerLoad[c];
+      } else {
+        router.release(
+            laneQueue(haloRow * width + entry.x, haloPort, entry.lane));
+      }
+    }
+  };
+  // Local rows: 0 is the halo north, 1 the band's first, `rows` its last,
+  // `rows` + 1 the halo south.
+  take(fromNorth, 1, north, 0, south);
+  take(fromSouth, rows, south, rows + 1, north);
+}
+
+int64_t Band::nextEvent(int64_t now) const {
+  int64_t next = kNever;
+  for (int c = width; c < (rows + 1) * width; ++c)
+    if (engines[c].busyUntil > now)
+      next = std::min(next, engines[c].busyUntil);
+  if (!crossing.empty())
+    next = std::min(next, crossing.front().arrives);
+  return next;
+}
+
+bool Band::done() const {
+  if (waveletsInFlight != 0)
+    return false;
+  for (auto [index, in] : llvm::enumerate(injectors))
+    if (injected[index] < plan.program.injectors[in].count)
+      return false;
+  for (int c = width; c < (rows + 1) * width; ++c) {
+    const Engine &engine = engines[c];
+    if (!engine.program)
+      continue;
+    if (engine.task >= 0 || !engine.microthreads.empty() ||
+        llvm::is_contained(engine.active, 1))
+      return false;
+  }
+  return true;
+}
+
+std::string Band::stuckCores() const {
+  std::string text;
+  int listed = 0;
+  for (int c = width; c < (rows + 1) * width && listed < 4; ++c) {
+    int x = c % width, y = rowOf(c);
+    const Engine &engine = engines[c];
+    auto describe = [&](const Running &running, const char *what) {
+      const Op &op = *running.op;
+      int color = op.dst.kind == Dsd::Kind::fabricOut ? op.dst.color
+                  : op.src0.isFabric()                ? op.src0.color
+                                                      : op.src1.color;
+      text += core(x, y) + " is stuck " + what + " color " +
+              std::to_string(color) + " with " +
+              std::to_string(op.length - running.progress) +
+              " elements to go\n";
+      ++listed;
+    };
+    if (engine.current.op) {
+      describe(engine.current, "in a task on");
+      continue;
+    }
+    if (!engine.microthreads.empty()) {
+      describe(engine.microthreads.front(), "in a microthread on");
+      continue;
+    }
+    for (int port = 0; port < kPorts && listed < 4; ++port)
+      for (int color = 0; color < config.colors; ++color)
+        if (routed(color) && router.count(queueIndex(c, port, color))) {
+          text += core(x, y) + " holds color " + std::to_string(color) +
+                  " from " + portName(port) + " that cannot leave\n";
+          ++listed;
+          break;
+        }
+  }
+  return text;
+}
+
+bool Band::run(std::string &error) {
+  load();
+  int64_t now = 0;
+  std::vector<uint8_t> linkUsed(kPorts);
+  const MeshWorkers &workers = plan.workers;
+  auto reported = std::chrono::steady_clock::now();
+  for (int64_t step = 1;; ++step) {
+    cycle = now;
+    router.beginCycle(now);
+    toNorth.clear();
+    toSouth.clear();
+    bool moved = arriveFromRamps(now);
+    for (int c = width; c < (rows + 1) * width; ++c) {
+      if (routerLoad[c] == 0)
+        continue;
+      std::fill(linkUsed.begin(), linkUsed.end(), 0);
+      moved |= routeStep(c, linkUsed.data());
+    }
+    for (auto [index, which] : llvm::enumerate(injectors)) {
+      const Injector &in = plan.program.injectors[which];
+      if (injected[index] >= in.count)
+        continue;
+      int c = (in.y - first + 1) * width + in.x;
+      int to = queueIndex(c, in.port, in.color);
+      if (!router.hasRoom(to))
+        continue;
+      router.stage(to, in.payload.empty() ? Wavelet{}
+                                          : in.payload[injected[index]]);
+      ++waveletsInFlight;
+      ++routerLoad[c];
+      ++injected[index];
+      moved = true;
+    }
+    std::fill(rampOutUsed.begin(), rampOutUsed.end(), 0);
+    for (int c = width; c < (rows + 1) * width; ++c) {
+      if (engineWaitsUntil[c] > now)
+        continue;
+      bool acted = engineStep(c, now);
+      const Engine &engine = engines[c];
+      engineWaitsUntil[c] = engine.microthreads.empty() ? engine.busyUntil : 0;
+      if (!acted)
+        continue;
+      moved = true;
+      auto &[begin, last] = rowActivity[c / width - 1];
+      if (begin < 0)
+        begin = now;
+      last = std::max(last, std::max(engine.busyUntil, now + 1));
+    }
+
+    // The cycle's end: borders, then the figures every band agrees on.
+    CycleFigures figures = {
+        moved ? 0 : 1, failure.empty() ? kNever : links.worker(),
+        workers.stop && workers.stop->load(std::memory_order_relaxed) ? 0 : 1,
+        0};
+    links.endCycle(hasNorth, hasSouth, toNorth, toSouth, fromNorth, fromSouth,
+                   figures);
+    applyBorders();
+    router.settle();
+    toEngine.settle();
+    if (figures[1] != kNever) {
+      std::vector<std::string> failures = links.gather(failure);
+      error = failures[figures[1]];
+      return false;
+    }
+    bool anyMoved = figures[0] == 0;
+    if (anyMoved)
+      lastActive = now + 1;
+    if (figures[2] == 0) {
+      // Stopped: the cycles up to this one were simulated.
+      stopped = true;
+      lastActive = now + 1;
+      break;
+    }
+    if (anyMoved) {
+      ++now;
+    } else {
+      // Nothing moved anywhere: the state changes next when an engine
+      // finishes its operation or a wavelet leaves a ramp, so the cycles
+      // until then can be skipped.
+      CycleFigures idle = {nextEvent(now), done() ? 1 : 0, 0, 0};
+      links.minimum(idle);
+      int64_t next = idle[0];
+      if (next == kNever) {
+        if (idle[1] == 1)
+          break;
+        std::string stuck;
+        for (const std::string &part : links.gather(stuckCores()))
+          stuck += part;
+        error = "deadlock at cycle " + std::to_string(now) +
+                ": no wavelet can move";
+        llvm::SmallVector<llvm::StringRef, 4> lines;
+        llvm::StringRef(stuck).split(lines, '\n', 4, false);
+        for (llvm::StringRef line : llvm::ArrayRef<llvm::StringRef>(lines).take_front(4))
+          error += "; " + line.str();
+        return false;
+      }
+      now = config.skipIdleCycles ? next : now + 1;
+    }
+    if (now > config.cycleLimit) {
+      error = "the program runs past the limit of " +
+              std::to_string(config.cycleLimit) + " cycles";
+      return false;
+    }
+    if (workers.progress && links.worker() == 0 && step % 1024 == 0) {
+      auto time = std::chrono::steady_clock::now();
+      if (time - reported >= std::chrono::seconds(1)) {
+        reported = time;
+        workers.progress({now,
+                          now * int64_t(width) * plan.program.height,
+                          links.workers()});
+      }
+    }
+  }
+  return true;
+}
+
+MeshResult Band::result() {
+  // This band's part: the last cycle an engine was busy, when each row
+  // worked, what its drains recorded.
+  PartWriter part;
+  int64_t busy = lastActive;
+  for (int c = width; c < (rows + 1) * width; ++c)
+    busy = std::max(busy, engines[c].busyUntil);
+  part.put(stopped ? lastActive : busy);
+  part.put(static_cast<int64_t>(rows));
+  for (auto [begin, last] : rowActivity) {
+    part.put(std::max<int64_t>(begin, 0));
+    part.put(last);
+  }
+  for (const std::vector<Wavelet> &wavelets : drained) {
+    part.put(static_cast<int64_t>(wavelets.size()));
+    for (const Wavelet &w : wavelets)
+      part.put(w);
+  }
+
+  MeshResult result;
+  result.stopped = stopped;
+  result.drained.resize(plan.program.drains.size());
+  for (const std::string &bytes : links.gather(part.bytes)) {
+    PartReader reader(bytes);
+    result.cycles = std::max(result.cycles, reader.get<int64_t>());
+    int64_t bandRows = reader.get<int64_t>();
+    for (int64_t r = 0; r < bandRows; ++r) {
+      int64_t begin = reader.get<int64_t>();
+      result.rowActivity.push_back({begin, reader.get<int64_t>()});
+    }
+    for (std::vector<Wavelet> &wavelets : result.drained) {
+      int64_t count = reader.get<int64_t>();
+      for (int64_t i = 0; i < count; ++i)
+        wavelets.push_back(reader.get<Wavelet>());
+    }
+  }
+  result.coreCycles = result.cycles * width * plan.program.height;
+  return result;
+}
+
+void Band::storeMemory() {
+  if (!config.values || !plan.access.store)
+    return;
+  for (int c = width; c < (rows + 1) * width; ++c)
+    if (engines[c].program)
+      plan.access.store(globalCore(c), engines[c].memory);
+}
+
+} // namespace cgpt::sim::mesh::detail

@@ -1,0 +1,268 @@
+//===- MeshBand.h - one worker's rows of a cycle-level run ------*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// A band is the rows [first, end) of the mesh that one worker simulates,
+// with a copy of the row on each side it sends into (the halo): the room in
+// those queues, kept current by what the neighbour bands report at the end
+// of each cycle (BandLinks.h). A run alone is one band with no neighbours.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_LIB_SIM_MESH_MESHBAND_H
+#define CGPT_LIB_SIM_MESH_MESHBAND_H
+
+#include "cgpt/Sim/Mesh/MeshSimulator.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <array>
+#include <deque>
+
+namespace cgpt::sim::mesh::detail {
+
+/// What every band of a run reads: the checked program and the lanes of
+/// its colors.
+struct RunPlan {
+  const MeshProgram &program;
+  const MeshConfig &config;
+  const CoreMemoryAccess &access;
+  const MeshWorkers &workers;
+  /// Queues exist only for the colors the program routes (a handful of
+  /// the target's): lane of each color, or -1, and how many there are.
+  std::array<int8_t, 64> laneOf;
+  int lanes = 0;
+  /// Each drain, by (core * kPorts + port) * 64 + color.
+  llvm::DenseMap<int64_t, int> drainOf;
+  /// Bands with rows; the workers after them have none.
+  int bands = 1;
+
+  RunPlan(const MeshProgram &program, const MeshConfig &config,
+          const CoreMemoryAccess &access, const MeshWorkers &workers);
+  /// The rows of band `band`.
+  std::pair<int, int> rowsOf(int band) const;
+};
+
+/// A fixed-depth queue of wavelets: a router input queue, or a compute
+/// engine's queue of one color. A router queue's wavelet taken out frees
+/// its place for the sender from the next cycle (`deferFrees`); an
+/// engine's queue, fed and emptied on one core, at once. Queues that carry
+/// no values count their wavelets and store nothing: timing alone touches
+/// less of the host's memory per wavelet.
+class Queues {
+public:
+  Queues() = default;
+  Queues(size_t count, int depth, bool carryValues, bool deferFrees);
+
+  /// The cycle being simulated.
+  void beginCycle(int64_t cycle) { now = cycle; }
+  int count(int q) const { return size[q]; }
+  /// Whether queue `q` can take one more wavelet this cycle.
+  bool hasRoom(int q) const {
+    return size[q] + arriving[q] + reserved[q] +
+               (deferFrees && freedAt[q] == now) <
+           depth;
+  }
+  /// Holds a place in queue `q` for a wavelet still crossing a ramp, and
+  /// stages it when it arrives.
+  void reserve(int q) { ++reserved[q]; }
+  void stageReserved(int q, const Wavelet &w) {
+    --reserved[q];
+    stage(q, w);
+  }
+  Wavelet pop(int q) {
+    Wavelet w = carryValues ? data[q * depth + head[q]] : Wavelet{};
+    release(q);
+    return w;
+  }
+  /// The oldest wavelet of queue `q` left it (popped, or, for a copy of a
+  /// queue in another band, reported by that band).
+  void release(int q) {
+    // A compare, not a division: this runs for every wavelet that moves.
+    head[q] = static_cast<uint16_t>(head[q] + 1 == depth ? 0 : head[q] + 1);
+    --size[q];
+    if (deferFrees)
+      freedAt[q] = now;
+  }
+  /// A wavelet that arrives this cycle; it is in the queue from the next.
+  void stage(int q, const Wavelet &w) {
+    if (arriving[q]++ == 0)
+      touched.push_back(q);
+    if (carryValues)
+      staged[q] = w;
+  }
+  /// The cycle ends: what arrived joins its queue.
+  void settle();
+
+private:
+  int depth = 1;
+  bool carryValues = false, deferFrees = false;
+  int64_t now = 0;
+  std::vector<Wavelet> data;
+  std::vector<uint16_t> head, size;
+  // At most one wavelet reaches a router queue per cycle (one link feeds
+  // it) and at most one leaves it (one route serves it).
+  std::vector<Wavelet> staged;
+  std::vector<uint8_t> arriving, reserved;
+  /// The cycle a wavelet last left each queue.
+  std::vector<int64_t> freedAt;
+  std::vector<int> touched;
+};
+
+/// An operation running: the task's current one, or a microthread.
+struct Running {
+  const Op *op = nullptr;
+  /// Elements done.
+  int64_t progress = 0;
+};
+
+/// One compute engine while it runs its program.
+struct Engine {
+  const CoreProgram *program = nullptr;
+  int x = 0, y = 0;
+  std::vector<std::vector<float>> memory;
+  std::vector<int64_t> cursors;
+  std::vector<uint8_t> active;
+  Wavelet argument;
+  int task = -1;
+  size_t pc = 0;
+  /// The loops the task is in: the first and one-past-the-last operation
+  /// of each, and the runs left.
+  struct Loop {
+    size_t first, end;
+    int64_t left;
+  };
+  llvm::SmallVector<Loop, 2> loops;
+  int64_t busyUntil = 0;
+  /// The task's fabric operation in progress, if its op is one.
+  Running current;
+  llvm::SmallVector<Running, 2> microthreads;
+};
+
+class Band {
+public:
+  Band(const RunPlan &plan, BandLinks &links);
+  /// Runs the program to its end with the other bands; false, with the
+  /// same `error` on every band, when it fails.
+  bool run(std::string &error);
+  /// The result, once run: every band's part.
+  MeshResult result();
+  /// Hands its cores' buffers to the run's CoreMemoryAccess::store.
+  void storeMemory();
+
+private:
+  int laneQueue(int c, int port, int lane) const {
+    return (c * kPorts + port) * lanes + lane;
+  }
+  int queueIndex(int c, int port, int color) const {
+    return laneQueue(c, port, laneOf[color]);
+  }
+  int engineQueue(int c, int color) const {
+    return c * lanes + laneOf[color];
+  }
+  bool routed(int color) const {
+    return color >= 0 && color < 64 && laneOf[color] >= 0;
+  }
+  /// Core `c` of the band (halo rows included) and its row on the mesh.
+  int rowOf(int c) const { return first - 1 + c / width; }
+  int globalCore(int c) const { return c + (first - 1) * width; }
+  bool own(int c) const { return c >= width && c < (rows + 1) * width; }
+  int neighbour(int c, int port) const;
+  bool drains(int c, int port, int color) const {
+    return port < ramp &&
+           (drainedColors[(c - width) * kPorts + port] >> color & 1);
+  }
+  void load();
+  bool routeStep(int c, uint8_t *linkUsed);
+  bool engineStep(int c, int64_t now);
+  bool fabricStep(int c, Engine &engine, Running &running);
+  bool pickTask(int c, Engine &engine, int64_t now);
+  bool runTask(int c, Engine &engine, int64_t now);
+  int64_t vectorCycles(const Engine &engine, const Op &op) const;
+  void compute(Engine &engine, const Op &op, int64_t first, int64_t count,
+               const Wavelet *in, Wavelet *out);
+  float *element(Engine &engine, const Dsd &dsd, int64_t i);
+  void advance(Engine &engine, int cursor, int64_t by);
+  /// Sends `w` across core `c`'s ramp into router queue `q` (or, not
+  /// `toRouter`, its engine's queue `q`): it joins the queue after the
+  /// target's ramp latency.
+  void crossRamp(int c, int q, bool toRouter, const Wavelet &w, int64_t now);
+  /// Stages the wavelets whose ramp crossing ends this cycle.
+  bool arriveFromRamps(int64_t now);
+  /// Takes what the neighbours reported at the end of the cycle.
+  void applyBorders();
+  /// The next cycle something happens here, when nothing moved.
+  int64_t nextEvent(int64_t now) const;
+  bool done() const;
+  /// Up to four of this band's stuck cores, each on a line.
+  std::string stuckCores() const;
+  void fail(const std::string &message) {
+    if (failure.empty())
+      failure = message;
+  }
+
+  const RunPlan &plan;
+  BandLinks &links;
+  const MeshConfig &config;
+  /// The band's rows [first, first + rows), and whether a band lies north
+  /// or south of it.
+  int first = 0, rows = 0, width = 0;
+  /// The plan's lanes, kept here: the hot loops read them for every
+  /// wavelet.
+  std::array<int8_t, 64> laneOf;
+  int lanes = 0;
+  /// The routes of the band's cores, from its first row.
+  const llvm::SmallVector<Route, 4> *routes = nullptr;
+  bool hasNorth = false, hasSouth = false;
+  /// Router input queues (core, port, lane), halo rows included, and each
+  /// compute engine's queue of each lane (core, lane).
+  Queues router, toEngine;
+  std::vector<Engine> engines;
+  /// The injectors at the band's cores, and how many wavelets each sent.
+  std::vector<int> injectors;
+  std::vector<int64_t> injected;
+  std::vector<std::pair<int64_t, int64_t>> rowActivity;
+  /// Per own core and port, the colors a drain takes off there.
+  std::vector<uint64_t> drainedColors;
+  std::vector<std::vector<Wavelet>> drained;
+  /// Whether the engine sent into its router this cycle: the ramp carries
+  /// one wavelet a cycle each way.
+  std::vector<uint8_t> rampOutUsed;
+  /// Per core, the wavelets in its router's queues (or arriving there): a
+  /// router with none has nothing to move.
+  std::vector<int32_t> routerLoad;
+  /// Per core, the cycle before which its engine has nothing to do: busy
+  /// with an operation and running no microthread (or no program at all).
+  /// Kept apart from the engines so that the scan each cycle stays in the
+  /// host's cache.
+  std::vector<int64_t> engineWaitsUntil;
+  /// Wavelets crossing a ramp, in the order they will arrive (the latency
+  /// is the same for all): into router queue `queue` of `core`, or into
+  /// its engine's queue.
+  struct Crossing {
+    int64_t arrives;
+    int core, queue;
+    bool toRouter;
+  };
+  std::deque<Crossing> crossing;
+  /// Their payloads, when wavelets carry values.
+  std::deque<Wavelet> crossingValues;
+  /// What crosses the borders this cycle, each way.
+  std::vector<BorderEntry> toNorth, toSouth, fromNorth, fromSouth;
+  /// Wavelets in this band's queues, crossing its ramps, or sent across a
+  /// border this cycle.
+  int64_t waveletsInFlight = 0;
+  /// The cycle being simulated, and one past the last in which anything
+  /// moved anywhere.
+  int64_t cycle = 0, lastActive = 0;
+  bool stopped = false;
+  std::string failure;
+  /// What an operand outside any buffer reads and writes.
+  float scratch = 0;
+};
+
+} // namespace cgpt::sim::mesh::detail
+
+#endif // CGPT_LIB_SIM_MESH_MESHBAND_H
