@@ -21,6 +21,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 
+#include <cmath>
+#include <thread>
+
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::driver;
@@ -115,6 +118,16 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
   if (o.cycleLevel && o.numCsx.size() > 1)
     return refuse("--cycle-level runs one simulation; it does not apply to "
                   "--num-csx sweeps");
+  if (o.threads < 0 || o.threads > 4096)
+    return refuse("--threads takes 1 to 4096 threads (0: one per host "
+                  "core), not " +
+                  std::to_string(o.threads));
+  if (o.cycleLevelLimit < 0 || !std::isfinite(o.cycleLevelLimit))
+    return refuse("--cycle-level-limit takes a number of core-cycles above "
+                  "0");
+  if ((o.threads || o.cycleLevelLimit) && !o.cycleLevel)
+    return refuse("--threads and --cycle-level-limit apply to --cycle-level "
+                  "runs");
   if (o.steps.value_or(0) < 0 || o.logSteps < 0)
     return refuse("--steps and --log-steps must be 0 or more");
   if (o.functional && o.steps == 0)
@@ -197,6 +210,26 @@ private:
     return success();
   }
 
+  /// The workers, limit and log of a --cycle-level run. Its estimate goes
+  /// to standard error, with a progress line when that is a terminal; in
+  /// an MPI job, from the first process only.
+  cgpt::sim::mesh::CycleLevelOptions cycleLevelOptions() const {
+    cgpt::sim::mesh::CycleLevelOptions options;
+    options.workers.threads =
+        o.threads ? o.threads
+                  : static_cast<int>(
+                        std::max(1u, std::thread::hardware_concurrency()));
+    options.workers.processes = o.processes;
+    options.workers.stop = o.stop;
+    if (o.cycleLevelLimit > 0)
+      options.maxCoreCycles = o.cycleLevelLimit;
+    if (!o.processes || o.processes->worker() == 0) {
+      options.log = &llvm::errs();
+      options.progress = llvm::errs().is_displayed();
+    }
+    return options;
+  }
+
   /// One compile and simulation, with the summary, pictures, cycle-level
   /// run and log lines asked for.
   LogicalResult simulate(std::optional<int64_t> systems) {
@@ -210,9 +243,18 @@ private:
     if (o.cycleLevel) {
       FailureOr<cgpt::sim::mesh::CycleLevelRun> run =
           cgpt::sim::mesh::runCycleLevel(
-              *module->getOps<cgpt::wafer::DeviceOp>().begin());
+              *module->getOps<cgpt::wafer::DeviceOp>().begin(),
+              cycleLevelOptions());
       if (failed(run))
         return failure();
+      if (!run->stoppedIn.empty()) {
+        // Stopped: what was simulated, and no report.
+        cgpt::report::printCycleLevel(out, *run);
+        llvm::errs() << "cgpt-run: --cycle-level stopped in " << run->stoppedIn
+                     << "; the " << run->kernels.size()
+                     << " kernel(s) simulated before it are above\n";
+        return failure();
+      }
       report->cycleLevel = std::move(*run);
     }
     if (!writeReport(*report))

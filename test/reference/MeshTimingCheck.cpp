@@ -42,9 +42,14 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#ifdef CGPT_ENABLE_MPI
+#include "cgpt/Sim/Mesh/MpiLinks.h"
+#endif
+
 #include <chrono>
 #include <cmath>
 #include <set>
+#include <sys/resource.h>
 
 using namespace cgpt;
 using cgpt::wafer::Edge;
@@ -65,6 +70,10 @@ llvm::cl::opt<bool> engineOnly("engine-only",
                                               "alone"));
 llvm::cl::opt<bool> bench("bench",
                           llvm::cl::desc("Time one large case only"));
+llvm::cl::opt<bool> benchWholeMesh(
+    "bench-whole-mesh",
+    llvm::cl::desc("Time one kernel on the target's whole mesh, with the "
+                   "host memory it took"));
 llvm::cl::opt<int> threads("mesh-threads", llvm::cl::init(1),
                            llvm::cl::desc("Threads that simulate each case, "
                                           "in bands of rows"));
@@ -326,7 +335,24 @@ bool placedCases(const std::string &path, mlir::MLIRContext &context,
 
 } // namespace
 
+/// This process's peak resident memory, in bytes.
+int64_t peakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t(usage.ru_maxrss) * 1024;
+}
+
 int main(int argc, char **argv) {
+#ifdef CGPT_ENABLE_MPI
+  // Under mpirun: each process simulates a band; the first prints.
+  std::unique_ptr<sim::mesh::MpiLinks> processes =
+      sim::mesh::MpiLinks::join(argc, argv);
+  sim::mesh::BandLinks *links = processes.get();
+#else
+  sim::mesh::BandLinks *links = nullptr;
+#endif
+  bool quiet = links && links->worker() != 0;
+  llvm::raw_ostream &out = quiet ? llvm::nulls() : llvm::outs();
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "cgpt analytic kernel times against the "
                                     "cycle-level mesh engine\n");
@@ -340,7 +366,16 @@ int main(int argc, char **argv) {
     return 2;
 
   std::vector<Case> table;
-  if (bench) {
+  if (benchWholeMesh) {
+    // One token group a row and eight features a core along each row: a
+    // chain the width of the mesh, about 10^4 cycles.
+    int width = static_cast<int>(target->getMeshWidth()),
+        height = static_cast<int>(target->getMeshHeight());
+    table = {{"matmul, whole mesh",
+              matmul(2 * int64_t(height), 48, 8 * int64_t(width)),
+              sim::mesh::rectangleLayout(width, height), 1, width, height,
+              &*target}};
+  } else if (bench) {
     // A 64 x 64 kernel of about 10^5 cycles, and a 128 x 128 one.
     table = {{"matmul, 64 x 64 mesh, long", matmul(256, 640, 2048),
               sim::mesh::rectangleLayout(64, 64), 2, 64, 64, &*target},
@@ -357,10 +392,10 @@ int main(int argc, char **argv) {
     }
 
   if (engineOnly)
-    llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13}\n", "case", "mesh",
-                                  "simulated");
-  else if (!bench)
-    llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,8}\n",
+    out << llvm::formatv("{0,-40} {1,9} {2,13}\n", "case", "mesh",
+                         "simulated");
+  else if (!bench && !benchWholeMesh)
+    out << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,8}\n",
                                   "case", "mesh", "analytic", "simulated",
                                   "error");
   double worst = 0;
@@ -378,6 +413,7 @@ int main(int argc, char **argv) {
     sim::mesh::MeshWorkers workers;
     workers.threads = threads;
     workers.minCoresPerThread = minCoresPerThread;
+    workers.processes = links;
     std::optional<sim::mesh::MeshResult> result = sim::mesh::simulate(
         program, sim::mesh::meshConfig(*c.target), error, {}, workers);
     double seconds = std::chrono::duration<double>(
@@ -385,7 +421,7 @@ int main(int argc, char **argv) {
                          .count();
     std::string mesh = std::to_string(c.width) + " x " + std::to_string(c.height);
     if (!result && c.placed && error.find("cannot load") != std::string::npos) {
-      llvm::outs() << llvm::formatv("{0,-40} {1,9} does not load: {2}\n",
+      out << llvm::formatv("{0,-40} {1,9} does not load: {2}\n",
                                     c.what, mesh, error);
       ++unloadable;
       continue;
@@ -396,8 +432,28 @@ int main(int argc, char **argv) {
       failed = true;
       continue;
     }
+    if (benchWholeMesh) {
+      // Every process's peak memory, gathered to the first.
+      std::string mine = std::to_string(peakResidentBytes());
+      std::vector<std::string> peaks =
+          links ? links->gather(mine) : std::vector<std::string>{mine};
+      int64_t peak = 0;
+      for (const std::string &bytes : peaks)
+        peak = std::max<int64_t>(peak, std::stoll(bytes));
+      int workerCount =
+          links ? links->workers()
+                : std::max(1, std::min<int>(threads, c.height));
+      out << llvm::formatv(
+          "{0} on {1}: {2} cycles, {3:e2} core-cycles in {4:f1} s: {5:e2} "
+          "core-cycles/s on {6} {7}; peak memory {8} MiB a process\n",
+          c.what, mesh, result->cycles,
+          static_cast<double>(result->coreCycles), seconds,
+          static_cast<double>(result->coreCycles) / seconds, workerCount,
+          links ? "MPI process(es)" : "thread(s)", peak >> 20);
+      continue;
+    }
     if (bench) {
-      llvm::outs() << llvm::formatv(
+      out << llvm::formatv(
           "{0}: {1} cycles, {2} core-cycles in {3:f2} s: {4:e} "
           "core-cycles/s\n",
           c.what, result->cycles, result->coreCycles, seconds,
@@ -405,8 +461,8 @@ int main(int argc, char **argv) {
       continue;
     }
     if (engineOnly) {
-      llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13}\n", c.what, mesh,
-                                    result->cycles);
+      out << llvm::formatv("{0,-40} {1,9} {2,13}\n", c.what, mesh,
+                           result->cycles);
       continue;
     }
     double analytic =
@@ -419,15 +475,14 @@ int main(int argc, char **argv) {
       worstCase = c.what;
     }
     over += std::abs(relative) > 0.10;
-    llvm::outs() << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,7:f1}%\n",
-                                  c.what, mesh,
-                                  static_cast<int64_t>(std::llround(analytic)),
-                                  result->cycles, 100 * relative);
+    out << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,7:f1}%\n", c.what,
+                         mesh, static_cast<int64_t>(std::llround(analytic)),
+                         result->cycles, 100 * relative);
   }
-  if (bench)
+  if (bench || benchWholeMesh)
     return failed ? 2 : 0;
   if (!engineOnly)
-    llvm::outs() << llvm::formatv(
+    out << llvm::formatv(
         "{0} cases, worst error {1:f1}% ({2}), {3} over 10%; {4} placed "
         "programs do not fit a core\n",
         table.size() - unloadable, 100 * worst, worstCase, over, unloadable);

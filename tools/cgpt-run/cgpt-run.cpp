@@ -26,6 +26,13 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 
+#ifdef CGPT_ENABLE_MPI
+#include "cgpt/Sim/Mesh/MpiLinks.h"
+#endif
+
+#include <atomic>
+#include <csignal>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -113,8 +120,17 @@ cl::opt<bool> cycleLevel(
     cl::desc("Also run each kernel through the cycle-level mesh model and "
              "print its cycles beside the analytic ones; with --functional, "
              "run the weight kernels on it with real values (meshes up to "
-             "128 x 128 cores)"),
+             "128 x 128 cores). Under mpirun, over the job's processes"),
     cl::cat(runCategory));
+cl::opt<int> threads("threads",
+                     cl::desc("Threads of the --cycle-level run (default: "
+                              "one per host core)"),
+                     cl::value_desc("n"), cl::init(0), cl::cat(runCategory));
+cl::opt<double> cycleLevelLimit(
+    "cycle-level-limit",
+    cl::desc("The most core-cycles a --cycle-level run may take, judged "
+             "before it starts (default 2e10)"),
+    cl::value_desc("core-cycles"), cl::init(0), cl::cat(runCategory));
 cl::opt<std::string> placementStage(
     "placement-stage",
     cl::desc("The stage --emit-placement draws (default: the first decoder "
@@ -215,6 +231,8 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
     options.steps = steps;
   options.logSteps = logSteps;
   options.cycleLevel = cycleLevel;
+  options.threads = threads;
+  options.cycleLevelLimit = cycleLevelLimit;
   options.functional = functional;
   if (seed.getNumOccurrences())
     options.seed = seed;
@@ -253,8 +271,25 @@ static bool checkCommandLine() {
   return true;
 }
 
+/// Set by SIGINT or SIGTERM: the cycle-level run stops after the cycle it
+/// is simulating and reports what it simulated.
+static std::atomic<bool> stopRequested{false};
+
+extern "C" void requestStop(int) {
+  stopRequested.store(true, std::memory_order_relaxed);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+#ifdef CGPT_ENABLE_MPI
+  // Started by mpirun or srun: this process is one of the job's, and only
+  // the first prints.
+  std::unique_ptr<cgpt::sim::mesh::MpiLinks> processes =
+      cgpt::sim::mesh::MpiLinks::join(argc, argv);
+  bool quiet = processes && processes->worker() != 0;
+#else
+  bool quiet = false;
+#endif
   cl::HideUnrelatedOptions({&runCategory, &functionalCategory});
   llvm::cl::SetVersionPrinter(cgpt::printVersion);
   // MLIR's own options, as in cgpt-opt: IR dumps, timing, crash reproducers.
@@ -281,6 +316,14 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   }
   cgpt::driver::RunOptions &options = *parsed;
+#ifdef CGPT_ENABLE_MPI
+  options.processes = processes.get();
+#endif
+  if (options.cycleLevel) {
+    options.stop = &stopRequested;
+    std::signal(SIGINT, requestStop);
+    std::signal(SIGTERM, requestStop);
+  }
   if (llvm::Error error = cgpt::driver::checkRunOptions(options)) {
     llvm::errs() << "cgpt-run: " << llvm::toString(std::move(error)) << "\n";
     return EXIT_FAILURE;
@@ -291,12 +334,16 @@ int main(int argc, char **argv) {
   // Diagnostics name the op by location; its printed form would only
   // repeat that at length.
   context.printOpOnDiagnostic(false);
-  cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
+  cgpt::PlainDiagnosticHandler diagnostics(
+      &context, quiet ? llvm::nulls() : llvm::errs());
   // Every file is staged, then committed together once the run and its
   // standard output have succeeded.
   cgpt::OutputFiles outputs;
-  if (failed(cgpt::driver::runCommand(context, options, llvm::outs(), outputs)))
+  if (failed(cgpt::driver::runCommand(
+          context, options, quiet ? llvm::nulls() : llvm::outs(), outputs)))
     return EXIT_FAILURE;
+  if (quiet)
+    return EXIT_SUCCESS;
   // Standard output first: if it cannot be written, no file changes.
   if (llvm::Error error = outputs.commitAfter(llvm::outs())) {
     llvm::errs() << "cgpt-run: " << llvm::toString(std::move(error)) << "\n";

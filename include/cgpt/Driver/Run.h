@@ -16,7 +16,10 @@
 #define CGPT_DRIVER_RUN_H
 
 #include "cgpt/Driver/CompileSession.h"
+#include "cgpt/Sim/Mesh/BandLinks.h"
 #include "cgpt/Support/OutputFiles.h"
+
+#include <atomic>
 
 #include "llvm/Support/Error.h"
 
@@ -37,6 +40,13 @@ struct RunOptions {
   /// Steps between log lines; 0: about ten lines in all.
   int64_t logSteps = 0;
   bool cycleLevel = false;
+  /// The cycle-level run's threads (0: one per host core), the most
+  /// core-cycles it may take (0: the default), the MPI job it runs over
+  /// (each process one band), and a flag that stops it cleanly.
+  int threads = 0;
+  double cycleLevelLimit = 0;
+  cgpt::sim::mesh::BandLinks *processes = nullptr;
+  const std::atomic<bool> *stop = nullptr;
 
   // Functional mode.
   bool functional = false;

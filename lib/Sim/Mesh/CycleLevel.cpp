@@ -9,10 +9,13 @@
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
 
+#include "cgpt/Support/Format.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace cgpt::wafer;
@@ -39,15 +42,6 @@ struct Planned {
 
 LogicalResult checkCycleLevelTarget(DeviceOp device,
                                     const target::WaferTargetModel &target) {
-  int64_t width = target.getMeshWidth(), height = target.getMeshHeight();
-  if (width > kMaxCycleLevelSide || height > kMaxCycleLevelSide)
-    return device.emitOpError()
-           << "cannot run cycle by cycle: the cycle-level model takes meshes "
-              "of at most "
-           << kMaxCycleLevelSide << " x " << kMaxCycleLevelSide
-           << " cores, and target '" << device.getTarget() << "' has "
-           << width << " x " << height
-           << " cores; use --target mini or a target file of your own";
   if (target.getLinkBytesPerCycle() != kWaveletBytes)
     return device.emitOpError()
            << "cannot run cycle by cycle: the cycle-level model moves "
@@ -57,7 +51,24 @@ LogicalResult checkCycleLevelTarget(DeviceOp device,
   return success();
 }
 
-FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
+/// The host's memory, or 0 when it cannot be read.
+static int64_t hostMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? int64_t(pages) * size : 0;
+}
+
+/// "about 3 min" for `seconds`.
+static std::string roughTime(double seconds) {
+  if (seconds < 90)
+    return llvm::formatv("about {0} s", std::max<int64_t>(
+                                            1, std::llround(seconds)));
+  if (seconds < 90 * 60)
+    return llvm::formatv("about {0} min", std::llround(seconds / 60));
+  return llvm::formatv("about {0:f1} h", seconds / 3600);
+}
+
+FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
+                                       const CycleLevelOptions &options) {
   FailureOr<const target::WaferTargetModel *> loaded = device.getTargetModel();
   if (failed(loaded) || failed(checkCycleLevelTarget(device, **loaded)))
     return failure();
@@ -109,21 +120,88 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
                          gridWidth, gridHeight, analytic});
     }
   }
-  if (total > kMaxCoreCycles)
-    return device.emitOpError()
-           << "would take about " << llvm::formatv("{0:e2}", total)
-           << " core-cycles to simulate cycle by cycle; the limit is "
-           << llvm::formatv("{0:e2}", kMaxCoreCycles)
-           << ": use a smaller micro-batch, model or mesh";
-
-  CycleLevelRun run;
-  run.clockHz = target.getClockHz();
   auto regionOf = [&](const Planned &p) {
     return program->getStages()[p.stage].regions[p.region].op;
   };
   auto programOf = [&](const Planned &p) {
     return buildKernelProgram(p.kernel, p.layout, p.batch, target, p.rect)
         .mesh;
+  };
+
+  // What the run will take, before it starts: its core-cycles, the time
+  // at the judged rate, and the memory of the largest mesh it holds (a
+  // wave runs on the whole mesh).
+  const MeshWorkers &workers = options.workers;
+  int workerCount = workers.processes ? workers.processes->workers()
+                                      : std::max(1, workers.threads);
+  double seconds = total / (kCoreCyclesPerWorkerSecond * workerCount);
+  if (total > options.maxCoreCycles)
+    return device.emitOpError()
+           << "would take about " << llvm::formatv("{0:e2}", total)
+           << " core-cycles to simulate cycle by cycle (" << roughTime(seconds)
+           << " on " << workerCount
+           << " worker(s)); the limit is "
+           << llvm::formatv("{0:e2}", options.maxCoreCycles)
+           << ": raise it with --cycle-level-limit, or use a smaller "
+              "micro-batch, model or mesh";
+  // The largest region's program, and as much again a core for a wave
+  // on the whole mesh.
+  int64_t largestBytes = 0;
+  auto largest = std::max_element(
+      planned.begin(), planned.end(), [](const Planned &a, const Planned &b) {
+        return int64_t(a.width) * a.height < int64_t(b.width) * b.height;
+      });
+  if (largest != planned.end()) {
+    largestBytes = estimateHostBytes(programOf(*largest), config, workers);
+    bool waves = llvm::any_of(planned, [&](const Planned &p) {
+      return &p != &planned.front() &&
+             placement->regions[p.stage][p.region].wave ==
+                 placement->regions[(&p - 1)->stage][(&p - 1)->region].wave &&
+             p.stage == (&p - 1)->stage;
+    });
+    if (waves)
+      largestBytes = static_cast<int64_t>(
+          static_cast<double>(largestBytes) * width * height /
+          (int64_t(largest->width) * largest->height));
+  }
+  if (int64_t host = hostMemoryBytes(); host > 0 && largestBytes > host)
+    return device.emitOpError()
+           << "would need about " << largestBytes / (1 << 20)
+           << " MiB of host memory to simulate cycle by cycle, and this "
+              "host has "
+           << host / (1 << 20)
+           << " MiB: run it over MPI processes on several hosts "
+              "(docs/runtime.md)";
+  if (options.log)
+    *options.log << llvm::formatv(
+        "cycle-level: {0} kernels, about {1:e2} core-cycles: {2} on {3} "
+        "worker(s); about {4} MiB of memory a process\n",
+        planned.size(), total, roughTime(seconds), workerCount,
+        std::max<int64_t>(1, largestBytes / (1 << 20)));
+
+  CycleLevelRun run;
+  run.clockHz = target.getClockHz();
+  // Each simulation on the workers asked for, with a line of progress.
+  double doneCoreCycles = 0;
+  std::string current;
+  auto simulateHere = [&](const MeshProgram &mesh, std::string &error)
+      -> std::optional<MeshResult> {
+    MeshWorkers here = workers;
+    if (options.progress && options.log)
+      here.progress = [&](const MeshProgress &at) {
+        double done = doneCoreCycles + static_cast<double>(at.coreCycles);
+        *options.log << llvm::formatv(
+            "\rcycle-level: {0}: {1} cycles; {2:f0}% of the run, {3} left  ",
+            current, formatGrouped(at.cycle),
+            std::min(99.0, 100 * done / std::max(1.0, total)),
+            roughTime(std::max(0.0, total - done) /
+                      (kCoreCyclesPerWorkerSecond * at.workers)));
+        options.log->flush();
+      };
+    std::optional<MeshResult> result = simulate(mesh, config, error, {}, here);
+    if (result)
+      doneCoreCycles += static_cast<double>(result->coreCycles);
+    return result;
   };
   for (size_t first = 0; first < planned.size();) {
     // The regions of one wave of one stage.
@@ -137,11 +215,15 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
     for (size_t i = first; i < last; ++i) {
       const Planned &p = planned[i];
       std::string error;
-      std::optional<MeshResult> result =
-          simulate(programOf(p), config, error);
+      current = "@" + regionOf(p).getSymName().str();
+      std::optional<MeshResult> result = simulateHere(programOf(p), error);
       if (!result)
         return regionOf(p).emitOpError()
                << "fails in the cycle-level model: " << error;
+      if (result->stopped) {
+        run.stoppedIn = current;
+        return run;
+      }
       run.coreCycles += result->coreCycles;
       run.kernels.push_back(
           {program->getStages()[p.stage].name,
@@ -164,12 +246,17 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device) {
             std::max(wave.slowestAlone, run.kernels[i].simulatedCycles);
       }
       std::string error;
-      std::optional<MeshResult> result = simulate(mesh, config, error);
+      current = wave.stage + " side by side";
+      std::optional<MeshResult> result = simulateHere(mesh, error);
       if (!result)
         return regionOf(planned[first]).emitOpError()
                << "fails in the cycle-level model beside the other regions "
                   "of its wave: "
                << error;
+      if (result->stopped) {
+        run.stoppedIn = current;
+        return run;
+      }
       run.coreCycles += result->coreCycles;
       wave.simulatedCycles = result->cycles;
       run.waves.push_back(std::move(wave));

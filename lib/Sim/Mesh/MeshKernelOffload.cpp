@@ -45,6 +45,17 @@ FailureOr<MeshKernelOffload> MeshKernelOffload::create(wafer::DeviceOp device) {
   if (failed(step) ||
       failed(checkCycleLevelTarget(device, step->program.getTarget())))
     return failure();
+  const target::WaferTargetModel &target = step->program.getTarget();
+  if (target.getMeshWidth() > kMaxValuesMeshSide ||
+      target.getMeshHeight() > kMaxValuesMeshSide)
+    return device.emitOpError()
+           << "cannot run the weight kernels cycle by cycle with values: "
+              "carrying values, the cycle-level model takes meshes of at "
+              "most "
+           << kMaxValuesMeshSide << " x " << kMaxValuesMeshSide
+           << " cores, and target '" << device.getTarget() << "' has "
+           << target.getMeshWidth() << " x " << target.getMeshHeight()
+           << " cores; use --target mini or a target file of your own";
   MeshKernelOffload offload;
   offload.target = &step->program.getTarget();
   for (auto [s, stage] : llvm::enumerate(step->program.getStages()))

@@ -14,19 +14,36 @@
 #define CGPT_SIM_MESH_CYCLELEVEL_H
 
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
+#include "cgpt/Sim/Mesh/MeshSimulator.h"
 
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 #include <vector>
 
 namespace cgpt::sim::mesh {
 
-/// The largest mesh side the cycle-level run takes.
-constexpr int64_t kMaxCycleLevelSide = 128;
-/// The most core-cycles a cycle-level run may take (about three minutes at
-/// 10^8 core-cycles a second), judged from the analytic times beforehand.
+/// The most core-cycles a cycle-level run takes unless told otherwise
+/// (CycleLevelOptions::maxCoreCycles), judged from the analytic times
+/// beforehand: about seven minutes on one thread of this project's
+/// machines.
 constexpr double kMaxCoreCycles = 2e10;
+/// Core-cycles one worker simulates a second, for the estimate printed
+/// before a run: a judgement from the benchmark (docs/benchmarks.md),
+/// between the 4.5e7 of a 128 x 128 matmul and the 7e7 of a 64 x 64 one.
+constexpr double kCoreCyclesPerWorkerSecond = 5e7;
+
+struct CycleLevelOptions {
+  /// Threads, MPI processes, a stop flag.
+  MeshWorkers workers;
+  /// The most core-cycles to simulate, judged beforehand.
+  double maxCoreCycles = kMaxCoreCycles;
+  /// Where the estimate before the run goes, and, with `progress`, a line
+  /// updated in place while it runs (a terminal's standard error).
+  llvm::raw_ostream *log = nullptr;
+  bool progress = false;
+};
 
 struct CycleLevelKernel {
   std::string stage, name;
@@ -49,6 +66,9 @@ struct CycleLevelWave {
 
 struct CycleLevelRun {
   std::vector<CycleLevelKernel> kernels;
+  /// The run was stopped (CycleLevelOptions::workers.stop) in this region
+  /// (empty: it ran to the end); `kernels` holds those simulated before.
+  std::string stoppedIn;
   std::vector<CycleLevelWave> waves;
   /// Cores x cycles simulated over all kernels.
   int64_t coreCycles = 0;
@@ -57,8 +77,8 @@ struct CycleLevelRun {
 };
 
 /// Fails with a diagnostic on `device` when its `target` is one the
-/// cycle-level model cannot run: a mesh larger than kMaxCycleLevelSide a
-/// side, or links that do not move one wavelet a cycle.
+/// cycle-level model cannot run: links that do not move one wavelet a
+/// cycle.
 mlir::LogicalResult checkCycleLevelTarget(wafer::DeviceOp device,
                                           const target::WaferTargetModel &target);
 
@@ -67,11 +87,14 @@ mlir::LogicalResult checkCycleLevelTarget(wafer::DeviceOp device,
 /// the region's rectangle (for attention, one (sequence, head) block with
 /// its share of the pairs); the regions of a wave also run together on one
 /// mesh, side by side. A kernel run again (`repeats`) or in vocabulary
-/// chunks is simulated once. Fails with a diagnostic on the device when its
-/// mesh is larger than kMaxCycleLevelSide a side or the run would take
-/// more than kMaxCoreCycles, on a region without a placement, and on a
+/// chunks is simulated once. Before it starts, prints to `options.log` the
+/// core-cycles it will take, the time at kCoreCyclesPerWorkerSecond a
+/// worker and the host memory of its largest mesh. Fails with a diagnostic
+/// on the device when the run would take more than `maxCoreCycles` or more
+/// memory than the host has, on a region without a placement, and on a
 /// region that cannot run.
-mlir::FailureOr<CycleLevelRun> runCycleLevel(wafer::DeviceOp device);
+mlir::FailureOr<CycleLevelRun>
+runCycleLevel(wafer::DeviceOp device, const CycleLevelOptions &options = {});
 
 } // namespace cgpt::sim::mesh
 

@@ -26,11 +26,17 @@
 
 namespace cgpt::sim::mesh {
 
+/// The largest mesh side on which weight kernels run with values: each
+/// step runs every weight kernel, each holding its cores' buffers as host
+/// floats.
+constexpr int64_t kMaxValuesMeshSide = 128;
+
 class MeshKernelOffload : public exec::KernelOffload {
 public:
   /// Reads the placement of `device` (as PlacedStep::read does); fails
-  /// with a diagnostic as that does, and on a target the cycle-level model
-  /// cannot run (checkCycleLevelTarget).
+  /// with a diagnostic as that does, on a target the cycle-level model
+  /// cannot run (checkCycleLevelTarget), and on a mesh of more than
+  /// kMaxValuesMeshSide a side.
   static mlir::FailureOr<MeshKernelOffload> create(wafer::DeviceOp device);
 
   mlir::FailureOr<bool> run(mlir::Operation *op, wafer::RegionOp region,
