@@ -74,3 +74,18 @@ else:
     lit_config.note("python3-torch is missing: the PyTorch reference checks "
                     "in test/reference are skipped (scripts/setup.sh "
                     "installs it)")
+
+# The cycle-level run over MPI processes (test/reference/mesh-mpi.test):
+# built with MPI, and Open MPI's mpirun to start the job. Root may run it
+# (CI runs as root), and more processes than cores.
+import shutil
+
+if config.cgpt_enable_mpi and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "env OMPI_ALLOW_RUN_AS_ROOT=1 "
+         "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 "
+         "mpirun --oversubscribe"))
+elif config.cgpt_enable_mpi:
+    lit_config.note("mpirun is missing: the MPI checks are skipped "
+                    "(scripts/setup.sh installs openmpi-bin)")

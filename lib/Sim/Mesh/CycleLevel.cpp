@@ -132,8 +132,13 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   // at the judged rate, and the memory of the largest mesh it holds (a
   // wave runs on the whole mesh).
   const MeshWorkers &workers = options.workers;
-  int workerCount = workers.processes ? workers.processes->workers()
-                                      : std::max(1, workers.threads);
+  // Threads beyond one per minCoresPerThread cores of the mesh go unused.
+  int workerCount =
+      workers.processes
+          ? workers.processes->workers()
+          : static_cast<int>(std::clamp<int64_t>(
+                width * height / std::max<int64_t>(1, workers.minCoresPerThread),
+                1, std::max(1, workers.threads)));
   double seconds = total / (kCoreCyclesPerWorkerSecond * workerCount);
   if (total > options.maxCoreCycles)
     return device.emitOpError()
