@@ -19,6 +19,7 @@ import tempfile
 import time
 
 import functional_vs_torch
+import whole_mesh
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CEREBRAS_GPT = ["111m", "256m", "590m", "1.3b", "2.7b", "6.7b", "13b"]
@@ -195,6 +196,8 @@ def main():
               f"models/tiny.yaml --target mini --cycle-level` (every "
               f"region of the step): {level_seconds:.2f} s, "
               f"{level_peak:.0f} MB.", ""]
+
+    lines += whole_mesh.section(args.build)
 
     lines += ["## Functional mode against PyTorch", "",
               "Seconds per training step, the same model and global batch: "

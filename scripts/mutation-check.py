@@ -92,7 +92,7 @@ MUTATIONS = [
      "if (first <= at && at < last)",
      ["Conversion/DataflowToWafer/regions.mlir"]),
     ("the mesh's multicast ignores a busy output link",
-     "lib/Sim/Mesh/MeshSimulator.cpp",
+     "lib/Sim/Mesh/MeshBand.cpp",
      "        if (linkUsed[out]) {\n          clear = false;",
      "        if (false) {\n          clear = false;",
      ["Unit"]),

@@ -14,6 +14,7 @@ packages=(
   libyaml-cpp-dev libfmt-dev libgtest-dev
   python3-numpy python3-yaml python3-torch  # the PyTorch reference check (test/reference)
   librsvg2-bin           # rsvg-convert, for cgpt-run --plot file.png
+  libopenmpi-dev openmpi-bin  # the cycle-level run over MPI processes
 )
 
 "$root/scripts/install-packages.sh" "${packages[@]}"

@@ -419,7 +419,8 @@ int main(int argc, char **argv) {
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();
-    std::string mesh = std::to_string(c.width) + " x " + std::to_string(c.height);
+    std::string mesh =
+        std::to_string(c.width) + " x " + std::to_string(c.height);
     if (!result && c.placed && error.find("cannot load") != std::string::npos) {
       out << llvm::formatv("{0,-40} {1,9} does not load: {2}\n",
                                     c.what, mesh, error);

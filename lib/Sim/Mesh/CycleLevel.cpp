@@ -137,7 +137,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       workers.processes
           ? workers.processes->workers()
           : static_cast<int>(std::clamp<int64_t>(
-                width * height / std::max<int64_t>(1, workers.minCoresPerThread),
+                width * height /
+                    std::max<int64_t>(1, workers.minCoresPerThread),
                 1, std::max(1, workers.threads)));
   double seconds = total / (kCoreCyclesPerWorkerSecond * workerCount);
   if (total > options.maxCoreCycles)

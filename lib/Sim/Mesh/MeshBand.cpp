@@ -21,20 +21,6 @@ namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
-const char *portName(int port) {
-  static const char *names[] = {"north", "south", "east", "west", "ramp"};
-  return names[port];
-}
-
-/// The port a wavelet sent out through `port` arrives on at the neighbour.
-int opposite(int port) {
-  static const int opposites[] = {south, north, west, east, ramp};
-  return opposites[port];
-}
-
-std::string core(int x, int y) {
-  return "core (" + std::to_string(x) + ", " + std::to_string(y) + ")";
-}
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -266,7 +252,7 @@ float *Band::element(Engine &engine, const Dsd &dsd, int64_t i) {
   if (dsd.circular && !buffer.empty())
     at %= static_cast<int64_t>(buffer.size());
   if (at < 0 || at >= static_cast<int64_t>(buffer.size())) {
-    fail(core(engine.x, engine.y) + " reads or writes element " +
+    fail(coreName(engine.x, engine.y) + " reads or writes element " +
          std::to_string(at) + " of buffer '" +
          engine.program->buffers[dsd.buffer].name + "', which has " +
          std::to_string(buffer.size()));
@@ -607,7 +593,7 @@ std::string Band::stuckCores() const {
       int color = op.dst.kind == Dsd::Kind::fabricOut ? op.dst.color
                   : op.src0.isFabric()                ? op.src0.color
                                                       : op.src1.color;
-      text += core(x, y) + " is stuck " + what + " color " +
+      text += coreName(x, y) + " is stuck " + what + " color " +
               std::to_string(color) + " with " +
               std::to_string(op.length - running.progress) +
               " elements to go\n";
@@ -624,7 +610,7 @@ std::string Band::stuckCores() const {
     for (int port = 0; port < kPorts && listed < 4; ++port)
       for (int color = 0; color < config.colors; ++color)
         if (routed(color) && router.count(queueIndex(c, port, color))) {
-          text += core(x, y) + " holds color " + std::to_string(color) +
+          text += coreName(x, y) + " holds color " + std::to_string(color) +
                   " from " + portName(port) + " that cannot leave\n";
           ++listed;
           break;
@@ -723,9 +709,11 @@ bool Band::run(std::string &error) {
           stuck += part;
         error = "deadlock at cycle " + std::to_string(now) +
                 ": no wavelet can move";
-        llvm::SmallVector<llvm::StringRef, 4> lines;
-        llvm::StringRef(stuck).split(lines, '\n', 4, false);
-        for (llvm::StringRef line : llvm::ArrayRef<llvm::StringRef>(lines).take_front(4))
+        // The first four stuck cores, in the order of the mesh.
+        llvm::SmallVector<llvm::StringRef, 8> lines;
+        llvm::StringRef(stuck).split(lines, '\n', -1, false);
+        for (llvm::StringRef line :
+             llvm::ArrayRef<llvm::StringRef>(lines).take_front(4))
           error += "; " + line.str();
         return false;
       }

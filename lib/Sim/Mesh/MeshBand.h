@@ -23,6 +23,22 @@
 
 namespace cgpt::sim::mesh::detail {
 
+inline const char *portName(int port) {
+  static const char *names[] = {"north", "south", "east", "west", "ramp"};
+  return names[port];
+}
+
+/// The port a wavelet sent out through `port` arrives on at the neighbour.
+inline int opposite(int port) {
+  static const int opposites[] = {south, north, west, east, ramp};
+  return opposites[port];
+}
+
+/// "core (x, y)", as messages name a core.
+inline std::string coreName(int x, int y) {
+  return "core (" + std::to_string(x) + ", " + std::to_string(y) + ")";
+}
+
 /// What every band of a run reads: the checked program and the lanes of
 /// its colors.
 struct RunPlan {

@@ -20,21 +20,10 @@ namespace cgpt::sim::mesh {
 namespace {
 
 using detail::Band;
+using detail::coreName;
+using detail::opposite;
+using detail::portName;
 using detail::RunPlan;
-
-const char *portName(int port) {
-  static const char *names[] = {"north", "south", "east", "west", "ramp"};
-  return names[port];
-}
-
-int opposite(int port) {
-  static const int opposites[] = {south, north, west, east, ramp};
-  return opposites[port];
-}
-
-std::string core(int x, int y) {
-  return "core (" + std::to_string(x) + ", " + std::to_string(y) + ")";
-}
 
 /// Whether a program can run: its routes on the mesh and its programs
 /// sound and within a core's SRAM.
@@ -98,7 +87,7 @@ std::string Validator::validateProgram(int c) {
   if (index < 0)
     return "";
   if (index >= static_cast<int>(program.programs.size()))
-    return core(x, y) + " runs program " + std::to_string(index) +
+    return coreName(x, y) + " runs program " + std::to_string(index) +
            ", which the mesh does not have";
   const CoreProgram &code = program.programs[index];
   // A program that does not fit fails to load.
@@ -106,10 +95,11 @@ std::string Validator::validateProgram(int c) {
   for (const BufferDecl &buffer : code.buffers) {
     used += buffer.bytes();
     if (buffer.elements < 0 || used > room)
-      return core(x, y) + " cannot load its program: buffer '" + buffer.name +
-             "' (" + std::to_string(buffer.bytes()) +
+      return coreName(x, y) + " cannot load its program: buffer '" +
+             buffer.name + "' (" + std::to_string(buffer.bytes()) +
              " B) brings its buffers to " + std::to_string(used) +
-             " B, over the " + std::to_string(room) + " B a core has beside its " +
+             " B, over the " + std::to_string(room) +
+             " B a core has beside its " +
              std::to_string(config.reservedBytes) + " B reserve";
   }
   auto routed = [&](int color, bool toEngine) {
@@ -119,24 +109,24 @@ std::string Validator::validateProgram(int c) {
   };
   auto checkDsd = [&](const Dsd &dsd) -> std::string {
     if (dsd.kind == Dsd::Kind::fabricIn && !routed(dsd.color, true))
-      return core(x, y) + " reads color " + std::to_string(dsd.color) +
+      return coreName(x, y) + " reads color " + std::to_string(dsd.color) +
              ", which its router never sends to the ramp";
     if (dsd.kind == Dsd::Kind::fabricOut && !routed(dsd.color, false))
-      return core(x, y) + " writes color " + std::to_string(dsd.color) +
+      return coreName(x, y) + " writes color " + std::to_string(dsd.color) +
              ", which its router never takes from the ramp";
     if (dsd.kind == Dsd::Kind::memory &&
         (dsd.buffer < 0 ||
          dsd.buffer >= static_cast<int>(code.buffers.size())))
-      return core(x, y) + " names buffer " + std::to_string(dsd.buffer) +
+      return coreName(x, y) + " names buffer " + std::to_string(dsd.buffer) +
              ", which its program does not allocate";
     if (dsd.cursor >= static_cast<int>(code.cursors.size()))
-      return core(x, y) + " names cursor " + std::to_string(dsd.cursor) +
+      return coreName(x, y) + " names cursor " + std::to_string(dsd.cursor) +
              ", which its program does not have";
     return "";
   };
   for (const Task &task : code.tasks) {
     if (task.data && !routed(task.color, true))
-      return core(x, y) + " has a data task on color " +
+      return coreName(x, y) + " has a data task on color " +
              std::to_string(task.color) +
              ", which its router never sends to the ramp";
     for (const Op &op : task.body) {
@@ -144,21 +134,22 @@ std::string Validator::validateProgram(int c) {
         if (std::string error = checkDsd(*dsd); !error.empty())
           return error;
       if (op.length < 0)
-        return core(x, y) + " has an operation of negative length";
+        return coreName(x, y) + " has an operation of negative length";
       bool local = op.kind == Op::Kind::activate;
       if ((local || op.onDone >= 0) &&
           (local ? op.target : op.onDone) >=
               static_cast<int>(code.tasks.size()))
-        return core(x, y) + " activates a task its program does not have";
+        return coreName(x, y) + " activates a task its program does not have";
       if (op.kind == Op::Kind::loop &&
           (op.target < 0 || op.by < 0 ||
            &op + op.target >= task.body.data() + task.body.size() ||
            !loopNests(task.body, &op - task.body.data())))
-        return core(x, y) + " has a loop that does not nest inside its task";
+        return coreName(x, y) +
+               " has a loop that does not nest inside its task";
       if (op.kind == Op::Kind::advance &&
           (op.target < 0 ||
            op.target >= static_cast<int>(code.cursors.size())))
-        return core(x, y) + " advances a cursor its program does not have";
+        return coreName(x, y) + " advances a cursor its program does not have";
     }
   }
   return "";
@@ -178,17 +169,18 @@ std::string Validator::validate() {
     uint64_t seen = 0;
     for (const Route &route : program.routes[c]) {
       if (route.color < 0 || route.color >= colors)
-        return core(x, y) + " routes color " + std::to_string(route.color) +
+        return coreName(x, y) + " routes color " + std::to_string(route.color) +
                "; the target has colors 0 to " + std::to_string(colors - 1);
       if (seen & (uint64_t(1) << route.color))
-        return core(x, y) + " routes color " + std::to_string(route.color) +
+        return coreName(x, y) + " routes color " + std::to_string(route.color) +
                " twice; a color takes one route through a router";
       seen |= uint64_t(1) << route.color;
       for (int port = 0; port < ramp; ++port)
         if ((route.tx >> port & 1) && neighbour(c, port) < 0 &&
             !drains(c, port, route.color))
-          return core(x, y) + " routes color " + std::to_string(route.color) +
-                 " " + portName(port) + ", off the mesh";
+          return coreName(x, y) + " routes color " +
+                 std::to_string(route.color) + " " + portName(port) +
+                 ", off the mesh";
     }
     if (std::string error = validateProgram(c); !error.empty())
       return error;
@@ -196,12 +188,12 @@ std::string Validator::validate() {
   for (const Injector &in : program.injectors) {
     if (in.x < 0 || in.y < 0 || in.x >= program.width ||
         in.y >= program.height)
-      return "an injector at " + core(in.x, in.y) + " is off the " +
+      return "an injector at " + coreName(in.x, in.y) + " is off the " +
              std::to_string(program.width) + " x " +
              std::to_string(program.height) + " mesh";
     int c = program.index(in.x, in.y);
     if (in.port == ramp)
-      return "an injector at " + core(in.x, in.y) +
+      return "an injector at " + coreName(in.x, in.y) +
              " enters through the ramp, which is not an edge";
     // Inside the mesh, the edge of a rectangle a region runs on: the
     // neighbour across it must not send that color this way.
@@ -210,7 +202,7 @@ std::string Validator::validate() {
                                 ? routeOf(next, in.color)
                                 : nullptr;
       if (theirs && (theirs->tx >> opposite(in.port) & 1))
-        return "an injector at " + core(in.x, in.y) + " enters through " +
+        return "an injector at " + coreName(in.x, in.y) + " enters through " +
                portName(in.port) + " on color " + std::to_string(in.color) +
                ", which the neighbour there also sends this way";
     }
@@ -218,12 +210,12 @@ std::string Validator::validate() {
                              ? routeOf(c, in.color)
                              : nullptr;
     if (!route || !(route->rx >> in.port & 1))
-      return "an injector at " + core(in.x, in.y) + " sends color " +
+      return "an injector at " + coreName(in.x, in.y) + " sends color " +
              std::to_string(in.color) + " from " + portName(in.port) +
              ", which the router does not receive there";
     if (!in.payload.empty() &&
         static_cast<int64_t>(in.payload.size()) != in.count)
-      return "an injector at " + core(in.x, in.y) + " carries " +
+      return "an injector at " + coreName(in.x, in.y) + " carries " +
              std::to_string(in.payload.size()) + " payloads for " +
              std::to_string(in.count) + " wavelets";
   }
@@ -349,9 +341,8 @@ public:
 int threadsFor(const MeshProgram &program, const MeshWorkers &workers) {
   int64_t cores = int64_t(program.width) * program.height;
   int64_t threads = std::clamp(workers.threads, 1, 4096);
-  threads = std::min(threads, std::max<int64_t>(
-                                  1, cores / std::max<int64_t>(
-                                                 1, workers.minCoresPerThread)));
+  int64_t perThread = std::max<int64_t>(1, workers.minCoresPerThread);
+  threads = std::min(threads, std::max<int64_t>(1, cores / perThread));
   return static_cast<int>(std::min<int64_t>(threads, program.height));
 }
 
@@ -430,10 +421,13 @@ std::optional<MeshResult> simulate(const MeshProgram &program,
     return result;
   }
   ThreadGroup group(threads);
+  // Each band keeps a reference to its links: neither vector may move.
   std::vector<ThreadLinks> links;
+  links.reserve(threads);
   for (int t = 0; t < threads; ++t)
     links.emplace_back(group, t);
   std::vector<Band> bands;
+  bands.reserve(threads);
   for (int t = 0; t < threads; ++t)
     bands.emplace_back(plan, links[t]);
   // Every band fails or succeeds alike (the failure is agreed on).

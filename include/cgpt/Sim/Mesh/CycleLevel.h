@@ -26,13 +26,14 @@ namespace cgpt::sim::mesh {
 
 /// The most core-cycles a cycle-level run takes unless told otherwise
 /// (CycleLevelOptions::maxCoreCycles), judged from the analytic times
-/// beforehand: about seven minutes on one thread of this project's
+/// beforehand: about eight minutes on one thread of this project's
 /// machines.
 constexpr double kMaxCoreCycles = 2e10;
 /// Core-cycles one worker simulates a second, for the estimate printed
-/// before a run: a judgement from the benchmark (docs/benchmarks.md),
-/// between the 4.5e7 of a 128 x 128 matmul and the 7e7 of a 64 x 64 one.
-constexpr double kCoreCyclesPerWorkerSecond = 5e7;
+/// before a run: a judgement from the benchmarks (docs/benchmarks.md),
+/// between the 3.3e7 to 4.1e7 of a matmul on the whole WSE-2 mesh and the
+/// 7e7 of a 64 x 64 one.
+constexpr double kCoreCyclesPerWorkerSecond = 4e7;
 
 struct CycleLevelOptions {
   /// Threads, MPI processes, a stop flag.
