@@ -8,7 +8,6 @@
 
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
-
 #include "cgpt/Support/Format.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -60,8 +59,8 @@ static int64_t hostMemoryBytes() {
 /// "about 3 min" for `seconds`.
 static std::string roughTime(double seconds) {
   if (seconds < 90)
-    return llvm::formatv("about {0} s", std::max<int64_t>(
-                                            1, std::llround(seconds)));
+    return llvm::formatv("about {0} s",
+                         std::max<int64_t>(1, std::llround(seconds)));
   if (seconds < 90 * 60)
     return llvm::formatv("about {0} min", std::llround(seconds / 60));
   return llvm::formatv("about {0:f1} h", seconds / 3600);
@@ -127,6 +126,9 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
     return buildKernelProgram(p.kernel, p.layout, p.batch, target, p.rect)
         .mesh;
   };
+  auto waveOf = [&](const Planned &p) {
+    return placement->regions[p.stage][p.region].wave;
+  };
 
   // What the run will take, before it starts: its core-cycles, the time
   // at the judged rate, and the memory of the largest mesh it holds (a
@@ -159,12 +161,10 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       });
   if (largest != planned.end()) {
     largestBytes = estimateHostBytes(programOf(*largest), config, workers);
-    bool waves = llvm::any_of(planned, [&](const Planned &p) {
-      return &p != &planned.front() &&
-             placement->regions[p.stage][p.region].wave ==
-                 placement->regions[(&p - 1)->stage][(&p - 1)->region].wave &&
-             p.stage == (&p - 1)->stage;
-    });
+    bool waves = false;
+    for (size_t i = 1; i < planned.size(); ++i)
+      waves |= planned[i].stage == planned[i - 1].stage &&
+               waveOf(planned[i]) == waveOf(planned[i - 1]);
     if (waves)
       largestBytes = static_cast<int64_t>(
           static_cast<double>(largestBytes) * width * height /
@@ -190,11 +190,19 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   // Each simulation on the workers asked for, with a line of progress.
   double doneCoreCycles = 0;
   std::string current;
+  bool progressShown = false;
+  // The progress line gives way to whatever is printed after a mesh run.
+  auto clearProgress = [&] {
+    if (progressShown)
+      *options.log << "\r" << std::string(78, ' ') << "\r";
+    progressShown = false;
+  };
   auto simulateHere = [&](const MeshProgram &mesh, std::string &error)
       -> std::optional<MeshResult> {
     MeshWorkers here = workers;
     if (options.progress && options.log)
       here.progress = [&](const MeshProgress &at) {
+        progressShown = true;
         double done = doneCoreCycles + static_cast<double>(at.coreCycles);
         *options.log << llvm::formatv(
             "\rcycle-level: {0}: {1} cycles; {2:f0}% of the run, {3} left  ",
@@ -205,6 +213,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
         options.log->flush();
       };
     std::optional<MeshResult> result = simulate(mesh, config, error, {}, here);
+    clearProgress();
     if (result)
       doneCoreCycles += static_cast<double>(result->coreCycles);
     return result;
@@ -212,10 +221,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   for (size_t first = 0; first < planned.size();) {
     // The regions of one wave of one stage.
     size_t last = first + 1;
-    auto waveOf = [&](const Planned &p) {
-      return placement->regions[p.stage][p.region].wave;
-    };
-    while (last < planned.size() && planned[last].stage == planned[first].stage &&
+    while (last < planned.size() &&
+           planned[last].stage == planned[first].stage &&
            waveOf(planned[last]) == waveOf(planned[first]))
       ++last;
     for (size_t i = first; i < last; ++i) {
