@@ -248,11 +248,13 @@ private:
       if (failed(run))
         return failure();
       if (!run->stoppedIn.empty()) {
-        // Stopped: what was simulated, and no report.
+        // Stopped: what was simulated, and no report (said once in an MPI
+        // job).
         cgpt::report::printCycleLevel(out, *run);
-        llvm::errs() << "cgpt-run: --cycle-level stopped in " << run->stoppedIn
-                     << "; the " << run->kernels.size()
-                     << " kernel(s) simulated before it are above\n";
+        if (!o.processes || o.processes->worker() == 0)
+          llvm::errs() << "cgpt-run: --cycle-level stopped in "
+                       << run->stoppedIn << "; the " << run->kernels.size()
+                       << " kernel(s) simulated before it are above\n";
         return failure();
       }
       report->cycleLevel = std::move(*run);

@@ -75,6 +75,15 @@ MeshProgram sendToNeighbour(int64_t count, int64_t width) {
   return p;
 }
 
+/// Cycles of sendToNeighbour(count, width) under `c`.
+int64_t sendCycles(int64_t count, int64_t width, const MeshConfig &c) {
+  std::string error;
+  std::optional<MeshResult> result =
+      simulate(sendToNeighbour(count, width), c, error);
+  EXPECT_TRUE(result) << error;
+  return result ? result->cycles : -1;
+}
+
 /// Cycles of one local task of one vector operation on one core.
 int64_t oneOperation(const Op &op, const std::vector<BufferDecl> &buffers,
                      const MeshConfig &c) {
@@ -110,22 +119,14 @@ TEST(MeshSimulator, SendToNeighbourByHand) {
 TEST(MeshSimulator, RampLatencyIsPaidEachWay) {
   MeshConfig slowRamp = config();
   slowRamp.rampLatencyCycles = 3;
-  std::string error;
-  std::optional<MeshResult> result =
-      simulate(sendToNeighbour(10, 1), slowRamp, error);
-  ASSERT_TRUE(result) << error;
-  EXPECT_EQ(result->cycles, 2 + 7 + 10 * 3);
+  EXPECT_EQ(sendCycles(10, 1, slowRamp), 2 + 7 + 10 * 3);
 }
 
 /// Activation is paid per task: at 5 cycles, 5 + 3 + 10 x (5 + 1).
 TEST(MeshSimulator, ActivationIsPaidPerTask) {
   MeshConfig slow = config();
   slow.activationCycles = 5;
-  std::string error;
-  std::optional<MeshResult> result =
-      simulate(sendToNeighbour(10, 1), slow, error);
-  ASSERT_TRUE(result) << error;
-  EXPECT_EQ(result->cycles, 5 + 3 + 10 * 6);
+  EXPECT_EQ(sendCycles(10, 1, slow), 5 + 3 + 10 * 6);
 }
 
 /// A receiver slower than the link: back-pressure holds the sender, and the
@@ -133,11 +134,7 @@ TEST(MeshSimulator, ActivationIsPaidPerTask) {
 /// bytes through an 8-byte port: 5 cycles (its SIMD width would take 5
 /// too; its reads, 40 bytes at 16, 3), so 10 tasks of 2 + 5.
 TEST(MeshSimulator, BackPressureSetsThePace) {
-  std::string error;
-  std::optional<MeshResult> result =
-      simulate(sendToNeighbour(10, 10), config(), error);
-  ASSERT_TRUE(result) << error;
-  EXPECT_EQ(result->cycles, 2 + 3 + 10 * (2 + 5));
+  EXPECT_EQ(sendCycles(10, 10, config()), 2 + 3 + 10 * (2 + 5));
 }
 
 /// A 16-bit FMAC into f32 sums, 64 elements: 32 cycles at 2 a cycle; it

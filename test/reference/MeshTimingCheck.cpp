@@ -441,9 +441,7 @@ int main(int argc, char **argv) {
       int64_t peak = 0;
       for (const std::string &bytes : peaks)
         peak = std::max<int64_t>(peak, std::stoll(bytes));
-      int workerCount =
-          links ? links->workers()
-                : std::max(1, std::min<int>(threads, c.height));
+      int workerCount = sim::mesh::meshWorkers(c.width, c.height, workers);
       out << llvm::formatv(
           "{0} on {1}: {2} cycles, {3:e2} core-cycles in {4:f1} s: {5:e2} "
           "core-cycles/s on {6} {7}; peak memory {8} MiB a process\n",

@@ -19,9 +19,9 @@
 #include "cgpt/Sim/Mesh/BandLinks.h"
 #include "cgpt/Support/OutputFiles.h"
 
-#include <atomic>
-
 #include "llvm/Support/Error.h"
+
+#include <atomic>
 
 namespace cgpt::driver {
 

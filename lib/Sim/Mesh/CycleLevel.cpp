@@ -134,14 +134,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   // at the judged rate, and the memory of the largest mesh it holds (a
   // wave runs on the whole mesh).
   const MeshWorkers &workers = options.workers;
-  // Threads beyond one per minCoresPerThread cores of the mesh go unused.
-  int workerCount =
-      workers.processes
-          ? workers.processes->workers()
-          : static_cast<int>(std::clamp<int64_t>(
-                width * height /
-                    std::max<int64_t>(1, workers.minCoresPerThread),
-                1, std::max(1, workers.threads)));
+  int workerCount = meshWorkers(static_cast<int>(width),
+                                static_cast<int>(height), workers);
   double seconds = total / (kCoreCyclesPerWorkerSecond * workerCount);
   if (total > options.maxCoreCycles)
     return device.emitOpError()

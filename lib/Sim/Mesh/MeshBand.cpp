@@ -50,14 +50,21 @@ private:
 
 } // namespace
 
-RunPlan::RunPlan(const MeshProgram &program, const MeshConfig &config,
-                 const CoreMemoryAccess &access, const MeshWorkers &workers)
-    : program(program), config(config), access(access), workers(workers) {
+std::array<int8_t, 64> colorLanes(const MeshProgram &program, int &lanes) {
+  std::array<int8_t, 64> laneOf;
   laneOf.fill(-1);
+  lanes = 0;
   for (const auto &routes : program.routes)
     for (const Route &route : routes)
       if (route.color >= 0 && route.color < 64 && laneOf[route.color] < 0)
         laneOf[route.color] = static_cast<int8_t>(lanes++);
+  return laneOf;
+}
+
+RunPlan::RunPlan(const MeshProgram &program, const MeshConfig &config,
+                 const CoreMemoryAccess &access, const MeshWorkers &workers)
+    : program(program), config(config), access(access), workers(workers),
+      laneOf(colorLanes(program, lanes)) {
   // Of several drains at one place, the last that records keeps what
   // leaves.
   for (auto [index, d] : llvm::enumerate(program.drains)) {
@@ -130,9 +137,9 @@ void Band::load() {
   const MeshProgram &program = plan.program;
   // The band's rows and a halo row on each side.
   size_t cores = static_cast<size_t>(rows + 2) * width;
-  router = Queues(cores * kPorts * plan.lanes, config.queueDepth,
-                  config.values, /*deferFrees=*/true);
-  toEngine = Queues(cores * plan.lanes, config.queueDepth, config.values,
+  router = Queues(cores * kPorts * lanes, config.queueDepth, config.values,
+                  /*deferFrees=*/true);
+  toEngine = Queues(cores * lanes, config.queueDepth, config.values,
                     /*deferFrees=*/false);
   engines.assign(cores, Engine());
   rampOutUsed.assign(cores, 0);
@@ -141,11 +148,12 @@ void Band::load() {
   rowActivity.assign(rows, {-1, 0});
   drainedColors.assign(static_cast<size_t>(rows) * width * kPorts, 0);
   drained.resize(program.drains.size());
-  for (auto [index, d] : llvm::enumerate(program.drains))
-    if (d.y >= first && d.y < first + rows && d.x >= 0 && d.x < width &&
-        d.port < ramp && d.color >= 0 && d.color < 64)
-      drainedColors[((d.y - first) * width + d.x) * kPorts + d.port] |=
-          uint64_t(1) << d.color;
+  // The plan's drains at the band's cores, by core, port and color.
+  for (const auto &entry : plan.drainOf) {
+    int64_t key = entry.first, at = key / 64 - int64_t(first) * width * kPorts;
+    if (at >= 0 && at < static_cast<int64_t>(drainedColors.size()))
+      drainedColors[at] |= uint64_t(1) << (key % 64);
+  }
   for (auto [index, in] : llvm::enumerate(program.injectors))
     if (in.y >= first && in.y < first + rows)
       injectors.push_back(static_cast<int>(index));
@@ -668,11 +676,12 @@ bool Band::run(std::string &error) {
       last = std::max(last, std::max(engine.busyUntil, now + 1));
     }
 
-    // The cycle's end: borders, then the figures every band agrees on.
+    // The cycle's end: borders, then the figures every band agrees on, by
+    // their minimum: 0 when anything moved, the first band that failed,
+    // 0 when a stop was asked for.
     CycleFigures figures = {
         moved ? 0 : 1, failure.empty() ? kNever : links.worker(),
-        workers.stop && workers.stop->load(std::memory_order_relaxed) ? 0 : 1,
-        0};
+        workers.stop && workers.stop->load(std::memory_order_relaxed) ? 0 : 1};
     links.endCycle(hasNorth, hasSouth, toNorth, toSouth, fromNorth, fromSouth,
                    figures);
     applyBorders();
@@ -698,7 +707,8 @@ bool Band::run(std::string &error) {
       // Nothing moved anywhere: the state changes next when an engine
       // finishes its operation or a wavelet leaves a ramp, so the cycles
       // until then can be skipped.
-      CycleFigures idle = {nextEvent(now), done() ? 1 : 0, 0, 0};
+      // The next event anywhere, and 0 when any band is not done.
+      CycleFigures idle = {nextEvent(now), done() ? 1 : 0, 0};
       links.minimum(idle);
       int64_t next = idle[0];
       if (next == kNever) {

@@ -39,6 +39,11 @@ inline std::string coreName(int x, int y) {
   return "core (" + std::to_string(x) + ", " + std::to_string(y) + ")";
 }
 
+/// Queues exist only for the colors a program routes (a handful of the
+/// target's): the lane of each color, or -1, and in `lanes` how many there
+/// are.
+std::array<int8_t, 64> colorLanes(const MeshProgram &program, int &lanes);
+
 /// What every band of a run reads: the checked program and the lanes of
 /// its colors.
 struct RunPlan {
@@ -46,10 +51,8 @@ struct RunPlan {
   const MeshConfig &config;
   const CoreMemoryAccess &access;
   const MeshWorkers &workers;
-  /// Queues exist only for the colors the program routes (a handful of
-  /// the target's): lane of each color, or -1, and how many there are.
-  std::array<int8_t, 64> laneOf;
   int lanes = 0;
+  std::array<int8_t, 64> laneOf;
   /// Each drain, by (core * kPorts + port) * 64 + color.
   llvm::DenseMap<int64_t, int> drainOf;
   /// Bands with rows; the workers after them have none.
@@ -222,8 +225,7 @@ private:
   const RunPlan &plan;
   BandLinks &links;
   const MeshConfig &config;
-  /// The band's rows [first, first + rows), and whether a band lies north
-  /// or south of it.
+  /// The band's rows [first, first + rows).
   int first = 0, rows = 0, width = 0;
   /// The plan's lanes, kept here: the hot loops read them for every
   /// wavelet.
@@ -231,6 +233,7 @@ private:
   int lanes = 0;
   /// The routes of the band's cores, from its first row.
   const llvm::SmallVector<Route, 4> *routes = nullptr;
+  /// Whether a band lies north or south of this one.
   bool hasNorth = false, hasSouth = false;
   /// Router input queues (core, port, lane), halo rows included, and each
   /// compute engine's queue of each lane (core, lane).

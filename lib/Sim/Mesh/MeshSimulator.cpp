@@ -336,34 +336,29 @@ public:
   }
 };
 
-/// The threads a run takes: as many as asked, but none with a band of
-/// fewer cores than `minCoresPerThread` or no rows.
-int threadsFor(const MeshProgram &program, const MeshWorkers &workers) {
-  int64_t cores = int64_t(program.width) * program.height;
+} // namespace
+
+int meshWorkers(int width, int height, const MeshWorkers &workers) {
+  if (workers.processes)
+    return std::max(1, std::min(workers.processes->workers(), height));
   int64_t threads = std::clamp(workers.threads, 1, 4096);
   int64_t perThread = std::max<int64_t>(1, workers.minCoresPerThread);
-  threads = std::min(threads, std::max<int64_t>(1, cores / perThread));
-  return static_cast<int>(std::min<int64_t>(threads, program.height));
+  threads = std::min(threads,
+                     std::max<int64_t>(1, int64_t(width) * height / perThread));
+  return static_cast<int>(std::min<int64_t>(threads, std::max(1, height)));
 }
-
-} // namespace
 
 int64_t estimateHostBytes(const MeshProgram &program, const MeshConfig &config,
                           const MeshWorkers &workers) {
   int lanes = 0;
-  uint64_t seen = 0;
-  for (const auto &routes : program.routes)
-    for (const Route &route : routes)
-      if (route.color >= 0 && route.color < 64 &&
-          !(seen >> route.color & 1)) {
-        seen |= uint64_t(1) << route.color;
-        ++lanes;
-      }
-  // A queue: head, size, arrivals, reservations, frees, a mark; with
-  // values, its wavelets and one staged.
-  int64_t queue = 2 + 2 + 4 +
-                  (config.values ? (config.queueDepth + 1) * sizeof(Wavelet)
-                                 : 0);
+  detail::colorLanes(program, lanes);
+  // A router queue: head, size, arrivals, reservations, the cycle it last
+  // freed a place; an engine's, the same but the last. With values, each
+  // holds its wavelets and one staged.
+  int64_t stored =
+      config.values ? (config.queueDepth + 1) * int64_t(sizeof(Wavelet)) : 0;
+  int64_t engineQueue = 2 + 2 + 1 + 1 + stored;
+  int64_t routerQueue = engineQueue + int64_t(sizeof(int64_t));
   int64_t buffers = 0;
   if (config.values)
     for (const CoreProgram &code : program.programs) {
@@ -372,12 +367,12 @@ int64_t estimateHostBytes(const MeshProgram &program, const MeshConfig &config,
         floats += buffer.elements * int64_t(sizeof(float));
       buffers = std::max(buffers, floats);
     }
-  int64_t perCore = (kPorts + 1) * lanes * queue + sizeof(detail::Engine) +
-                    buffers + 1 + 4 + 8 + kPorts * 8;
-  int bands = workers.processes
-                  ? std::max(1, std::min(workers.processes->workers(),
-                                         program.height))
-                  : threadsFor(program, workers);
+  // Beside the queues and the engine: the ramp's use this cycle, the
+  // router's load, when the engine next has work, the drained colors.
+  int64_t perCore = lanes * (kPorts * routerQueue + engineQueue) +
+                    int64_t(sizeof(detail::Engine)) + buffers + 1 + 4 + 8 +
+                    kPorts * 8;
+  int bands = meshWorkers(program.width, program.height, workers);
   int64_t rowsPerBand = (program.height + bands - 1) / bands + 2;
   int64_t bandsHere = workers.processes ? 1 : bands;
   // The program's description (routes, which program each core runs) is
@@ -397,28 +392,24 @@ std::optional<MeshResult> simulate(const MeshProgram &program,
   error = Validator(plan).validate();
   if (!error.empty())
     return std::nullopt;
+  plan.bands = meshWorkers(program.width, program.height, workers);
 
-  if (BandLinks *processes = workers.processes) {
-    // This process's band; the others run theirs in their processes.
-    plan.bands = std::max(1, std::min(processes->workers(), program.height));
-    Band band(plan, *processes);
+  // One band here: this process's of an MPI job (the others run theirs in
+  // their processes), or the whole mesh.
+  auto runOne = [&](BandLinks &links) -> std::optional<MeshResult> {
+    Band band(plan, links);
     if (!band.run(error))
       return std::nullopt;
     MeshResult result = band.result();
     band.storeMemory();
     return result;
-  }
-
-  int threads = threadsFor(program, workers);
-  plan.bands = threads;
+  };
+  if (workers.processes)
+    return runOne(*workers.processes);
+  int threads = plan.bands;
   if (threads == 1) {
     SoloLinks solo;
-    Band band(plan, solo);
-    if (!band.run(error))
-      return std::nullopt;
-    MeshResult result = band.result();
-    band.storeMemory();
-    return result;
+    return runOne(solo);
   }
   ThreadGroup group(threads);
   // Each band keeps a reference to its links: neither vector may move.

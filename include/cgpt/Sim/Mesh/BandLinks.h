@@ -45,7 +45,7 @@ struct BorderEntry {
 };
 
 /// Figures every band gives each cycle; the run goes on with their minimum.
-constexpr int kCycleFigures = 4;
+constexpr int kCycleFigures = 3;
 using CycleFigures = std::array<int64_t, kCycleFigures>;
 
 class BandLinks {

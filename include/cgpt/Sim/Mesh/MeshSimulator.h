@@ -198,6 +198,11 @@ struct MeshWorkers {
   std::function<void(const MeshProgress &)> progress;
 };
 
+/// The workers a run of a `width` x `height` mesh takes, each a band of
+/// rows: the processes of the MPI job, or as many threads as `workers`
+/// allows; never more than the mesh has rows.
+int meshWorkers(int width, int height, const MeshWorkers &workers);
+
 /// The host memory a run of `program` takes in one process when `workers`
 /// share it: the program's description, and each of its bands' queues,
 /// engines and buffers.
