@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
@@ -123,8 +124,9 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
                   "core), not " +
                   std::to_string(o.threads));
   if (o.cycleLevelLimit < 0 || !std::isfinite(o.cycleLevelLimit))
-    return refuse("--cycle-level-limit takes a number of core-cycles above "
-                  "0");
+    return refuse(llvm::formatv("--cycle-level-limit takes a number of "
+                                "core-cycles above 0, not {0}",
+                                llvm::format("%g", o.cycleLevelLimit)));
   if ((o.threads || o.cycleLevelLimit) && !o.cycleLevel)
     return refuse("--threads and --cycle-level-limit apply to --cycle-level "
                   "runs");
