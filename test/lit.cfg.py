@@ -75,6 +75,24 @@ else:
                     "in test/reference are skipped (scripts/setup.sh "
                     "installs it)")
 
+# The timing table's cases that the runs over more workers than cores
+# repeat (mesh-parallel.test, mesh-mpi.test): the short case or cases of
+# each kernel program. Each simulated cycle is a round of messages there,
+# and the long cases repeat the same exchanges for more cycles.
+config.substitutions.append(
+    ("%{short_mesh_cases}",
+     "'^(matmul, (square tile|one token per core|wide row|long row chain|"
+     "one core|f32)|weight gradient, (square|tall|wide)|"
+     "attention (forward, 4 x 4|backward, 8 x 8)|layer norm|softmax|GELU|"
+     "residual|bias|embedding)'"))
+# Fewer still over MPI processes, whose waits spin: with more processes than
+# free cores, each cycle can cost a time slice (mesh-mpi.test).
+config.substitutions.append(
+    ("%{shortest_mesh_cases}",
+     "'^(matmul, (square tile|long row chain)|weight gradient, "
+     "(square|wide)|attention forward, 4 x 4|layer norm, square|softmax|"
+     "GELU, square|residual|bias|embedding lookup)'"))
+
 # The cycle-level run over MPI processes (test/reference/mesh-mpi.test):
 # built with MPI, and Open MPI's mpirun to start the job. Root may run it
 # (CI runs as root), and more processes than cores.

@@ -85,6 +85,25 @@ static llvm::Error checkOutputPaths(const RunOptions &o) {
   return llvm::Error::success();
 }
 
+/// A --num-csx list, checked whole before the first compile: every entry
+/// a number of systems, none twice, and no more entries than a sweep runs.
+static llvm::Error checkSweep(llvm::ArrayRef<int64_t> numCsx) {
+  if (numCsx.size() > kMaxSweepEntries)
+    return refuse("a --num-csx sweep runs at most " +
+                  std::to_string(kMaxSweepEntries) +
+                  " numbers of systems, one compile each; the list has " +
+                  std::to_string(numCsx.size()));
+  for (auto [index, systems] : llvm::enumerate(numCsx)) {
+    if (systems < 1 || systems > frontend::kMaxSystems)
+      return refuse("--num-csx is " + std::to_string(systems) +
+                    "; allowed 1 to " + std::to_string(frontend::kMaxSystems));
+    if (llvm::is_contained(numCsx.take_front(index), systems))
+      return refuse("--num-csx names " + std::to_string(systems) +
+                    " systems twice");
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error driver::checkRunOptions(const RunOptions &o) {
   if (llvm::Error error = checkOutputPaths(o))
     return error;
@@ -116,6 +135,8 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
                          : stringifyMicroBatchMode(microBatch->mode).str()) +
                     " has none");
   }
+  if (llvm::Error error = checkSweep(o.numCsx))
+    return error;
   if (o.cycleLevel && o.numCsx.size() > 1)
     return refuse("--cycle-level runs one simulation; it does not apply to "
                   "--num-csx sweeps");
@@ -142,11 +163,17 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
     return refuse("--seed, --data, --init-weights, --save-weights, "
                   "--dump-step, --loss-curve and --bf16 apply to --functional "
                   "runs");
+  for (auto [option, path] : {std::pair{"--data", &o.dataPath},
+                               {"--init-weights", &o.initWeightsPath}})
+    if (*path == "-")
+      return refuse(llvm::Twine(option) +
+                    " reads a file; '-' would be standard input, which "
+                    "cgpt-run reads a model from: name the file");
   if (o.functional) {
-    if (o.numCsx.size() > 1 || o.reportPath || o.tracePath || o.placementPath ||
-        o.compile.emit != EmitKind::Summary)
+    if (o.numCsx.size() > 1 || o.reportPath || o.tracePath || o.tablePath ||
+        o.placementPath || o.compile.emit != EmitKind::Summary)
       return refuse("--functional runs one number of systems and prints its "
-                    "log; --num-csx sweeps, --report, --trace, "
+                    "log; --num-csx sweeps, --report, --trace, --table, "
                     "--emit-placement and --emit belong to simulation runs");
     if (o.lossCurvePath)
       return checkSuffix("--loss-curve", *o.lossCurvePath, kChartSuffixes);
@@ -189,6 +216,10 @@ private:
           session.compileAndSimulate(systems, module, out);
       if (failed(report))
         return failure();
+      // The first compile reads the batch: an entry with more systems than
+      // sequences is refused now, not after the compiles before it.
+      if (rows.empty() && failed(checkSweepBatch(report->model)))
+        return failure();
       model = report->model.name;
       cgpt::report::StepRates rates = cgpt::report::computeStepRates(*report);
       rows.push_back({systems, report->wafer->microBatch,
@@ -209,6 +240,17 @@ private:
           cgpt::report::printScalingPlot(os, model, rows);
         }))
       return failure();
+    return success();
+  }
+
+  /// Refuses a sweep entry with more systems than the step has sequences.
+  LogicalResult checkSweepBatch(const transformer::ModelFacts &model) {
+    for (int64_t systems : o.numCsx)
+      if (systems > model.globalBatch)
+        return emitError(session.inputLoc())
+               << "--num-csx names " << systems << " systems, more than the "
+               << model.globalBatch
+               << " sequences of a step: every system needs at least one";
     return success();
   }
 
@@ -493,6 +535,7 @@ private:
     options.dumpLastStep = o.dumpStepPath.has_value();
     options.stepsPerSecond =
         cgpt::report::computeStepRates(report).stepsPerSecond;
+    options.estimateLog = &llvm::errs();
     llvm::Expected<cgpt::exec::SessionResult> training =
         cgpt::exec::runTrainingSession(program, device, std::move(specs),
                                        report.model.name, options, out);

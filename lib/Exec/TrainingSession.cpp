@@ -98,6 +98,45 @@ std::string dumpStep(const Trainer &trainer, const StepSnapshot &before,
   return bytes;
 }
 
+/// What a run of many steps tells the person waiting: after the first
+/// step, the time the rest will take at its pace when that is long; on a
+/// terminal, a line that counts the steps.
+class StepProgress {
+public:
+  using Clock = std::chrono::steady_clock;
+  /// Runs expected to end sooner pass silently.
+  static constexpr double kEstimateFromSeconds = 10;
+
+  StepProgress(llvm::raw_ostream *log, int64_t total, Clock::time_point start)
+      : log(log), total(total), start(start), shown(start) {}
+
+  void afterStep(int64_t done) {
+    Clock::time_point now = Clock::now();
+    double elapsed = std::chrono::duration<double>(now - start).count();
+    double left = elapsed / done * (total - done);
+    if (done == 1 && left > kEstimateFromSeconds) {
+      *log << llvm::formatv("functional run: {0} steps at {1:f3} s a step on "
+                            "this host: {2} in all\n",
+                            total, elapsed, formatRoughDuration(elapsed + left));
+      counting = log->is_displayed();
+    }
+    if (!counting || (now - shown < std::chrono::seconds(1) && done < total))
+      return;
+    shown = now;
+    *log << llvm::formatv("\rstep {0} of {1}, {2} left   ", done, total,
+                          formatRoughDuration(left));
+    if (done == total)
+      *log << "\n";
+    log->flush();
+  }
+
+private:
+  llvm::raw_ostream *log;
+  int64_t total;
+  Clock::time_point start, shown;
+  bool counting = false;
+};
+
 } // namespace
 
 llvm::Expected<SessionResult>
@@ -145,6 +184,7 @@ exec::runTrainingSession(dataflow::ProgramOp program, wafer::DeviceOp device,
   SessionResult session;
   StepSnapshot before;
   auto start = std::chrono::steady_clock::now();
+  StepProgress progress(options.estimateLog, total, start);
   for (int64_t index = 0; index < total; ++index) {
     Batch batch = data->batch(index, trainer->getGlobalBatch());
     bool last = index == total - 1;
@@ -160,6 +200,8 @@ exec::runTrainingSession(dataflow::ProgramOp program, wafer::DeviceOp device,
                      llvm::formatv("{0}", result->loss).str() +
                      "): training diverged, and nothing is saved");
     session.losses.push_back(result->loss);
+    if (options.estimateLog)
+      progress.afterStep(index + 1);
     if ((index + 1) % options.logEvery == 0 || last)
       log << llvm::formatv(
           "global_step = {0}, loss = {1:f5}, rate = {2:f4} steps/sec\n",

@@ -46,8 +46,6 @@ constexpr int64_t kMaxHidden = int64_t(1) << 20;
 constexpr int64_t kMaxLayers = 10000;
 constexpr int64_t kMaxFfn = int64_t(1) << 22;
 constexpr int64_t kMaxPositions = int64_t(1) << 20;
-/// CS-3 clusters scale to 2048 systems (shared/reference, WSE-3 section).
-constexpr int64_t kMaxSystems = 2048;
 constexpr int64_t kMaxSteps = int64_t(1) << 40;
 
 llvm::StringRef stringifySchema(Schema schema) {
@@ -375,21 +373,27 @@ void ModelReader::readFeedForwardActivation(const Section &section,
 }
 
 void ModelReader::readKeyValueHeads(const Section &model) {
+  enum class AttentionModule { MultiHead, MultiQuery };
+  std::optional<AttentionModule> module = readChoice<AttentionModule>(
+      model, "attention_module",
+      {{AttentionModule::MultiHead, {"aiayn_attention"}},
+       {AttentionModule::MultiQuery, {"multiquery_attention"}}});
   Section extra = src.subsection(model, "extra_attention_params");
-  if (extra.present()) {
-    std::optional<int64_t> groups =
-        src.readInt(extra, "num_kv_groups", 1, kMaxHidden);
-    if (groups && !src.hasFailed() && spec.numHeads % *groups != 0)
-      src.error(src.locateKey(extra, "num_kv_groups"),
-                "'" + extra.qualify("num_kv_groups") + "' (" +
-                    std::to_string(*groups) + ") must divide '" +
-                    model.qualify("num_heads") + "' (" +
-                    std::to_string(spec.numHeads) + ")");
-    if (groups && *groups != spec.numHeads)
-      spec.numKvHeads = *groups;
-  }
-  readChoice<int>(model, "attention_module",
-                  {{0, {"aiayn_attention"}}, {0, {"multiquery_attention"}}});
+  std::optional<int64_t> groups;
+  if (extra.present())
+    groups = src.readInt(extra, "num_kv_groups", 1, kMaxHidden);
+  if (groups && !src.hasFailed() && spec.numHeads % *groups != 0)
+    src.error(src.locateKey(extra, "num_kv_groups"),
+              "'" + extra.qualify("num_kv_groups") + "' (" +
+                  std::to_string(*groups) + ") must divide '" +
+                  model.qualify("num_heads") + "' (" +
+                  std::to_string(spec.numHeads) + ")");
+  // Model Zoo's MultiQueryAttention defaults num_kv_groups to 1: one key
+  // and value head that every query head shares.
+  if (!groups && module == AttentionModule::MultiQuery)
+    groups = 1;
+  if (groups && *groups != spec.numHeads)
+    spec.numKvHeads = *groups;
   if (std::optional<int64_t> window =
           src.readInt(model, "attention_sliding_window_length", 1,
                       kMaxPositions))

@@ -296,7 +296,8 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
                      : m.ffn == "geglu" ? "GeGLU"
                                         : "ReGLU");
     if (m.kvHeads != m.numHeads)
-      os << ", " << m.kvHeads << " key/value heads";
+      os << ", " << m.kvHeads
+         << (m.kvHeads == 1 ? " key/value head" : " key/value heads");
     os << "\n";
   } else {
     os << "  model       " << m.layers

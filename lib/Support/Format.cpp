@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <locale>
 
 namespace cgpt {
@@ -68,6 +70,17 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape) {
                                                  : std::to_string(shape[i]);
   }
   return out + "]";
+}
+
+std::string formatRoughDuration(double seconds) {
+  if (seconds < 90)
+    return fmt::format("about {} s",
+                       std::max<int64_t>(1, std::llround(seconds)));
+  if (seconds < 90 * 60)
+    return fmt::format("about {} min", std::llround(seconds / 60));
+  if (seconds < 48 * 3600)
+    return fmt::format("about {:.1f} h", seconds / 3600);
+  return fmt::format("about {:.1f} days", seconds / 86400);
 }
 
 } // namespace cgpt

@@ -142,6 +142,17 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
     model.mixedFmacsPerCycle =
         requireInt(core, "mixed_fmacs_per_cycle", 1, 1 << 16);
     model.f32FmacsPerCycle = requireInt(core, "f32_fmacs_per_cycle", 1, 1 << 16);
+    // An FMAC is two FLOP, and flops_per_cycle is the core's peak: no
+    // precision multiplies and adds faster than that.
+    for (auto [key, fmacs] :
+         {std::pair{"mixed_fmacs_per_cycle", model.mixedFmacsPerCycle},
+          std::pair{"f32_fmacs_per_cycle", model.f32FmacsPerCycle}})
+      if (!source.hasFailed() && 2 * fmacs > model.flopsPerCycle)
+        source.error(source.locateKey(core, key),
+                     "'" + core.qualify(key) + "' (" + std::to_string(fmacs) +
+                         ") is " + std::to_string(2 * fmacs) +
+                         " FLOP a cycle, more than 'core.flops_per_cycle' (" +
+                         std::to_string(model.flopsPerCycle) + ")");
     model.taskActivationCycles =
         requireInt(core, "task_activation_cycles", 0, 1 << 16);
     model.reservedBytes = requireInt(core, "reserved_bytes", 0, int64_t(1) << 30);
@@ -180,6 +191,25 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
     model.reduceLevelLatency =
         require(reduce, "level_latency_seconds", 0, 1);
     model.reduceFanout = requireInt(reduce, "fanout", 2, 1 << 10);
+    // A misspelt key would otherwise leave its figure at nothing the user
+    // meant, silently: warn as model files do.
+    source.warnUnknownKeys(top, {"name", "mesh", "core", "clock_hz", "fabric",
+                                 "system", "weight_servers", "reduce_tree"});
+    source.warnUnknownKeys(mesh, {"width", "height"});
+    source.warnUnknownKeys(
+        core, {"sram_bytes", "flops_per_cycle", "sram_read_bytes_per_cycle",
+               "sram_write_bytes_per_cycle", "mixed_fmacs_per_cycle",
+               "f32_fmacs_per_cycle", "task_activation_cycles",
+               "reserved_bytes"});
+    source.warnUnknownKeys(fabric,
+                           {"link_bytes_per_cycle", "hop_latency_cycles",
+                            "ramp_latency_cycles", "colors", "queue_wavelets"});
+    source.warnUnknownKeys(system, {"io_bytes_per_second"});
+    source.warnUnknownKeys(servers,
+                           {"capacity_bytes", "bandwidth_bytes_per_second",
+                            "optimizer_bytes_per_second"});
+    source.warnUnknownKeys(reduce, {"bandwidth_bytes_per_second",
+                                    "level_latency_seconds", "fanout"});
   } catch (const YAML::Exception &e) {
     source.error(source.fileStart(), "unexpected structure: " + e.msg);
   }

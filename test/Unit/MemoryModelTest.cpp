@@ -77,6 +77,11 @@ TEST_F(MemoryModelTest, CheckpointPolicies) {
   EXPECT_EQ(checkpoints({Kind::keep, 0}), perCore(8 * mib));
   EXPECT_EQ(checkpoints({Kind::every, 2}), perCore(6 * mib));
   EXPECT_EQ(checkpoints({Kind::offload, 0}), perCore(4 * mib));
+  // An interval past the model's four layers keeps layer 0 and rebuilds
+  // the other three, whatever its size: no product of it overflows.
+  EXPECT_EQ(checkpoints({Kind::every, 4}), perCore(8 * mib));
+  EXPECT_EQ(checkpoints({Kind::every, 5}), perCore(8 * mib));
+  EXPECT_EQ(checkpoints({Kind::every, int64_t(1) << 62}), perCore(8 * mib));
   int64_t sram = program.getTarget().getCoreSramBytes();
   EXPECT_GT(memoryPeak(program, placement, 1, {Kind::keep, 0}).memory.total(),
             sram);

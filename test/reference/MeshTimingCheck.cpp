@@ -40,6 +40,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 #ifdef CGPT_ENABLE_MPI
@@ -68,6 +69,11 @@ llvm::cl::list<std::string>
 llvm::cl::opt<bool> engineOnly("engine-only",
                                llvm::cl::desc("Print the engine's cycles "
                                               "alone"));
+llvm::cl::opt<std::string>
+    caseFilter("cases",
+               llvm::cl::desc("Run only the table's cases whose names this "
+                              "regular expression matches"),
+               llvm::cl::value_desc("regex"));
 llvm::cl::opt<bool> bench("bench",
                           llvm::cl::desc("Time one large case only"));
 llvm::cl::opt<bool> benchWholeMesh(
@@ -383,6 +389,16 @@ int main(int argc, char **argv) {
               sim::mesh::rectangleLayout(128, 128), 2, 128, 128, &*target}};
   } else if (placedFiles.empty()) {
     table = handCases(*target);
+  }
+  if (!caseFilter.empty()) {
+    llvm::Regex pattern(caseFilter);
+    std::string why;
+    if (!pattern.isValid(why)) {
+      llvm::errs() << "cgpt-mesh-timing-check: --cases '" << caseFilter
+                   << "': " << why << "\n";
+      return 2;
+    }
+    llvm::erase_if(table, [&](const Case &c) { return !pattern.match(c.what); });
   }
   for (const std::string &path : placedFiles)
     if (!placedCases(path, context, table)) {

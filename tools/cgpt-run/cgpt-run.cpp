@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -254,9 +255,19 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
 }
 
 /// What the command line itself gets wrong: an option given twice (a
-/// mistake, not a choice of the last; lists such as --num-csx take several
-/// values).
+/// mistake, not a choice of the last), a list such as --num-csx among them
+/// (one comma-separated list takes several values).
 static bool checkCommandLine() {
+  // LLVM counts each value of a comma-separated list as an occurrence; the
+  // values of one occurrence share its position on the command line.
+  std::set<unsigned> listPositions;
+  for (unsigned index = 0; index < numCsx.size(); ++index)
+    listPositions.insert(numCsx.getPosition(index));
+  if (listPositions.size() > 1) {
+    llvm::errs() << "cgpt-run: --num-csx is given " << listPositions.size()
+                 << " times; give one list, such as --num-csx 2,4\n";
+    return false;
+  }
   for (auto &entry : cl::getRegisteredOptions()) {
     cl::Option *option = entry.second;
     bool ours = llvm::is_contained(option->Categories, &runCategory) ||

@@ -25,6 +25,9 @@
 
 namespace cgpt::driver {
 
+/// The most entries a --num-csx sweep runs: each is a compile.
+constexpr size_t kMaxSweepEntries = 128;
+
 struct RunOptions {
   CompileOptions compile;
   /// Systems to compile for: none (the file's), one, or a sweep.

@@ -47,6 +47,10 @@ struct SessionOptions {
   bool dumpLastStep = false;
   /// The simulated wafer's rate, for the log lines.
   double stepsPerSecond = 0;
+  /// Where a long run says, after its first step, how long the rest will
+  /// take on this host (and, on a terminal, how far it has gone); null:
+  /// nowhere.
+  llvm::raw_ostream *estimateLog = nullptr;
 };
 
 struct SessionResult {

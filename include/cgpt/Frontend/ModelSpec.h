@@ -25,6 +25,10 @@
 
 namespace cgpt::frontend {
 
+/// The most systems a run may name: CS-3 clusters scale to 2048
+/// (shared/reference, WSE-3 section).
+constexpr int64_t kMaxSystems = 2048;
+
 /// The dialect of model file a spec was read from.
 /// How the decoder normalizes: layer norm (gain and bias) or RMS norm
 /// (gain only).

@@ -30,6 +30,10 @@ std::string quoteValue(llvm::StringRef text);
 /// A shape as "[?, 2048, 768]"; dynamic dimensions print as "?".
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
+/// A duration for someone waiting: "about 40 s", "about 3 min", "about
+/// 2.5 h", "about 12.0 days".
+std::string formatRoughDuration(double seconds);
+
 } // namespace cgpt
 
 #endif // CGPT_SUPPORT_FORMAT_H

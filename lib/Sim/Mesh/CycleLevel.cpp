@@ -56,16 +56,6 @@ static int64_t hostMemoryBytes() {
   return pages > 0 && size > 0 ? int64_t(pages) * size : 0;
 }
 
-/// "about 3 min" for `seconds`.
-static std::string roughTime(double seconds) {
-  if (seconds < 90)
-    return llvm::formatv("about {0} s",
-                         std::max<int64_t>(1, std::llround(seconds)));
-  if (seconds < 90 * 60)
-    return llvm::formatv("about {0} min", std::llround(seconds / 60));
-  return llvm::formatv("about {0:f1} h", seconds / 3600);
-}
-
 FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
                                        const CycleLevelOptions &options) {
   FailureOr<const target::WaferTargetModel *> loaded = device.getTargetModel();
@@ -140,7 +130,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   if (total > options.maxCoreCycles)
     return device.emitOpError()
            << "would take about " << llvm::formatv("{0:e2}", total)
-           << " core-cycles to simulate cycle by cycle (" << roughTime(seconds)
+           << " core-cycles to simulate cycle by cycle (" << formatRoughDuration(seconds)
            << " on " << workerCount
            << " worker(s)); the limit is "
            << llvm::formatv("{0:e2}", options.maxCoreCycles)
@@ -176,7 +166,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
     *options.log << llvm::formatv(
         "cycle-level: {0} kernels, about {1:e2} core-cycles: {2} on {3} "
         "worker(s); about {4} MiB of memory a process\n",
-        planned.size(), total, roughTime(seconds), workerCount,
+        planned.size(), total, formatRoughDuration(seconds), workerCount,
         std::max<int64_t>(1, largestBytes / (1 << 20)));
 
   CycleLevelRun run;
@@ -202,7 +192,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
             "\rcycle-level: {0}: {1} cycles; {2:f0}% of the run, {3} left  ",
             current, formatGrouped(at.cycle),
             std::min(99.0, 100 * done / std::max(1.0, total)),
-            roughTime(std::max(0.0, total - done) /
+            formatRoughDuration(std::max(0.0, total - done) /
                       (kCoreCyclesPerWorkerSecond * at.workers)));
         options.log->flush();
       };

@@ -14,6 +14,8 @@
 #include "MeshBand.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace cgpt::sim::mesh {
@@ -223,29 +225,47 @@ std::string Validator::validate() {
 }
 
 
-/// A spinning barrier: the workers of a band run meet at it once or twice
-/// a cycle, too often to sleep in between; it yields to the host when a
-/// worker waits long (more workers than host cores).
-class SpinBarrier {
+/// The barrier the workers of a band run meet at, once or twice a cycle.
+/// A worker spins first: with a core each, the others arrive within
+/// microseconds, too soon to sleep. One that waits longer sleeps until the
+/// last arrives: with more workers than free host cores (4 threads on 2,
+/// or beside other work) a spinning worker would hold the core that the
+/// one it waits for needs, for a whole time slice a cycle.
+class WorkerBarrier {
 public:
-  explicit SpinBarrier(int count) : count(count) {}
+  explicit WorkerBarrier(int count) : count(count) {}
   void wait() {
     int64_t generation = passed.load(std::memory_order_acquire);
     if (waiting.fetch_add(1, std::memory_order_acq_rel) + 1 == count) {
       waiting.store(0, std::memory_order_relaxed);
-      passed.fetch_add(1, std::memory_order_release);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        passed.fetch_add(1, std::memory_order_release);
+      }
+      wake.notify_all();
       return;
     }
-    for (int spins = 0; passed.load(std::memory_order_acquire) == generation;
-         ++spins)
-      if (spins > 256)
+    for (int spins = 0; spins < kSpins; ++spins) {
+      if (passed.load(std::memory_order_acquire) != generation)
+        return;
+      if (spins >= kSpins / 4)
         std::this_thread::yield();
+    }
+    std::unique_lock<std::mutex> lock(mutex);
+    wake.wait(lock, [&] {
+      return passed.load(std::memory_order_acquire) != generation;
+    });
   }
 
 private:
+  /// Checks before a worker sleeps: the first quarter spinning, the rest
+  /// yielding its core between checks.
+  static constexpr int kSpins = 1024;
   const int count;
   std::atomic<int> waiting{0};
   std::atomic<int64_t> passed{0};
+  std::mutex mutex;
+  std::condition_variable wake;
 };
 
 /// The threads of one run. Each collective writes the slot of its parity
@@ -264,7 +284,7 @@ public:
     Exchange parity[2];
     std::string gathered;
   };
-  SpinBarrier barrier;
+  WorkerBarrier barrier;
   std::vector<Slot> slots;
 };
 

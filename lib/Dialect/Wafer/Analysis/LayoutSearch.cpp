@@ -29,11 +29,18 @@ llvm::SmallVector<Layout> layoutCandidates(int64_t cores, int64_t extent,
   llvm::SmallVector<Layout> candidates;
   for (int64_t gk = 1; gk <= cores; gk *= 2)
     candidates.push_back({cores / gk, gk, weights});
-  for (int64_t perCore = 1; perCore <= 64 * std::max<int64_t>(1, lanes);
-       ++perCore) {
+  // Items per core from the fewest that leave no group without a core;
+  // each step jumps to the next count that makes fewer groups, so the
+  // candidates are the distinct group counts (at most about 2 sqrt(extent)),
+  // however wide the SIMD.
+  int64_t maxPerCore = 64 * std::max<int64_t>(1, lanes);
+  for (int64_t perCore = std::max<int64_t>(1, ceilDiv(extent, cores));
+       perCore <= maxPerCore;) {
     int64_t groups = ceilDiv(extent, perCore);
-    if (groups <= cores)
-      candidates.push_back({groups, cores / groups, weights});
+    candidates.push_back({groups, cores / groups, weights});
+    if (groups == 1)
+      break;
+    perCore = ceilDiv(extent, groups - 1);
   }
   return candidates;
 }
