@@ -132,7 +132,9 @@ static void normalize(YAML::Node node, ConfigSource &source,
 /// LoadAll cannot be used to count documents: on a stray ',' it makes
 /// empty documents without end.)
 static unsigned secondDocumentLine(StringRef text) {
-  bool content = false, ended = false;
+  // `opened`: a `---` began the first document, so another starts a
+  // second even with nothing between (PyYAML reads an empty document).
+  bool content = false, ended = false, opened = false;
   unsigned number = 0;
   for (StringRef rest = text; !rest.empty();) {
     auto [line, next] = rest.split('\n');
@@ -144,9 +146,10 @@ static unsigned secondDocumentLine(StringRef text) {
       ended = content;
       continue;
     }
-    if ((start && content) ||
+    if ((start && (content || opened)) ||
         (ended && !trimmed.ltrim().empty() && !trimmed.ltrim().starts_with("#")))
       return number;
+    opened = opened || start;
     if (start || trimmed.ltrim().empty() || trimmed.ltrim().starts_with("#") ||
         (!content && trimmed.starts_with("%")))
       continue;
@@ -156,6 +159,12 @@ static unsigned secondDocumentLine(StringRef text) {
 }
 
 YAML::Node ConfigSource::parseYaml() {
+  // A carriage return alone ends a line in YAML, as PyYAML reads it (files
+  // saved with classic Mac line ends); yaml-cpp reads it as a character.
+  // One byte for one: every line and column stays where it was.
+  for (size_t at = 0; at < text.size(); ++at)
+    if (text[at] == '\r' && (at + 1 == text.size() || text[at + 1] != '\n'))
+      text[at] = '\n';
   if (unsigned line = secondDocumentLine(text)) {
     error(FileLineColLoc::get(context, path, line, 1),
           "a second YAML document starts here; a file holds one");

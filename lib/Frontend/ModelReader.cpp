@@ -627,7 +627,8 @@ void ModelReader::readPhase(const YAML::Node &node, const std::string &what,
   if (kind == "constant") {
     double lr = src.readDouble(params, "learning_rate", 0, 1e6)
                     .value_or(initial.value_or(0));
-    spec.schedule.push_back({ScheduleKind::constant, lr, lr, steps.value_or(0)});
+    spec.schedule.push_back(
+        {ScheduleKind::constant, lr, lr, steps.value_or(0), src.locate(node)});
     return;
   }
   if (kind != "linear" && kind != "cosine" && kind != "cosinedecay") {
@@ -655,7 +656,7 @@ void ModelReader::readPhase(const YAML::Node &node, const std::string &what,
   }
   spec.schedule.push_back({kind == "linear" ? ScheduleKind::linear
                                             : ScheduleKind::cosine,
-                           *initial, end, *steps});
+                           *initial, end, *steps, src.locate(node)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -1378,9 +1379,11 @@ void ModelReader::finish(const ImportOptions &options) {
   }
   for (size_t i = 0; i + 1 < spec.schedule.size(); ++i)
     if (spec.schedule[i].steps == 0)
-      src.error(src.fileStart(),
+      src.error(spec.schedule[i].where ? mlir::Location(spec.schedule[i].where)
+                                       : src.fileStart(),
                 "learning-rate phase #" + std::to_string(i) +
-                    " has no step count but is not the last phase");
+                    " has no step count (or 0 steps) but is not the last "
+                    "phase: it would never end");
 }
 
 /// Converts a JSON document to the yaml-cpp tree the readers walk. Object

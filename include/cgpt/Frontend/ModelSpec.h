@@ -70,6 +70,9 @@ struct LRPhase {
   double start;
   double end;
   int64_t steps;
+  /// Where the file gives the phase, for errors about it (null for a
+  /// phase cgpt supplies).
+  mlir::LocationAttr where = {};
 };
 
 struct ModelSpec {
