@@ -115,9 +115,10 @@ public:
     double elapsed = std::chrono::duration<double>(now - start).count();
     double left = elapsed / done * (total - done);
     if (done == 1 && left > kEstimateFromSeconds) {
-      *log << llvm::formatv("functional run: {0} steps at {1:f3} s a step on "
-                            "this host: {2} in all\n",
-                            total, elapsed, formatRoughDuration(elapsed + left));
+      *log << llvm::formatv(
+          "functional run: {0} steps at {1:f3} s a step on this host: {2} in "
+          "all\n",
+          total, elapsed, formatRoughDuration(elapsed + left));
       counting = log->is_displayed();
     }
     if (!counting || (now - shown < std::chrono::seconds(1) && done < total))

@@ -398,7 +398,8 @@ int main(int argc, char **argv) {
                    << "': " << why << "\n";
       return 2;
     }
-    llvm::erase_if(table, [&](const Case &c) { return !pattern.match(c.what); });
+    llvm::erase_if(table,
+                   [&](const Case &c) { return !pattern.match(c.what); });
   }
   for (const std::string &path : placedFiles)
     if (!placedCases(path, context, table)) {

@@ -130,8 +130,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   if (total > options.maxCoreCycles)
     return device.emitOpError()
            << "would take about " << llvm::formatv("{0:e2}", total)
-           << " core-cycles to simulate cycle by cycle (" << formatRoughDuration(seconds)
-           << " on " << workerCount
+           << " core-cycles to simulate cycle by cycle ("
+           << formatRoughDuration(seconds) << " on " << workerCount
            << " worker(s)); the limit is "
            << llvm::formatv("{0:e2}", options.maxCoreCycles)
            << ": raise it with --cycle-level-limit, or use a smaller "

@@ -87,11 +87,11 @@ MemoryAccount::checkpointBytesPerSequence(CheckpointPolicy policy) const {
   // What the policy holds besides: a run's rebuilt checkpoints (the layers
   // between two kept ones, never more than the model has), or the
   // offloaded checkpoint in use and the next one arriving.
-  if (policy.kind == CheckpointPolicy::Kind::every)
-    perSequence +=
-        (std::min(policy.interval, std::max<int64_t>(1, program.getLayers())) -
-         1) *
-        largestLayer;
+  if (policy.kind == CheckpointPolicy::Kind::every) {
+    int64_t runLayers =
+        std::min(policy.interval, std::max<int64_t>(1, program.getLayers()));
+    perSequence += (runLayers - 1) * largestLayer;
+  }
   if (policy.kind == CheckpointPolicy::Kind::offload)
     perSequence += 2 * largestLayer;
   return perSequence;
