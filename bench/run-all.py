@@ -107,7 +107,7 @@ def main():
               f"{compile_times['gpt3-175b.yaml']:.2f} s.", ""]
     seconds, peak = measure([run, model("gpt3-175b.yaml"),
                              "--micro-batch-size", "explore"], args.runs)
-    lines += ["With `--micro-batch-size explore` (every divisor of the "
+    lines += ["With `--micro-batch-size explore` (every even split of the "
               "per-system batch with every placer, whole-mesh, side-by-side "
               "and layer pipelined, and every checkpoint policy, and the "
               f"table): GPT-3 175B in {seconds:.2f} s, {peak:.0f} MB "

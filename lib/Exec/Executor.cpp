@@ -7,6 +7,7 @@
 #include "cgpt/Exec/Executor.h"
 
 #include "cgpt/Exec/ExecutableKernel.h"
+#include "cgpt/Support/MicroBatches.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -243,8 +244,12 @@ FailureOr<Trainer::StepResult> Trainer::step(const Batch &batch) {
   StepResult result;
   for (int64_t system = 0; system < numCsx; ++system) {
     auto [begin, end] = systemShare(globalBatch, numCsx, system);
-    for (int64_t first = begin; first < end; first += microBatch) {
-      int64_t last = std::min(first + microBatch, end);
+    // The system's passes as the plan splits them: evenly, the larger
+    // first.
+    PassSplit split = PassSplit::atMost(end - begin, microBatch);
+    for (int64_t pass = 0; pass < split.passes; ++pass) {
+      int64_t first = begin + split.firstOf(pass);
+      int64_t last = begin + split.firstOf(pass + 1);
       if (failed(runMicroBatch(sliceRows(batch.tokens, first, last),
                                sliceRows(batch.labels, first, last),
                                result.loss)))

@@ -16,10 +16,12 @@
 #include "cgpt/Support/BatchChecks.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
+#include "cgpt/Support/MicroBatches.h"
 #include "cgpt/Support/Nesting.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
@@ -1360,15 +1362,19 @@ void ModelReader::finish(const ImportOptions &options) {
                     " tokens; cgpt models full causal attention, so each "
                     "query attends to (and pays for) every earlier key");
   int64_t perSystem = llvm::divideCeil(spec.globalBatch, spec.numCsx);
-  if (spec.microBatchMode == MicroBatchMode::fixed &&
-      perSystem % spec.microBatchSize != 0) {
-    src.error(src.locate(microBatchNode, "micro_batch_size"),
-              "micro_batch_size " + std::to_string(spec.microBatchSize) +
-                  " does not divide the per-system batch " +
-                  std::to_string(perSystem) + " (global " +
-                  std::to_string(spec.globalBatch) + " / " +
-                  std::to_string(spec.numCsx) + " systems)");
-    return;
+  if (spec.microBatchMode == MicroBatchMode::fixed) {
+    // Model Zoo 2.5+ adjusts a micro-batch to split the batch evenly and
+    // says so; the planner runs it that way.
+    PassSplit split = PassSplit::atMost(perSystem, spec.microBatchSize);
+    if (split.microBatch != spec.microBatchSize)
+      src.warning(
+          src.locate(microBatchNode, "micro_batch_size"),
+          llvm::formatv("micro_batch_size {0} runs as {1}: the per-system "
+                        "batch of {2} (global {3} / {4} systems) splits "
+                        "evenly into {5} pass(es) of at most {1}",
+                        spec.microBatchSize, split.microBatch, perSystem,
+                        spec.globalBatch, spec.numCsx, split.passes)
+              .str());
   }
   if (!sawSchedule || spec.schedule.empty()) {
     // The paper's 111M peak rate: a neutral stand-in when none is given.

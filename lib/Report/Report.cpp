@@ -7,6 +7,7 @@
 #include "cgpt/Report/Report.h"
 
 #include "cgpt/Support/Format.h"
+#include "cgpt/Support/MicroBatches.h"
 #include "cgpt/Support/Version.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -211,8 +212,17 @@ static void printDataflowSummary(llvm::raw_ostream &os,
 static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
   const StepReport::Wafer &w = *report.wafer;
   os << llvm::formatv("  micro-batch {0} x {1} accumulation step(s) per "
-                      "system, checkpoints {2}\n",
-                      w.microBatch, w.gradAccumSteps, w.checkpoint);
+                      "system",
+                      w.microBatch, w.gradAccumSteps);
+  // An uneven split runs its last passes one sequence short.
+  PassSplit split;
+  if (w.microBatch > 0 && report.perSystemBatch > 0)
+    split = PassSplit::atMost(report.perSystemBatch, w.microBatch);
+  if (!split.isEven())
+    os << llvm::formatv(" ({0} of {1}, {2} of {3})", split.fullPasses,
+                        split.microBatch, split.shortPasses(),
+                        split.microBatch - 1);
+  os << ", checkpoints " << w.checkpoint << "\n";
   os << "              " << w.plan << "\n";
   os << "  placement   " << w.stages.size() << " stages on "
      << formatGrouped(w.coresUsed) << " of " << formatGrouped(w.meshCores)

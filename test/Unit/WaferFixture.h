@@ -21,6 +21,7 @@
 #include "cgpt/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -52,17 +53,20 @@ protected:
   wafer::DeviceOp compile(const std::string &file, const std::string &target,
                           int64_t systems = 1,
                           const std::string &placer = "auto") {
-    module = importSourceModel(file, &context);
-    EXPECT_TRUE(module) << file;
-    module->walk(
-        [&](transformer::TrainStepOp step) { step.setNumCsx(systems); });
-    mlir::PassManager pm(&context);
-    LowerToDataflowOptions options;
-    options.target = target;
-    options.placer = placer;
-    buildLowerToWaferPipeline(pm, options);
-    EXPECT_TRUE(mlir::succeeded(pm.run(*module))) << file;
+    EXPECT_TRUE(mlir::succeeded(lower(file, target, systems, placer)))
+        << file;
     return *module->getOps<wafer::DeviceOp>().begin();
+  }
+
+  /// The planned step of `file` on `target`, or nothing where it does not
+  /// compile there (it does not fit, or the target is refused), quietly.
+  std::optional<wafer::StepEstimate> plannedStepIfAny(
+      const std::string &file, const std::string &target) {
+    mlir::ScopedDiagnosticHandler quiet(
+        &context, [](mlir::Diagnostic &) { return mlir::success(); });
+    if (mlir::failed(lower(file, target, 1, "auto")))
+      return std::nullopt;
+    return plannedStep(*module->getOps<wafer::DeviceOp>().begin());
   }
 
   /// The step program of `device`.
@@ -106,6 +110,21 @@ protected:
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+
+private:
+  mlir::LogicalResult lower(const std::string &file, const std::string &target,
+                            int64_t systems, const std::string &placer) {
+    module = importSourceModel(file, &context);
+    EXPECT_TRUE(module) << file;
+    module->walk(
+        [&](transformer::TrainStepOp step) { step.setNumCsx(systems); });
+    mlir::PassManager pm(&context);
+    LowerToDataflowOptions options;
+    options.target = target;
+    options.placer = placer;
+    buildLowerToWaferPipeline(pm, options);
+    return pm.run(*module);
+  }
 };
 
 } // namespace cgpt::test

@@ -160,7 +160,7 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
 
 // -----
 
-// expected-error @+1 {{micro_batch (3) x grad_accum_steps (2) must equal the per-system batch (8)}}
+// expected-error @+1 {{micro_batch (3) and grad_accum_steps (2) do not split the per-system batch (8) evenly: passes of at most 3 split it as 3 of at most 3}}
 wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 2 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 3 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
   wafer.stage @s0 order 0 "forward" {
     wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}

@@ -13,7 +13,7 @@
 // CHECK-SAME: grad_accum_steps = 2 : i64
 // CHECK-SAME: micro_batch = 1 : i64
 // CHECK-SAME: placer = "{{whole-mesh|side-by-side}}"
-// CHECK-SAME: plan = "auto: of 2 divisors of 2, 2 placers and 4 checkpoint policies, 1 with '{{every [0-9]+|offload}}' on the {{whole-mesh|side-by-side}} placer fits and predicts the most samples per second; 2 needs {{[0-9,]+}} B per core even with
+// CHECK-SAME: plan = "auto: of 2 even splits of 2, 2 placers and 4 checkpoint policies, 1 with '{{every [0-9]+|offload}}' on the {{whole-mesh|side-by-side}} placer fits and predicts the most samples per second; 2 needs {{[0-9,]+}} B per core even with
 // Every region records its per-core peak.
 // CHECK: wafer.region @norm {{.*}}sram_bytes = {{[0-9]+}} : i64
 

@@ -71,15 +71,17 @@ struct DataflowTile : cgpt::dataflow::impl::DataflowTileBase<DataflowTile> {
                          << workingSetFraction;
       return signalPassFailure();
     }
-    FailureOr<cgpt::target::WaferTargetModel> model =
-        cgpt::target::WaferTargetModel::load(target, &getContext());
+    // Shared with the passes after: a target file's warnings are said once.
+    FailureOr<const cgpt::target::WaferTargetModel *> model =
+        cgpt::target::WaferTargetModel::loadShared(target, &getContext());
     if (failed(model))
       return signalPassFailure();
     CoreBudget budget{
-        static_cast<int64_t>(model->getCoreSramBytes() * workingSetFraction),
-        std::max<int64_t>(1, model->getFlopsPerCycle() / 2)};
+        static_cast<int64_t>((*model)->getCoreSramBytes() *
+                             workingSetFraction),
+        std::max<int64_t>(1, (*model)->getFlopsPerCycle() / 2)};
     if (budget.bytes < 16 * budget.lanes * kAccumulatorBytes) {
-      module.emitError() << "target '" << model->getName() << "' leaves "
+      module.emitError() << "target '" << (*model)->getName() << "' leaves "
                          << budget.bytes
                          << " bytes per core for a tile; at least "
                          << 16 * budget.lanes * kAccumulatorBytes

@@ -18,8 +18,6 @@
 
 namespace cgpt::wafer {
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
                                            const TimedPlacement &timed,
                                            ScheduleObserver *observer) {
@@ -32,25 +30,38 @@ StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
 
   // Per stage: its time for one micro-batch (waves one after another, the
   // regions of a wave at once) and its slowest region's bound.
-  std::vector<double> stageSeconds(stages.size());
-  std::vector<const char *> stageBound(stages.size(), "compute");
-  for (size_t s = 0; s < stages.size(); ++s) {
-    double waveLongest = 0, slowest = 0;
-    for (size_t r = 0; r < stages[s].regions.size(); ++r) {
-      if (r > 0 && placement.regions[s][r].wave !=
-                       placement.regions[s][r - 1].wave) {
-        stageSeconds[s] += waveLongest;
-        waveLongest = 0;
+  auto stageSecondsOf = [&](const std::vector<std::vector<KernelTime>> &times,
+                            std::vector<const char *> *bounds) {
+    std::vector<double> seconds(stages.size());
+    for (size_t s = 0; s < stages.size(); ++s) {
+      double waveLongest = 0, slowest = 0;
+      for (size_t r = 0; r < stages[s].regions.size(); ++r) {
+        if (r > 0 && placement.regions[s][r].wave !=
+                         placement.regions[s][r - 1].wave) {
+          seconds[s] += waveLongest;
+          waveLongest = 0;
+        }
+        double regionSeconds = times[s][r].cycles() / clock;
+        waveLongest = std::max(waveLongest, regionSeconds);
+        if (bounds && regionSeconds > slowest) {
+          slowest = regionSeconds;
+          (*bounds)[s] = times[s][r].bound();
+        }
       }
-      double seconds = timed.times[s][r].cycles() / clock;
-      waveLongest = std::max(waveLongest, seconds);
-      if (seconds > slowest) {
-        slowest = seconds;
-        stageBound[s] = timed.times[s][r].bound();
-      }
+      seconds[s] += waveLongest;
     }
-    stageSeconds[s] += waveLongest;
-  }
+    return seconds;
+  };
+  std::vector<const char *> stageBound(stages.size(), "compute");
+  std::vector<double> stageSeconds = stageSecondsOf(timed.times, &stageBound);
+  // The slowest slot's forward and backward of one micro-batch: what each
+  // further micro-batch adds once the pipeline is full.
+  auto slowestSlotOf = [&](llvm::ArrayRef<double> seconds) {
+    std::vector<double> perSlot(numSlots);
+    for (size_t s = 0; s < stages.size(); ++s)
+      perSlot[static_cast<size_t>(*placement.slots[s])] += seconds[s];
+    return *std::max_element(perSlot.begin(), perSlot.end());
+  };
   // Per slot: forward (the loss turn-around counts as the forward of its
   // slot) and backward time per micro-batch, resident weights, and the
   // gradients it sums over the step.
@@ -66,10 +77,11 @@ StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
   }
 
   StepEstimate estimate;
-  estimate.passes = ceilDiv(program.getPerSystemBatch(), timed.microBatch);
+  const PassSplit &split = timed.split;
+  estimate.passes = split.passes;
   // The weights arrive once per step, slot by slot, after the tree's
   // latency; a slot's first forward waits for its weights.
-  double inFree = cluster.treeLatency, fill = 0, sumCycle = 0, slowest = 0;
+  double inFree = cluster.treeLatency, fill = 0, sumCycle = 0;
   std::vector<double> arrived(numSlots), forwardStart(numSlots);
   for (size_t p = 0; p < numSlots; ++p) {
     double start = inFree;
@@ -81,7 +93,6 @@ StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
     forwardStart[p] = std::max(fill, arrived[p]);
     fill = forwardStart[p] + forward[p];
     sumCycle += forward[p] + backward[p];
-    slowest = std::max(slowest, forward[p] + backward[p]);
   }
   double sumForward = 0;
   for (double f : forward)
@@ -89,9 +100,13 @@ StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
   // What waiting for weights added to the first micro-batch's way in.
   double delay = fill - sumForward;
   estimate.firstPassSeconds = delay + sumCycle;
+  // The full micro-batches first, then the short ones of an uneven split.
   double passesEnd =
       estimate.firstPassSeconds +
-      static_cast<double>(estimate.passes - 1) * slowest;
+      static_cast<double>(split.fullPasses - 1) * slowestSlotOf(stageSeconds);
+  if (!split.isEven())
+    passesEnd += static_cast<double>(split.shortPasses()) *
+                 slowestSlotOf(stageSecondsOf(timed.shortTimes, nullptr));
 
   if (observer) {
     // The first micro-batch: forward through the slots, then back.

@@ -16,8 +16,6 @@ namespace cgpt::wafer {
 /// moments per parameter, and read its f32 gradient: 28 bytes.
 constexpr double kOptimizerBytesPerParameter = 28;
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 //===----------------------------------------------------------------------===//
 // The cluster and the step's tail
 //===----------------------------------------------------------------------===//
@@ -126,15 +124,12 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
   detail::Cluster cluster = detail::Cluster::of(t, program.getNumCsx());
   double inRate = cluster.inRate, outRate = cluster.outRate;
   bool offload = policy.kind == CheckpointPolicy::Kind::offload;
-  int64_t microBatch = timed.microBatch;
   llvm::ArrayRef<ProgramStage> stages = program.getStages();
 
   std::vector<std::pair<size_t, bool>> schedule =
       passSchedule(program, policy);
   StepEstimate estimate;
-  estimate.passes = ceilDiv(program.getPerSystemBatch(), microBatch);
-  // Token ids and labels (i32) from the activation workers, each pass.
-  double tokenBytes = 2.0 * 4 * microBatch * program.getSeqLen();
+  estimate.passes = timed.split.passes;
 
   // The two directions of the system's I/O; each is busy until its last
   // transfer ends. The step's first weights cannot be prefetched: they are
@@ -142,7 +137,13 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
   double inFree = cluster.treeLatency, outFree = 0, time = 0;
   // When the last pass's gradients reach the weight servers, in order.
   std::vector<std::pair<double, double>> lastGradients; // arrival, bytes
-  auto runPass = [&](bool first, bool last) {
+  // One pass of `sequences` whose kernels take `times`.
+  auto runPass = [&](const std::vector<std::vector<KernelTime>> &times,
+                     int64_t sequences, bool first, bool last) {
+    auto microBatch = static_cast<double>(sequences);
+    // Token ids and labels (i32) from the activation workers.
+    double tokenBytes = 2.0 * 4 * microBatch *
+                        static_cast<double>(program.getSeqLen());
     double prefetchFrom = time;
     for (auto [position, entry] : llvm::enumerate(schedule)) {
       auto [s, rerun] = entry;
@@ -154,7 +155,7 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
       double inputBytes = position == 0 ? tokenBytes : 0;
       if (offload && stage.phase == "backward" && stage.layer)
         inputBytes +=
-            static_cast<double>(microBatch) * stage.forwardCheckpointBytes;
+            microBatch * static_cast<double>(stage.forwardCheckpointBytes);
       double inBytes = inputBytes + static_cast<double>(stage.weightBytes);
       double weightsStart = std::max(inFree, prefetchFrom);
       double weightsEnd = weightsStart + inBytes / inRate;
@@ -169,7 +170,7 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
       for (auto [r, region] : llvm::enumerate(stage.regions)) {
         if (r > 0 && placed[r].wave != placed[r - 1].wave)
           waveStart = waveEnd;
-        const KernelTime &kernelTime = timed.times[s][r];
+        const KernelTime &kernelTime = times[s][r];
         double seconds = kernelTime.cycles() / clock;
         double begin = waveStart;
         double end = begin + seconds;
@@ -187,8 +188,7 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
               stringifyKernelKind(region.shape.kind),
               stage.name + " @" + region.op.getSymName().str(), begin,
               end - begin,
-              {static_cast<double>(region.shape.flops) *
-                   static_cast<double>(microBatch),
+              {static_cast<double>(region.shape.flops) * microBatch,
                static_cast<double>(region.ingressBytes),
                end > begin + seconds ? "weights in" : kernelTime.bound()});
         waveEnd = std::max(waveEnd, end);
@@ -210,13 +210,13 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
       if (offload && stage.phase == "forward" && stage.layer && !rerun &&
           stage.checkpointBytes) {
         double outStart = std::max(outFree, time);
-        outFree = outStart + static_cast<double>(microBatch) *
-                                 stage.checkpointBytes / outRate;
+        outFree = outStart + microBatch *
+                                 static_cast<double>(stage.checkpointBytes) /
+                                 outRate;
         if (first && observer)
           observer->interval(
               "checkpoints out", stage.name, outStart, outFree - outStart,
-              {0, static_cast<double>(microBatch) *
-                      static_cast<double>(stage.checkpointBytes)});
+              {0, microBatch * static_cast<double>(stage.checkpointBytes)});
       }
       if (first && observer) {
         if (weightsEnd > weightsStart)
@@ -229,27 +229,40 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
       prefetchFrom = stageStart;
     }
   };
-  runPass(/*first=*/true, /*last=*/estimate.passes == 1);
-  estimate.firstPassSeconds = time;
-  if (estimate.passes > 1) {
-    // Every later pass but the last repeats the first in the steady state:
-    // run one to learn its length, then the last to place its gradients.
-    double secondStart = time;
-    runPass(false, estimate.passes == 2);
-    double steady = time - secondStart;
-    if (estimate.passes > 2) {
-      double skipped = steady * static_cast<double>(estimate.passes - 3);
-      time += skipped;
-      inFree += skipped;
-      outFree += skipped;
-      runPass(false, true);
+  // The full passes, then the short ones of an uneven split. Within each
+  // run of equal passes, every pass after the second repeats the second in
+  // the steady state: run two to learn its length, skip to the run's last,
+  // and run that one too, to place its gradients when it ends the step.
+  const PassSplit &split = timed.split;
+  bool started = false;
+  auto runPasses = [&](const std::vector<std::vector<KernelTime>> &times,
+                       int64_t sequences, int64_t count, bool endsStep) {
+    for (int64_t pass = 0; pass < count; ++pass) {
+      bool last = endsStep && pass == count - 1;
+      double passStart = time;
+      runPass(times, sequences, /*first=*/!started, last);
+      if (!started)
+        estimate.firstPassSeconds = time;
+      started = true;
+      if (pass == 1 && count > 3) {
+        double skipped = (time - passStart) * static_cast<double>(count - 3);
+        time += skipped;
+        inFree += skipped;
+        outFree += skipped;
+        pass = count - 2;
+      }
     }
-    if (observer)
-      observer->interval("passes",
-                         "passes 2 to " + std::to_string(estimate.passes),
-                         estimate.firstPassSeconds,
-                         time - estimate.firstPassSeconds, {});
-  }
+  };
+  runPasses(timed.times, split.microBatch, split.fullPasses,
+            split.isEven());
+  if (!split.isEven())
+    runPasses(timed.shortTimes, split.microBatch - 1, split.shortPasses(),
+              true);
+  if (observer && estimate.passes > 1)
+    observer->interval("passes",
+                       "passes 2 to " + std::to_string(estimate.passes),
+                       estimate.firstPassSeconds,
+                       time - estimate.firstPassSeconds, {});
   detail::finishStep(program, time, outFree, lastGradients, estimate,
                      observer);
   return estimate;

@@ -196,13 +196,21 @@ KernelTime placedKernelTime(const StepProgram &program,
 TimedPlacement TimedPlacement::of(const StepProgram &program,
                                   Placement placement, int64_t microBatch) {
   TimedPlacement timed;
-  timed.microBatch = microBatch;
-  for (size_t s = 0; s < program.getStages().size(); ++s) {
-    auto &times = timed.times.emplace_back();
-    for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r)
-      times.push_back(
-          placedKernelTime(program, placement, s, r, microBatch));
-  }
+  timed.split = PassSplit::atMost(program.getPerSystemBatch(), microBatch);
+  timed.microBatch = timed.split.microBatch;
+  auto timesAt = [&](int64_t sequences) {
+    std::vector<std::vector<KernelTime>> times;
+    for (size_t s = 0; s < program.getStages().size(); ++s) {
+      auto &ofStage = times.emplace_back();
+      for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r)
+        ofStage.push_back(
+            placedKernelTime(program, placement, s, r, sequences));
+    }
+    return times;
+  };
+  timed.times = timesAt(timed.microBatch);
+  if (!timed.split.isEven())
+    timed.shortTimes = timesAt(timed.microBatch - 1);
   timed.placement = std::move(placement);
   return timed;
 }

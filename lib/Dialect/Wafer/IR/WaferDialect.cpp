@@ -6,6 +6,7 @@
 
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Support/BatchChecks.h"
+#include "cgpt/Support/MicroBatches.h"
 #include "cgpt/Target/WaferTargetModel.h"
 
 #include "mlir/IR/DialectImplementation.h"
@@ -103,10 +104,16 @@ LogicalResult DeviceOp::verifyRegions() {
                          << getKeptBytesPerSequence() << ") must be 0 to "
                          << cgpt::kMaxPerSequence;
   int64_t micro = getMicroBatch(), steps = getGradAccumSteps();
-  if (micro && micro * steps != getPerSystemBatch())
-    return emitOpError() << "micro_batch (" << micro << ") x grad_accum_steps ("
-                         << steps << ") must equal the per-system batch ("
-                         << getPerSystemBatch() << ")";
+  if (micro && !cgpt::isEvenSplit(getPerSystemBatch(), micro, steps)) {
+    cgpt::PassSplit even =
+        cgpt::PassSplit::atMost(getPerSystemBatch(), micro);
+    return emitOpError() << "micro_batch (" << micro << ") and "
+                         << "grad_accum_steps (" << steps
+                         << ") do not split the per-system batch ("
+                         << getPerSystemBatch() << ") evenly: passes of at "
+                         << "most " << micro << " split it as "
+                         << even.passes << " of at most " << even.microBatch;
+  }
   int64_t expected = 0;
   for (auto stage : getBody().front().getOps<StageOp>())
     if (stage.getOrder() != expected++)

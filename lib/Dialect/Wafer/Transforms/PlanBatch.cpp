@@ -9,6 +9,7 @@
 #include "cgpt/Dialect/Wafer/Analysis/Schedule.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
 #include "cgpt/Support/Format.h"
+#include "cgpt/Support/MicroBatches.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -231,13 +232,10 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
   case MicroBatchMode::fixed:
   case MicroBatchMode::none: {
     bool fixed = request.getMode() == MicroBatchMode::fixed;
-    int64_t micro = fixed ? request.getSize() : perSystem;
-    if (perSystem % micro != 0)
-      return device.emitOpError()
-             << "micro_batch_size " << micro
-             << " does not divide the per-system batch " << perSystem
-             << " (global " << device.getGlobalBatch() << " / "
-             << device.getNumCsx() << " systems)";
+    int64_t requested = fixed ? request.getSize() : perSystem;
+    // As Model Zoo 2.5+ does: the fewest passes of at most the request,
+    // then sizes as even as they go.
+    int64_t micro = PassSplit::atMost(perSystem, requested).microBatch;
     SmallVector<Candidate> candidates = planner.evaluate(micro);
     const Candidate *fitting = best(candidates);
     if (!fitting)
@@ -245,10 +243,15 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
                     fixed ? "micro-batch" : "the whole per-system batch of");
     chosen = *fitting;
     weighedAtChosen = candidates;
-    reason = (fixed ? "as given" : "none: the whole per-system batch") +
-             std::string(", checkpoints '") + chosen.policy.str() +
-             "' on the " + chosen.placer +
-             " placer, the fastest that fits";
+    reason = !fixed ? "none: the whole per-system batch"
+             : micro == requested
+                 ? std::string("as given")
+                 : llvm::formatv("{0} requested, {1} run: the fewest passes "
+                                 "of at most {0} split {2} evenly",
+                                 requested, micro, perSystem)
+                       .str();
+    reason += ", checkpoints '" + chosen.policy.str() + "' on the " +
+              chosen.placer + " placer, the fastest that fits";
     break;
   }
   case MicroBatchMode::automatic:
@@ -258,12 +261,12 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
     SmallVector<Candidate> all;
     // Per micro-batch and placer: its best fitting policy, or its leanest.
     SmallVector<Candidate> rows;
-    int64_t divisors = 0;
-    for (int64_t d = 1; d <= perSystem; ++d) {
-      if (perSystem % d != 0 || d < low || d > high)
+    int64_t splits = 0;
+    for (int64_t size : evenMicroBatches(perSystem)) {
+      if (size < low || size > high)
         continue;
-      ++divisors;
-      SmallVector<Candidate> candidates = planner.evaluate(d);
+      ++splits;
+      SmallVector<Candidate> candidates = planner.evaluate(size);
       for (auto begin = candidates.begin(); begin != candidates.end();) {
         auto end = std::find_if(begin, candidates.end(), [&](const Candidate &c) {
           return c.placer != begin->placer;
@@ -275,10 +278,11 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
       }
       all.append(candidates.begin(), candidates.end());
     }
-    if (!divisors)
+    if (!splits)
       return device.emitOpError()
-             << "no divisor of the per-system batch " << perSystem
-             << " lies in the explore range " << low << ".." << high;
+             << "no even split of the per-system batch " << perSystem
+             << " has its largest micro-batch in the explore range " << low
+             << ".." << high;
     if (explore) {
       SmallVector<Attribute> explored;
       for (const Candidate &c : rows)
@@ -294,7 +298,7 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
     chosen = *fitting;
     weighedAtChosen = rows;
     reason = (explore ? "explore" : "auto") + std::string(": of ") +
-             std::to_string(divisors) + " divisors of " +
+             std::to_string(splits) + " even splits of " +
              std::to_string(perSystem) + weighed + ", " +
              std::to_string(chosen.microBatch) + " with '" +
              chosen.policy.str() + "' on the " + chosen.placer +
@@ -338,7 +342,8 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
 
   Builder builder(&getContext());
   device.setMicroBatch(chosen.microBatch);
-  device.setGradAccumSteps(perSystem / chosen.microBatch);
+  device.setGradAccumSteps(
+      PassSplit::atMost(perSystem, chosen.microBatch).passes);
   device.setCheckpointAttr(chosen.policy.toAttr(&getContext()));
   device.setPlacerAttr(builder.getStringAttr(chosen.placer));
   device.setPlanAttr(builder.getStringAttr(reason));

@@ -137,9 +137,10 @@ def Training_MicroBatchAttr : Training_Attr<"MicroBatch", "micro_batch"> {
   let summary = "the user's micro-batch request";
   let description = [{
     Model Zoo's `micro_batch_size`: `auto` lets the compiler pick the
-    micro-batch (a divisor of the per-system batch), `explore` evaluates every
-    candidate in `min to max` (0 means unbounded), `none` runs the whole
-    per-system batch at once, and an integer is used as given.
+    micro-batch, `explore` evaluates every candidate in `min to max` (0
+    means unbounded), `none` runs the whole per-system batch at once, and an
+    integer bounds every pass. Passes split the per-system batch evenly, as
+    Model Zoo 2.5+ does: 30 sequences at 8 run as 8, 8, 7 and 7.
 
     ```mlir
     #training.micro_batch<auto>

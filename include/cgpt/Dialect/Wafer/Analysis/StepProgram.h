@@ -19,6 +19,7 @@
 #define CGPT_DIALECT_WAFER_ANALYSIS_STEPPROGRAM_H
 
 #include "cgpt/Dialect/Wafer/Analysis/KernelCost.h"
+#include "cgpt/Support/MicroBatches.h"
 #include "cgpt/Target/WaferTargetModel.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -134,14 +135,21 @@ KernelTime placedKernelTime(const StepProgram &program,
                             const Placement &placement, size_t s, size_t r,
                             int64_t microBatch);
 
-/// A placement with the time of every region at one micro-batch: what the
-/// memory model and the schedule read.
+/// A placement with the time of every region in the passes of a system's
+/// batch: what the memory model and the schedule read.
 struct TimedPlacement {
   Placement placement;
+  /// The even split of the per-system batch into passes (MicroBatches.h).
+  PassSplit split;
+  /// split.microBatch: the largest pass.
   int64_t microBatch = 0;
-  /// Per stage, per region.
+  /// Per stage, per region, in a pass of `microBatch` sequences.
   std::vector<std::vector<KernelTime>> times;
+  /// The same in a pass one sequence shorter; empty when the split is even.
+  std::vector<std::vector<KernelTime>> shortTimes;
 
+  /// Timed in the passes of at most `microBatch` sequences that split the
+  /// program's per-system batch evenly.
   static TimedPlacement of(const StepProgram &program, Placement placement,
                            int64_t microBatch);
 };

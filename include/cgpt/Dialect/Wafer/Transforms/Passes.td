@@ -80,9 +80,13 @@ def WaferPlanBatch : Pass<"wafer-plan-batch", "::mlir::ModuleOp"> {
   let summary = "Chooses the micro-batch, gradient accumulation, checkpoint policy and placer";
   let description = [{
     With Model Zoo's semantics: each of `num_csx` systems runs global batch
-    / `num_csx` sequences per step (rounded up), in micro-batches that
-    divide that per-system batch; gradient accumulation steps = per-system
-    batch / micro-batch. For each micro-batch it asks each placer it weighs
+    / `num_csx` sequences per step (rounded up), in passes of at most the
+    micro-batch, and as Model Zoo 2.5+ distributes them: the fewest passes
+    that allows, with sizes as even as they go (30 sequences at micro-batch
+    8 run as 4 passes: 8, 8, 7, 7). `grad_accum_steps` is the number of
+    passes; `micro_batch` the largest, which memory must hold, so every
+    micro-batch weighed is the largest pass of an even split (every divisor
+    of the batch among them). For each micro-batch it asks each placer it weighs
     for a placement (docs/adding-a-placer.md) and weighs every checkpoint
     policy with it (`keep`; `every k` for k up to about 2 sqrt(layers);
     `offload`; layer pipelining keeps its micro-batches' checkpoints in
@@ -91,12 +95,14 @@ def WaferPlanBatch : Pass<"wafer-plan-batch", "::mlir::ModuleOp"> {
     the most samples per second wins. The device's `micro_batch_request`
     says which micro-batches to weigh:
 
-    - `auto`: every divisor of the per-system batch;
+    - `auto`: the largest pass of every even split of the per-system
+      batch, about 2 sqrt(batch) sizes;
     - `explore`: the same (in `min..max` if given), with every placer,
       recording each micro-batch and placer with its best policy in the
       device's `explored` (`#wafer.candidate`: fits, SRAM peak, predicted
       samples/s), which `cgpt-run` prints as a table;
-    - an integer: that one, or an error with the limit;
+    - an integer: the largest pass of the fewest passes of at most that
+      (the plan says when that is smaller), or an error with the limit;
     - `none`: the whole per-system batch, or an error.
 
     The `placer` option says which placers to weigh: `auto` (the default)
