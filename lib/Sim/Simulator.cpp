@@ -6,6 +6,8 @@
 
 #include "cgpt/Sim/Simulator.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 using namespace mlir;
 using namespace cgpt::wafer;
 
@@ -48,6 +50,21 @@ FailureOr<SimulationResult> simulateStep(DeviceOp device) {
       policy, &recorder);
   result.numCsx = device.getNumCsx();
   result.checkpoint = policy.str();
+  // No step does more useful work than its systems' peak allows: a device
+  // whose FLOPs its stages do not run (cut to one stage, or an edited
+  // flops_per_sequence) would report more than 100% of peak.
+  double peak = placed->program.getTarget().getPeakFlopsPerSecond() *
+                static_cast<double>(device.getNumCsx());
+  double useful = device.getAlgorithmicFlopsPerStep();
+  if (useful > peak * result.stepSeconds)
+    return device.emitOpError()
+           << "claims " << llvm::formatv("{0:e3}", useful)
+           << " FLOPs a step (flops_per_sequence "
+           << device.getFlopsPerSequence() << "), more than its "
+           << device.getNumCsx() << " system(s) at their peak of "
+           << llvm::formatv("{0:e3}", peak) << " FLOP/s execute in the "
+           << llvm::formatv("{0:e3}", result.stepSeconds)
+           << " s its stages take";
   return result;
 }
 

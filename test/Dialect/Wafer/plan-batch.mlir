@@ -1,6 +1,6 @@
 // RUN: cgpt-opt %S/Inputs/deep-checkpoints.mlir --wafer-plan-batch --wafer-place --wafer-check-memory | FileCheck %s
 // RUN: sed 's/micro_batch<auto>/micro_batch<explore>/' %S/Inputs/deep-checkpoints.mlir | cgpt-opt --wafer-plan-batch --wafer-place | FileCheck %s --check-prefix=EXPLORE
-// RUN: sed 's/checkpoint_bytes = 2097152/checkpoint_bytes = 8388608/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-plan-batch --wafer-place 2>&1 | FileCheck %s --check-prefix=NOFIT
+// RUN: sed 's/checkpoint_bytes = 2097152/checkpoint_bytes = 8388608/; s/kept_bytes_per_sequence = 8388608/kept_bytes_per_sequence = 33554432/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-plan-batch --wafer-place 2>&1 | FileCheck %s --check-prefix=NOFIT
 // RUN: sed 's/micro_batch<auto>/micro_batch<2>/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-plan-batch --wafer-place 2>&1 | FileCheck %s --check-prefix=FIXED
 // RUN: sed 's|target "mini"|target "%S/Inputs/small-servers.yaml"|; s/parameters = 16384/parameters = 100000/' %S/Inputs/deep-checkpoints.mlir | not cgpt-opt --wafer-plan-batch --wafer-place 2>&1 | FileCheck %s --check-prefix=SERVERS
 // RUN: not cgpt-opt %S/Inputs/deep-checkpoints.mlir --wafer-check-memory 2>&1 | FileCheck %s --check-prefix=UNPLANNED

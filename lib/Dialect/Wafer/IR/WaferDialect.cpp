@@ -11,6 +11,7 @@
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
@@ -86,6 +87,49 @@ FailureOr<const cgpt::target::WaferTargetModel *> DeviceOp::getTargetModel() {
   return cgpt::target::WaferTargetModel::loadShared(getTarget(), getContext());
 }
 
+/// The stages' layers are numbered 0 to N-1, each used: the runtime reads
+/// the model's depth from them.
+static LogicalResult verifyLayers(DeviceOp device) {
+  llvm::DenseSet<int64_t> layers;
+  int64_t deepest = -1;
+  StageOp deepestStage;
+  for (auto stage : device.getBody().front().getOps<StageOp>()) {
+    std::optional<int64_t> layer = stage.getLayer();
+    if (!layer)
+      continue;
+    if (*layer < 0)
+      return stage.emitOpError()
+             << "is at layer " << *layer << "; layers are numbered from 0";
+    layers.insert(*layer);
+    if (*layer > deepest) {
+      deepest = *layer;
+      deepestStage = stage;
+    }
+  }
+  if (deepest + 1 == static_cast<int64_t>(layers.size()))
+    return success();
+  int64_t missing = 0;
+  while (layers.contains(missing))
+    ++missing;
+  return deepestStage.emitOpError()
+         << "is at layer " << deepest << ", but no stage is at layer "
+         << missing << ": layers are numbered 0 to N-1 without gaps";
+}
+
+/// The checkpoints the device says a sequence keeps are its stages'.
+static LogicalResult verifyKeptBytes(DeviceOp device) {
+  // Each is at most kMaxPerSequence, and the IR file bounds their count.
+  int64_t checkpoints = 0;
+  for (auto stage : device.getBody().front().getOps<StageOp>())
+    checkpoints += stage.getCheckpointBytes();
+  if (checkpoints == device.getKeptBytesPerSequence())
+    return success();
+  return device.emitOpError()
+         << "kept_bytes_per_sequence (" << device.getKeptBytesPerSequence()
+         << ") is not the " << checkpoints
+         << " bytes its stages' checkpoint_bytes sum to";
+}
+
 LogicalResult DeviceOp::verifyRegions() {
   if (failed(cgpt::verifyBatchFacts(*this, getGlobalBatch(), getNumCsx(),
                                     getSeqLen())) ||
@@ -120,6 +164,8 @@ LogicalResult DeviceOp::verifyRegions() {
       return stage.emitOpError()
              << "has order " << stage.getOrder() << " but is stage #"
              << expected - 1 << " of the schedule";
+  if (failed(verifyLayers(*this)) || failed(verifyKeptBytes(*this)))
+    return failure();
   // The target, loaded once: an unreadable one was reported where first
   // named and fails the device.
   if (failed(getTargetModel()))
@@ -304,6 +350,15 @@ LogicalResult RegionOp::verify() {
     if (extent < 1 || extent > cgpt::kMaxPerSequence)
       return emitOpError() << "shape extents must be 1 to "
                            << cgpt::kMaxPerSequence << ", got " << extent;
+  // The work the shape describes is bounded like the FLOPs: a region of
+  // 2^36 rows would take 1e22 s and absorb every later stage's time.
+  ArrayRef<int64_t> shape = getShape();
+  if (shape[0] > cgpt::kMaxFlopsPerSequence / shape[1] ||
+      shape[0] * shape[1] > cgpt::kMaxFlopsPerSequence / shape[2])
+    return emitOpError() << "shape " << shape[0] << " x " << shape[1] << " x "
+                         << shape[2] << " is more than "
+                         << cgpt::kMaxFlopsPerSequence
+                         << " multiply-adds per sequence";
   if (getChunks() < 1 || getChunks() > cgpt::kMaxPerSequence ||
       getRepeats() < 1 || getRepeats() > 16)
     return emitOpError() << "chunks must be 1 to " << cgpt::kMaxPerSequence
@@ -384,8 +439,11 @@ LogicalResult RegionOp::verify() {
 static LogicalResult verifyEdgePoint(Operation *op,
                                      std::optional<ArrayRef<int64_t>> at,
                                      int64_t bytes) {
-  if (bytes < 0)
-    return op->emitOpError() << "bytes must be non-negative, got " << bytes;
+  // A stream carries one tensor a pass; the bound keeps every sum of them
+  // in range.
+  if (bytes < 0 || bytes > cgpt::kMaxPerSequence)
+    return op->emitOpError() << "bytes (" << bytes << ") must be 0 to "
+                             << cgpt::kMaxPerSequence;
   if (!at)
     return success();
   if (at->size() != 2)
