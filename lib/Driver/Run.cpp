@@ -8,11 +8,13 @@
 
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
+#include "cgpt/Exec/HostMemory.h"
 #include "cgpt/Exec/Parameters.h"
 #include "cgpt/Exec/TrainingSession.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/MeshKernelOffload.h"
 #include "cgpt/Support/Format.h"
+#include "cgpt/Support/HostMachine.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -148,6 +150,13 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
     return refuse(llvm::formatv("--cycle-level-limit takes a number of "
                                 "core-cycles above 0, not {0}",
                                 llvm::format("%g", o.cycleLevelLimit)));
+  if (!o.memoryLimit.empty() && !cgpt::parseByteSize(o.memoryLimit))
+    return refuse("--memory-limit is '" + o.memoryLimit +
+                  "'; allowed: a size in bytes above 0, with K, M, G or T "
+                  "for binary multiples (8G), up to 2^62 bytes");
+  if (!o.memoryLimit.empty() && !o.cycleLevel && !o.functional)
+    return refuse("--memory-limit applies to --functional and --cycle-level "
+                  "runs");
   if ((o.threads || o.cycleLevelLimit) && !o.cycleLevel)
     return refuse("--threads and --cycle-level-limit apply to --cycle-level "
                   "runs");
@@ -267,6 +276,7 @@ private:
     options.workers.stop = o.stop;
     if (o.cycleLevelLimit > 0)
       options.maxCoreCycles = o.cycleLevelLimit;
+    options.maxHostBytes = memoryLimitBytes();
     if (!o.processes || o.processes->worker() == 0) {
       options.log = &llvm::errs();
       options.progress = llvm::errs().is_displayed();
@@ -465,6 +475,13 @@ private:
     return true;
   }
 
+  /// --memory-limit, or three quarters of the host's memory; 0: no limit.
+  int64_t memoryLimitBytes() const {
+    if (!o.memoryLimit.empty())
+      return cgpt::parseByteSize(o.memoryLimit).value_or(0);
+    return cgpt::defaultMemoryLimitBytes();
+  }
+
   /// The most parameters functional mode executes: it keeps weights, AdamW
   /// moments and gradients in host memory and runs on one host core.
   static constexpr int64_t kMaxFunctionalParameters = int64_t(1) << 26;
@@ -515,6 +532,27 @@ private:
     if (failed(session.simulate(device, report)))
       return false;
     auto program = *module->getOps<cgpt::dataflow::ProgramOp>().begin();
+    // Before anything is allocated: what the executor will hold.
+    double needs = cgpt::exec::estimateFunctionalBytes(
+        program, report.model.parameters, device.getMicroBatch(),
+        o.bf16Storage);
+    if (int64_t limit = memoryLimitBytes();
+        limit > 0 && needs > static_cast<double>(limit)) {
+      emitError(session.inputLoc())
+          << "--functional would hold about "
+          << cgpt::formatGrouped(static_cast<int64_t>(needs / (1 << 20)))
+          << " MiB on this host (the weights, gradients and AdamW moments of "
+          << cgpt::formatGrouped(report.model.parameters)
+          << " parameters, and every tensor of a pass of "
+          << device.getMicroBatch() << " sequences through "
+          << report.model.layers << " layers), over the limit of "
+          << (limit >= (1 << 20)
+                  ? cgpt::formatGrouped(limit / (1 << 20)) + " MiB"
+                  : cgpt::formatGrouped(limit) + " B")
+          << " (--memory-limit; by default three quarters of this host's "
+             "memory)";
+      return false;
+    }
 
     cgpt::exec::SessionOptions options;
     // --cycle-level: the weight kernels run on the mesh with real values.

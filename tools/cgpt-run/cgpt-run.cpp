@@ -132,6 +132,12 @@ cl::opt<double> cycleLevelLimit(
     cl::desc("The most core-cycles a --cycle-level run may take, judged "
              "before it starts (default 2e10)"),
     cl::value_desc("core-cycles"), cl::init(0), cl::cat(runCategory));
+cl::opt<std::string> memoryLimit(
+    "memory-limit",
+    cl::desc("The most host memory a --functional or --cycle-level run may "
+             "need, judged before it starts: bytes, or with K, M, G or T "
+             "(default: three quarters of this host's memory)"),
+    cl::value_desc("size"), cl::cat(runCategory));
 cl::opt<std::string> placementStage(
     "placement-stage",
     cl::desc("The stage --emit-placement draws (default: the first decoder "
@@ -234,6 +240,7 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
   options.cycleLevel = cycleLevel;
   options.threads = threads;
   options.cycleLevelLimit = cycleLevelLimit;
+  options.memoryLimit = memoryLimit;
   options.functional = functional;
   if (seed.getNumOccurrences())
     options.seed = seed;

@@ -48,6 +48,9 @@ struct RunOptions {
   /// (each process one band), and a flag that stops it cleanly.
   int threads = 0;
   double cycleLevelLimit = 0;
+  /// The most host memory a --functional or --cycle-level run may need, as
+  /// given ("8G"); empty: three quarters of the host's memory.
+  std::string memoryLimit;
   cgpt::sim::mesh::BandLinks *processes = nullptr;
   const std::atomic<bool> *stop = nullptr;
 

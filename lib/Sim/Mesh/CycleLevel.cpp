@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace cgpt::wafer;
@@ -48,12 +47,6 @@ LogicalResult checkCycleLevelTarget(DeviceOp device,
            << device.getTarget() << "' has links of "
            << target.getLinkBytesPerCycle() << " B per cycle";
   return success();
-}
-
-/// The host's memory, or 0 when it cannot be read.
-static int64_t hostMemoryBytes() {
-  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && size > 0 ? int64_t(pages) * size : 0;
 }
 
 FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
@@ -154,13 +147,14 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
           static_cast<double>(largestBytes) * width * height /
           (int64_t(largest->width) * largest->height));
   }
-  if (int64_t host = hostMemoryBytes(); host > 0 && largestBytes > host)
+  if (options.maxHostBytes > 0 && largestBytes > options.maxHostBytes)
     return device.emitOpError()
            << "would need about " << largestBytes / (1 << 20)
-           << " MiB of host memory to simulate cycle by cycle, and this "
-              "host has "
-           << host / (1 << 20)
-           << " MiB: run it over MPI processes on several hosts "
+           << " MiB of host memory to simulate cycle by cycle, over the "
+              "limit of "
+           << options.maxHostBytes / (1 << 20)
+           << " MiB (--memory-limit; by default three quarters of this "
+              "host's memory): run it over MPI processes on several hosts "
               "(docs/runtime.md)";
   if (options.log)
     *options.log << llvm::formatv(

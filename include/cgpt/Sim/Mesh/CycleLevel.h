@@ -38,8 +38,10 @@ constexpr double kCoreCyclesPerWorkerSecond = 4e7;
 struct CycleLevelOptions {
   /// Threads, MPI processes, a stop flag.
   MeshWorkers workers;
-  /// The most core-cycles to simulate, judged beforehand.
+  /// The most core-cycles to simulate, and the most host memory a process
+  /// may need, judged beforehand (0: no memory limit).
   double maxCoreCycles = kMaxCoreCycles;
+  int64_t maxHostBytes = 0;
   /// Where the estimate before the run goes, and, with `progress`, a line
   /// updated in place while it runs (a terminal's standard error).
   llvm::raw_ostream *log = nullptr;
