@@ -217,7 +217,9 @@ private:
   /// them, and the report, table and plot asked for.
   LogicalResult runSweep() {
     std::vector<cgpt::report::ScalingRow> rows;
-    llvm::json::Array reports;
+    // What each compile reports, for the JSON written after the last; the
+    // timelines, which it does not hold, are dropped.
+    std::vector<cgpt::report::StepReport> reports;
     std::string model;
     for (int64_t systems : o.numCsx) {
       OwningOpRef<ModuleOp> module;
@@ -234,14 +236,23 @@ private:
       rows.push_back({systems, report->wafer->microBatch,
                       report->wafer->gradAccumSteps, rates.seconds,
                       rates.samplesPerSecond});
-      if (o.reportPath)
-        reports.push_back(cgpt::report::buildReport(*report));
+      if (o.reportPath) {
+        report->simulation->trace.clear();
+        report->simulation->trace.shrink_to_fit();
+        reports.push_back(std::move(*report));
+      }
     }
     cgpt::report::printScalingTable(out, rows);
     if (o.reportPath)
       stage(*o.reportPath, [&](llvm::raw_ostream &os) {
-        cgpt::report::printJson(
-            os, llvm::json::Object{{"sweep", std::move(reports)}});
+        llvm::json::OStream json(os, 2);
+        json.object([&] {
+          json.attributeArray("sweep", [&] {
+            for (const cgpt::report::StepReport &report : reports)
+              cgpt::report::writeReport(json, report);
+          });
+        });
+        os << "\n";
       });
     if (o.tablePath)
       stageTable(cgpt::report::scalingData(rows));
@@ -407,7 +418,7 @@ private:
   bool writeReport(const cgpt::report::StepReport &report) {
     if (o.reportPath)
       stage(*o.reportPath, [&](llvm::raw_ostream &os) {
-        cgpt::report::printJson(os, cgpt::report::buildReport(report));
+        cgpt::report::printReport(os, report);
       });
     if (o.tablePath) {
       if (report.wafer->explored.empty()) {

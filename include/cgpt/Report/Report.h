@@ -146,8 +146,11 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report);
 void printCycleLevel(llvm::raw_ostream &os,
                      const sim::mesh::CycleLevelRun &run);
 
-/// The JSON report (docs/tools/cgpt-run.md lists its keys).
-llvm::json::Value buildReport(const StepReport &report);
+/// Writes the JSON report (docs/tools/cgpt-run.md lists its keys) as it
+/// goes, keys sorted as printJson sorts them.
+void writeReport(llvm::json::OStream &json, const StepReport &report);
+/// The JSON report alone, indented, with a final newline.
+void printReport(llvm::raw_ostream &os, const StepReport &report);
 
 /// Prints `value` as indented JSON (keys sorted: the same value gives the
 /// same bytes).
