@@ -57,6 +57,17 @@ Location ConfigSource::locate(const YAML::Node &node, StringRef key) const {
   return fileStart();
 }
 
+/// Whether PyYAML's safe loader, which Model Zoo reads files with, knows
+/// `tag`: none, a quoted scalar's "!", or one of YAML's own.
+static bool isSafeTag(StringRef tag) {
+  if (tag.empty() || tag == "?" || tag == "!")
+    return true;
+  return tag.consume_front("tag:yaml.org,2002:") &&
+         llvm::is_contained({"str", "int", "float", "bool", "null", "map",
+                             "seq", "merge"},
+                            tag);
+}
+
 /// Merges `<<` keys and keeps the last of repeated keys in every mapping
 /// under `node`. An alias shares its anchor's node and position: `visited`
 /// (positions in the text) makes each node count once, so alias cycles and
@@ -65,6 +76,13 @@ static void normalize(YAML::Node node, ConfigSource &source,
                       llvm::DenseSet<int> &visited) {
   if (!visited.insert(node.Mark().pos).second)
     return;
+  if (!isSafeTag(node.Tag())) {
+    source.error(source.locate(node),
+                 "the YAML tag " + quoteValue(node.Tag()) +
+                     " names no type PyYAML's safe loader, which Model Zoo "
+                     "reads files with, constructs");
+    return;
+  }
   if (node.IsSequence()) {
     for (YAML::Node element : node)
       normalize(element, source, visited);

@@ -58,7 +58,9 @@ OwningOpRef<ModuleOp> CompileSession::load(std::optional<int64_t> systems,
                  << inputPath << "' is IR whose batch is already fixed\n";
     return nullptr;
   }
-  if (failed(checkNestingDepth((*buffer)->getBufferIdentifier(),
+  if (failed(checkNoNulBytes((*buffer)->getBufferIdentifier(),
+                             (*buffer)->getBuffer(), &context)) ||
+      failed(checkNestingDepth((*buffer)->getBufferIdentifier(),
                                (*buffer)->getBuffer(), TextSyntax::Mlir,
                                &context)))
     return nullptr;

@@ -11,6 +11,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 
 namespace cgpt {
 
@@ -106,8 +107,21 @@ static llvm::Error expandInto(llvm::ArrayRef<const char *> args,
       return llvm::createStringError(
           std::errc::invalid_argument, "cannot read response file '%s': %s",
           path.str().c_str(), llvm::toString(buffer.takeError()).c_str());
+    // Arguments are text: a binary file would be split into fragments
+    // that reach the messages raw.
+    llvm::StringRef contents = (*buffer)->getBuffer();
+    size_t invalid = llvm::StringRef::npos;
+    if (llvm::json::isUTF8(contents, &invalid))
+      invalid = llvm::StringRef::npos;
+    size_t bad = std::min(contents.find('\0'), invalid);
+    if (bad != llvm::StringRef::npos)
+      return llvm::createStringError(
+          std::errc::invalid_argument,
+          "response file '%s' is not text: the byte at offset %zu is %s",
+          path.str().c_str(), bad,
+          contents[bad] == '\0' ? "NUL" : "not UTF-8");
     llvm::SmallVector<const char *> inner;
-    llvm::cl::TokenizeGNUCommandLine((*buffer)->getBuffer(), saver, inner);
+    llvm::cl::TokenizeGNUCommandLine(contents, saver, inner);
     if (llvm::Error error = expandInto(inner, saver, depth + 1, out))
       return error;
   }

@@ -131,4 +131,16 @@ mlir::LogicalResult checkNestingDepth(llvm::StringRef name,
             "its parser's stack";
 }
 
+mlir::LogicalResult checkNoNulBytes(llvm::StringRef name,
+                                    llvm::StringRef text,
+                                    mlir::MLIRContext *context) {
+  size_t nul = text.find('\0');
+  if (nul == llvm::StringRef::npos)
+    return mlir::success();
+  auto [line, column] = lineAndColumn(text, nul);
+  return mlir::emitError(
+             mlir::FileLineColLoc::get(context, name, line, column))
+         << "a NUL byte in IR text: the file is binary or corrupted";
+}
+
 } // namespace cgpt

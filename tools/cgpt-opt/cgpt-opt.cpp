@@ -43,7 +43,9 @@ loadInput(llvm::StringRef path, DialectRegistry &registry) {
   MLIRContext context(registry);
   cgpt::PlainDiagnosticHandler diagnostics(&context, llvm::errs());
   if (!format) {
-    if (failed(cgpt::checkNestingDepth((*buffer)->getBufferIdentifier(),
+    if (failed(cgpt::checkNoNulBytes((*buffer)->getBufferIdentifier(),
+                                     (*buffer)->getBuffer(), &context)) ||
+        failed(cgpt::checkNestingDepth((*buffer)->getBufferIdentifier(),
                                        (*buffer)->getBuffer(),
                                        cgpt::TextSyntax::Mlir, &context)))
       return nullptr;

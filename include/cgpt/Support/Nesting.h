@@ -6,7 +6,9 @@
 //
 // MLIR's parser and llvm::json recurse once per level of brackets, so a
 // file nested a few thousand levels deep overflows the stack. Their input
-// is scanned first and refused past a depth no real file comes near.
+// is scanned first and refused past a depth no real file comes near; the
+// same scans find what the parsers would pass over without a word (a
+// repeated JSON key, a NUL byte in IR).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +60,12 @@ std::pair<unsigned, unsigned> lineAndColumn(llvm::StringRef text,
 mlir::LogicalResult checkNestingDepth(llvm::StringRef name,
                                       llvm::StringRef text, TextSyntax syntax,
                                       mlir::MLIRContext *context);
+
+/// Fails with an error at `name`:line:col where IR `text` holds a NUL
+/// byte: MLIR's lexer would skip it as blank and parse the rest.
+mlir::LogicalResult checkNoNulBytes(llvm::StringRef name,
+                                    llvm::StringRef text,
+                                    mlir::MLIRContext *context);
 
 } // namespace cgpt
 
