@@ -11,6 +11,7 @@
 #include "cgpt/Exec/TrainingData.h"
 #include "cgpt/Support/Format.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
@@ -51,6 +52,20 @@ startingWeights(llvm::ArrayRef<ParameterSpec> specs,
           "; the model needs " + formatShape(spec.shape));
     values.push_back(std::move(it->second));
   }
+  // As PyTorch's strict load_state_dict: a tensor the model has no place
+  // for is a mistake (another model's file, a renamed parameter). The
+  // first in name order, so that the message does not depend on hashing.
+  llvm::StringSet<> names;
+  for (const ParameterSpec &spec : specs)
+    names.insert(spec.name);
+  std::optional<llvm::StringRef> stray;
+  for (const auto &entry : *file)
+    if (!names.contains(entry.getKey()) &&
+        (!stray || entry.getKey() < *stray))
+      stray = entry.getKey();
+  if (stray)
+    return failure("'" + options.initWeightsPath + "' has tensor '" +
+                   stray->str() + "', which is no parameter of the model");
   return values;
 }
 
