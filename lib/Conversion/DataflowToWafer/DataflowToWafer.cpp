@@ -347,8 +347,16 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
              << "executes " << flops << " FLOPs per sequence (with what is "
              << "fused into it) at a sequence of " << sequenceLength
              << " tokens, over the " << kMaxFlopsPerSequence
-             << " cgpt models per kernel; shorten the sequence "
-                "(max_sequence_length, or --sequence-length)";
+             << " cgpt models per kernel; "
+             << (llvm::any_of(draft.kernels,
+                              [&](Operation *op) {
+                                return vocabulary.touches(op);
+                              })
+                     ? "a smaller vocabulary (vocab_size) or a shorter "
+                       "sequence (max_sequence_length, or --sequence-length)"
+                     : "a shorter sequence (max_sequence_length, or "
+                       "--sequence-length) or a narrower model")
+             << " brings it under";
     // The stored element: of the first stream operand, or of the result for
     // a kernel that reads none (rotary_angles makes its table).
     Value stored = principal->getNumOperands() &&
@@ -435,6 +443,19 @@ struct ConvertDataflowToWafer
     target.addIllegalOp<ProgramOp>();
     RewritePatternSet patterns(&getContext());
     populateDataflowToWaferConversionPatterns(patterns);
+    // A program the pattern refuses has had its cause said; the driver's
+    // "failed to legalize" after it would be a second error for one cause.
+    bool causeSaid = false;
+    ScopedDiagnosticHandler oneErrorPerCause(
+        &getContext(), [&](Diagnostic &diag) -> LogicalResult {
+          if (diag.getSeverity() != DiagnosticSeverity::Error)
+            return failure();
+          if (causeSaid && StringRef(diag.str()).starts_with(
+                               "failed to legalize operation"))
+            return success();
+          causeSaid = true;
+          return failure();
+        });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();
