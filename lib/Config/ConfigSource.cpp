@@ -188,6 +188,17 @@ YAML::Node ConfigSource::parseYaml() {
           "a second YAML document starts here; a file holds one");
     return YAML::Node(YAML::NodeType::Undefined);
   }
+  // yaml-cpp stops a file nested past its recursion limit with a bare "bad
+  // file"; YAML's flow brackets are JSON's, so the same scan names the place
+  // and the limit.
+  if (std::optional<size_t> deep = findDeepNesting(text, TextSyntax::Json)) {
+    auto [line, column] = lineAndColumn(text, *deep);
+    error(FileLineColLoc::get(context, path, line, column),
+          "brackets nest deeper than " + std::to_string(kMaxNestingDepth) +
+              " levels here; cgpt refuses deeper input rather than overflow "
+              "its parser's stack");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
