@@ -1392,6 +1392,45 @@ void ModelReader::finish(const ImportOptions &options) {
                     "phase: it would never end");
 }
 
+/// What stands before a JSON number written as a float in the text that
+/// markFloatNumbers hands llvm::json: a NUL, which no model file holds.
+constexpr llvm::StringRef kFloatMark("\0float:", 7);
+
+/// `text` with every number written with a fraction or an exponent
+/// (`768.0`, `8.0`, `1e-05`) turned into a string that kFloatMark starts:
+/// llvm::json reads `768.0` as the integer 768, and Python's json, which
+/// Model Zoo and Hugging Face read with, as a float, which a size must
+/// not be (YAML's `768.0` is refused the same way).
+std::string markFloatNumbers(StringRef text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    char c = text[at];
+    if (c == '"') {
+      size_t end = at + 1;
+      while (end < text.size() && text[end] != '"')
+        end += text[end] == '\\' ? 2 : 1;
+      end = std::min(end + 1, text.size());
+      out.append(text.substr(at, end - at));
+      at = end;
+      continue;
+    }
+    if (c != '-' && !llvm::isDigit(c)) {
+      out.push_back(c);
+      ++at;
+      continue;
+    }
+    size_t end = text.find_first_not_of("0123456789+-.eE", at);
+    StringRef number = text.substr(at, end - at);
+    if (number.find_first_of(".eE") == StringRef::npos)
+      out.append(number);
+    else
+      out.append("\"\\u0000float:" + number.str() + "\"");
+    at = number.size() + at;
+  }
+  return out;
+}
+
 /// Converts a JSON document to the yaml-cpp tree the readers walk. Object
 /// keys are sorted so that warnings come out in a stable order.
 YAML::Node jsonToYaml(const llvm::json::Value &value) {
@@ -1400,13 +1439,20 @@ YAML::Node jsonToYaml(const llvm::json::Value &value) {
     return YAML::Node(YAML::NodeType::Null);
   case llvm::json::Value::Boolean:
     return YAML::Node(*value.getAsBoolean() ? "true" : "false");
-  case llvm::json::Value::Number: {
+  case llvm::json::Value::Number:
+    // Written without a fraction or an exponent (markFloatNumbers); past
+    // int64_t, llvm::json keeps it as a double.
     if (std::optional<int64_t> i = value.getAsInteger())
       return YAML::Node(std::to_string(*i));
     return YAML::Node(formatExactDouble(*value.getAsNumber()));
-  }
   case llvm::json::Value::String: {
-    YAML::Node node(value.getAsString()->str());
+    StringRef text = *value.getAsString();
+    // A float as YAML spells one, so the readers treat it as they treat
+    // YAML's: `768.0` is no size, `1.0e-05` is an epsilon.
+    if (text.consume_front(kFloatMark))
+      return YAML::Node(formatExactDouble(std::strtod(text.str().c_str(),
+                                                      nullptr)));
+    YAML::Node node(text.str());
     node.SetTag("!");
     return node;
   }
@@ -1481,7 +1527,14 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
                   "malformed JSON: " + message);
     }
     source.warnRepeatedJsonKeys();
-    root = jsonToYaml(*json);
+    // Parsed again with its floats marked: the first parse, of the text as
+    // written, places any syntax error.
+    llvm::Expected<llvm::json::Value> marked =
+        llvm::json::parse(markFloatNumbers(text));
+    if (!marked)
+      return fail(fileLoc, "malformed JSON: " +
+                               llvm::toString(marked.takeError()));
+    root = jsonToYaml(*marked);
   } else {
     root = source.parseYaml();
     if (source.hasFailed())
