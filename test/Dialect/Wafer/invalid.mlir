@@ -365,3 +365,12 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
     wafer.region @b weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
   }
 }
+
+// -----
+
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{gives color 1 to two of its streams; each stream needs a color of its own}}
+    wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>, colors = array<i64: 0, 1, 1>}
+  }
+}

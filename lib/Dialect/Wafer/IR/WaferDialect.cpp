@@ -419,12 +419,20 @@ LogicalResult RegionOp::verify() {
                       : "a " + stringifyKernelKind(getKind()).str() +
                             " kernel here has no sums to block");
   }
-  if (std::optional<ArrayRef<int64_t>> colors = getColors())
+  if (std::optional<ArrayRef<int64_t>> colors = getColors()) {
     for (int64_t color : *colors)
       if (color < 0 || color >= (*target)->getNumColors())
         return emitOpError() << "uses color " << color << "; target '"
                              << device.getTarget() << "' has colors 0 to "
                              << (*target)->getNumColors() - 1;
+    // Each of a region's streams has a color of its own: two on one color
+    // would share its routes and queues.
+    for (auto [index, color] : llvm::enumerate(*colors))
+      if (llvm::is_contained(colors->take_front(index), color))
+        return emitOpError() << "gives color " << color
+                             << " to two of its streams; each stream needs "
+                                "a color of its own";
+  }
   if (std::optional<int64_t> sram = getSramBytes();
       sram && *sram > (*target)->getCoreSramBytes())
     return emitOpError() << "records " << *sram
