@@ -130,7 +130,7 @@ StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
                            stage.name + " @" + region.op.getSymName().str(),
                            start, timed.times[s][r].cycles() / clock,
                            {static_cast<double>(region.shape.flops) *
-                                static_cast<double>(timed.microBatch),
+                                static_cast<double>(split.microBatch),
                             0, timed.times[s][r].bound()});
       double ready = slot > 0 ? forwardStart[slot - 1] + forward[slot - 1]
                               : 0.0;

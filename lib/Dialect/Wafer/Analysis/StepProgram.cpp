@@ -197,7 +197,6 @@ TimedPlacement TimedPlacement::of(const StepProgram &program,
                                   Placement placement, int64_t microBatch) {
   TimedPlacement timed;
   timed.split = PassSplit::atMost(program.getPerSystemBatch(), microBatch);
-  timed.microBatch = timed.split.microBatch;
   auto timesAt = [&](int64_t sequences) {
     std::vector<std::vector<KernelTime>> times;
     for (size_t s = 0; s < program.getStages().size(); ++s) {
@@ -208,9 +207,9 @@ TimedPlacement TimedPlacement::of(const StepProgram &program,
     }
     return times;
   };
-  timed.times = timesAt(timed.microBatch);
+  timed.times = timesAt(timed.split.microBatch);
   if (!timed.split.isEven())
-    timed.shortTimes = timesAt(timed.microBatch - 1);
+    timed.shortTimes = timesAt(timed.split.microBatch - 1);
   timed.placement = std::move(placement);
   return timed;
 }

@@ -141,9 +141,7 @@ struct TimedPlacement {
   Placement placement;
   /// The even split of the per-system batch into passes (MicroBatches.h).
   PassSplit split;
-  /// split.microBatch: the largest pass.
-  int64_t microBatch = 0;
-  /// Per stage, per region, in a pass of `microBatch` sequences.
+  /// Per stage, per region, in a pass of `split.microBatch` sequences.
   std::vector<std::vector<KernelTime>> times;
   /// The same in a pass one sequence shorter; empty when the split is even.
   std::vector<std::vector<KernelTime>> shortTimes;
