@@ -146,10 +146,12 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
     return refuse("--threads takes 1 to 4096 threads (0: one per host "
                   "core), not " +
                   std::to_string(o.threads));
-  if (o.cycleLevelLimit < 0 || !std::isfinite(o.cycleLevelLimit))
-    return refuse(llvm::formatv("--cycle-level-limit takes a number of "
-                                "core-cycles above 0, not {0}",
-                                llvm::format("%g", o.cycleLevelLimit)));
+  if (!o.cycleLevelLimit.empty() &&
+      !cgpt::sim::mesh::parseCycleLevelLimit(o.cycleLevelLimit))
+    return refuse("--cycle-level-limit is '" + o.cycleLevelLimit +
+                  "'; allowed: a time above 0 with its unit, s, min or h "
+                  "(90s, 10min; at most a year), or a number of core-cycles "
+                  "above 0 (2e10; at most 1e18)");
   if (!o.memoryLimit.empty() && !cgpt::parseByteSize(o.memoryLimit))
     return refuse("--memory-limit is '" + o.memoryLimit +
                   "'; allowed: a size in bytes above 0, with K, M, G or T "
@@ -157,7 +159,7 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
   if (!o.memoryLimit.empty() && !o.cycleLevel && !o.functional)
     return refuse("--memory-limit applies to --functional and --cycle-level "
                   "runs");
-  if ((o.threads || o.cycleLevelLimit) && !o.cycleLevel)
+  if ((o.threads || !o.cycleLevelLimit.empty()) && !o.cycleLevel)
     return refuse("--threads and --cycle-level-limit apply to --cycle-level "
                   "runs");
   if (o.steps.value_or(0) < 0 || o.logSteps < 0)
@@ -285,8 +287,8 @@ private:
                         std::max(1u, std::thread::hardware_concurrency()));
     options.workers.processes = o.processes;
     options.workers.stop = o.stop;
-    if (o.cycleLevelLimit > 0)
-      options.maxCoreCycles = o.cycleLevelLimit;
+    if (!o.cycleLevelLimit.empty())
+      options.limit = *cgpt::sim::mesh::parseCycleLevelLimit(o.cycleLevelLimit);
     options.maxHostBytes = memoryLimitBytes();
     if (!o.processes || o.processes->worker() == 0) {
       options.log = &llvm::errs();
@@ -306,10 +308,10 @@ private:
     if (o.placementPath && !drawPlacement(*module, *report))
       return failure();
     if (o.cycleLevel) {
+      cgpt::sim::mesh::CycleLevelOptions options = cycleLevelOptions();
       FailureOr<cgpt::sim::mesh::CycleLevelRun> run =
           cgpt::sim::mesh::runCycleLevel(
-              *module->getOps<cgpt::wafer::DeviceOp>().begin(),
-              cycleLevelOptions());
+              *module->getOps<cgpt::wafer::DeviceOp>().begin(), options);
       if (failed(run))
         return failure();
       if (!run->stoppedIn.empty()) {
@@ -318,7 +320,13 @@ private:
         cgpt::report::printCycleLevel(out, *run);
         if (!o.processes || o.processes->worker() == 0)
           llvm::errs() << "cgpt-run: --cycle-level stopped in "
-                       << run->stoppedIn << "; the " << run->kernels.size()
+                       << run->stoppedIn
+                       << (run->stoppedAtLimit
+                               ? " at its limit of " +
+                                     cgpt::sim::mesh::describeCycleLevelLimit(
+                                         options.limit)
+                               : std::string())
+                       << "; the " << run->kernels.size()
                        << " kernel(s) simulated before it are above\n";
         return failure();
       }

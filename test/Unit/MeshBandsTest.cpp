@@ -240,6 +240,32 @@ TEST(MeshBands, StopEndsTheRunCleanly) {
   }
 }
 
+/// A run given a time ends, on one thread and on several, at the same
+/// cycle on every band, after about that much host time, which it reports;
+/// with no time given it runs to the end.
+TEST(MeshBands, TimeLimitEndsTheRunCleanly) {
+  mlir::MLIRContext context;
+  auto target = cgpt::target::WaferTargetModel::load("mini", &context);
+  ASSERT_TRUE(mlir::succeeded(target));
+  MeshProgram program = kernelPrograms(*target, 64, 64).front();
+  std::string error;
+  std::optional<MeshResult> whole =
+      simulate(program, meshConfig(*target), error, {}, threads(1));
+  ASSERT_TRUE(whole) << error;
+  EXPECT_FALSE(whole->stopped);
+  EXPECT_GT(whole->seconds, 0);
+  for (int count : {1, 4}) {
+    MeshWorkers workers = threads(count);
+    workers.stopAfterSeconds = whole->seconds / 10;
+    std::optional<MeshResult> result =
+        simulate(program, meshConfig(*target), error, {}, workers);
+    ASSERT_TRUE(result) << error;
+    EXPECT_TRUE(result->stopped);
+    EXPECT_LT(result->cycles, whole->cycles);
+    EXPECT_GE(result->seconds, workers.stopAfterSeconds);
+  }
+}
+
 /// The estimate follows what a process holds: more with values, and two
 /// halo rows more for a second band.
 TEST(MeshBands, MemoryEstimateFollowsTheBand) {

@@ -127,11 +127,12 @@ cl::opt<int> threads("threads",
                      cl::desc("Threads of the --cycle-level run (default: "
                               "one per host core)"),
                      cl::value_desc("n"), cl::init(0), cl::cat(runCategory));
-cl::opt<double> cycleLevelLimit(
+cl::opt<std::string> cycleLevelLimit(
     "cycle-level-limit",
-    cl::desc("The most core-cycles a --cycle-level run may take, judged "
-             "before it starts (default 2e10)"),
-    cl::value_desc("core-cycles"), cl::init(0), cl::cat(runCategory));
+    cl::desc("The longest a --cycle-level run may take at the speed "
+             "measured on this host before it starts (90s, 10min, 1h; "
+             "default 10min), or a bare number of core-cycles (2e10)"),
+    cl::value_desc("time|core-cycles"), cl::cat(runCategory));
 cl::opt<std::string> memoryLimit(
     "memory-limit",
     cl::desc("The most host memory a --functional or --cycle-level run may "

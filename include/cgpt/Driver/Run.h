@@ -43,11 +43,12 @@ struct RunOptions {
   /// Steps between log lines; 0: about ten lines in all.
   int64_t logSteps = 0;
   bool cycleLevel = false;
-  /// The cycle-level run's threads (0: one per host core), the most
-  /// core-cycles it may take (0: the default), the MPI job it runs over
-  /// (each process one band), and a flag that stops it cleanly.
+  /// The cycle-level run's threads (0: one per host core), the most it
+  /// may take as given (`10min`, `2e10` core-cycles; empty: the default),
+  /// the MPI job it runs over (each process one band), and a flag that
+  /// stops it cleanly.
   int threads = 0;
-  double cycleLevelLimit = 0;
+  std::string cycleLevelLimit;
   /// The most host memory a --functional or --cycle-level run may need, as
   /// given ("8G"); empty: three quarters of the host's memory.
   std::string memoryLimit;

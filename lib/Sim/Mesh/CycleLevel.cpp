@@ -13,6 +13,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 using namespace mlir;
@@ -34,9 +35,49 @@ struct Planned {
   int64_t batch;
   int width, height;
   double analytic;
+
+  /// Core-cycles its run takes, by the analytic time.
+  double coreCycles() const { return analytic * width * height; }
 };
 
 } // namespace
+
+std::optional<CycleLevelLimit> parseCycleLevelLimit(llvm::StringRef text) {
+  text = text.trim();
+  double scale = 0;
+  for (auto [unit, seconds] :
+       {std::pair{"min", 60.0}, {"s", 1.0}, {"h", 3600.0}})
+    if (text.consume_back(unit)) {
+      scale = seconds;
+      break;
+    }
+  double value = 0;
+  if (text.trim().getAsDouble(value) || !std::isfinite(value) || value <= 0)
+    return std::nullopt;
+  CycleLevelLimit limit;
+  if (scale == 0) {
+    if (value > 1e18)
+      return std::nullopt;
+    limit.coreCycles = value;
+    return limit;
+  }
+  limit.seconds = value * scale;
+  if (limit.seconds > 365.0 * 86400)
+    return std::nullopt;
+  return limit;
+}
+
+std::string describeCycleLevelLimit(const CycleLevelLimit &limit) {
+  if (limit.coreCycles > 0)
+    return llvm::formatv("{0:e2} core-cycles", limit.coreCycles).str();
+  for (auto [unit, seconds] : {std::pair{"h", 3600.0}, {"min", 60.0}})
+    if (limit.seconds >= seconds &&
+        std::fmod(limit.seconds, seconds) == 0)
+      return llvm::formatv("{0} {1}", llvm::format("%g", limit.seconds / seconds),
+                           unit)
+          .str();
+  return llvm::formatv("{0} s", llvm::format("%g", limit.seconds)).str();
+}
 
 LogicalResult checkCycleLevelTarget(DeviceOp device,
                                     const target::WaferTargetModel &target) {
@@ -70,7 +111,6 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   // Each region as placed: one run of it (of one chunk, for a kernel run
   // in chunks over the vocabulary).
   std::vector<Planned> planned;
-  double total = 0;
   for (auto [s, stage] : llvm::enumerate(program->getStages())) {
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
       const RegionPlacement &placed = placement->regions[s][r];
@@ -97,7 +137,6 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
           std::clamp<int64_t>(placed.layout.featureGroups, 1, placed.rect.w));
       int gridHeight = static_cast<int>(
           std::clamp<int64_t>(placed.layout.tokenGroups, 1, placed.rect.h));
-      total += analytic * gridWidth * gridHeight;
       planned.push_back({s, r, kernel, placed.layout, placed.rect, batch,
                          gridWidth, gridHeight, analytic});
     }
@@ -113,20 +152,33 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
     return placement->regions[p.stage][p.region].wave;
   };
 
-  // What the run will take, before it starts: its core-cycles, the time
-  // at the judged rate, and the memory of the largest mesh it holds (a
-  // wave runs on the whole mesh).
+  // What the run will take, before it starts: its core-cycles (a wave's
+  // regions run again side by side), and the time at the speed this host
+  // simulates the costliest program, measured on its first cycles.
   const MeshWorkers &workers = options.workers;
   int workerCount = meshWorkers(static_cast<int>(width),
                                 static_cast<int>(height), workers);
-  double seconds = total / (kCoreCyclesPerWorkerSecond * workerCount);
-  if (total > options.maxCoreCycles)
+  double total = 0;
+  const Planned *costliest = nullptr;
+  for (size_t first = 0; first < planned.size();) {
+    size_t last = first + 1;
+    while (last < planned.size() &&
+           planned[last].stage == planned[first].stage &&
+           waveOf(planned[last]) == waveOf(planned[first]))
+      ++last;
+    for (size_t i = first; i < last; ++i) {
+      double coreCycles = planned[i].coreCycles();
+      total += last - first > 1 ? 2 * coreCycles : coreCycles;
+      if (!costliest || coreCycles > costliest->coreCycles())
+        costliest = &planned[i];
+    }
+    first = last;
+  }
+  if (options.limit.coreCycles > 0 && total > options.limit.coreCycles)
     return device.emitOpError()
            << "would take about " << llvm::formatv("{0:e2}", total)
-           << " core-cycles to simulate cycle by cycle ("
-           << formatRoughDuration(seconds) << " on " << workerCount
-           << " worker(s)); the limit is "
-           << llvm::formatv("{0:e2}", options.maxCoreCycles)
+           << " core-cycles to simulate cycle by cycle; the limit is "
+           << describeCycleLevelLimit(options.limit)
            << ": raise it with --cycle-level-limit, or use a smaller "
               "micro-batch, model or mesh";
   // The largest region's program, and as much again a core for a wave
@@ -156,12 +208,38 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
            << " MiB (--memory-limit; by default three quarters of this "
               "host's memory): run it over MPI processes on several hosts "
               "(docs/runtime.md)";
+  double speed = 0;
+  if (costliest) {
+    MeshWorkers measuring = workers;
+    measuring.progress = nullptr;
+    measuring.stopAfterSeconds = kSpeedMeasurementSeconds;
+    std::string error;
+    std::optional<MeshResult> result =
+        simulate(programOf(*costliest), config, error, {}, measuring);
+    if (!result)
+      return regionOf(*costliest).emitOpError()
+             << "fails in the cycle-level model: " << error;
+    speed = static_cast<double>(result->coreCycles) /
+            std::max(result->seconds, 1e-6);
+  }
+  double seconds = speed > 0 ? total / speed : 0;
+  if (options.limit.coreCycles == 0 && seconds > options.limit.seconds)
+    return device.emitOpError()
+           << "would take about " << llvm::formatv("{0:e2}", total)
+           << " core-cycles to simulate cycle by cycle, "
+           << formatRoughDuration(seconds) << " on " << workerCount
+           << " worker(s) at the " << llvm::formatv("{0:e1}", speed)
+           << " core-cycles a second measured on this host; the limit is "
+           << describeCycleLevelLimit(options.limit)
+           << ": raise it with --cycle-level-limit, or use a smaller "
+              "micro-batch, model or mesh";
   if (options.log)
     *options.log << llvm::formatv(
         "cycle-level: {0} kernels, about {1:e2} core-cycles: {2} on {3} "
-        "worker(s); about {4} MiB of memory a process\n",
+        "worker(s) at {4:e1} core-cycles a second; about {5} MiB of memory "
+        "a process\n",
         planned.size(), total, formatRoughDuration(seconds), workerCount,
-        std::max<int64_t>(1, largestBytes / (1 << 20)));
+        speed, std::max<int64_t>(1, largestBytes / (1 << 20)));
 
   CycleLevelRun run;
   run.clockHz = target.getClockHz();
@@ -175,9 +253,17 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       *options.log << "\r" << std::string(78, ' ') << "\r";
     progressShown = false;
   };
+  // A limit in seconds holds however far the estimate was off.
+  const auto started = std::chrono::steady_clock::now();
   auto simulateHere = [&](const MeshProgram &mesh, std::string &error)
       -> std::optional<MeshResult> {
     MeshWorkers here = workers;
+    if (options.limit.coreCycles == 0)
+      here.stopAfterSeconds = std::max(
+          1e-9, options.limit.seconds -
+                    std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - started)
+                        .count());
     if (options.progress && options.log)
       here.progress = [&](const MeshProgress &at) {
         progressShown = true;
@@ -187,7 +273,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
             current, formatGrouped(at.cycle),
             std::min(99.0, 100 * done / std::max(1.0, total)),
             formatRoughDuration(std::max(0.0, total - done) /
-                      (kCoreCyclesPerWorkerSecond * at.workers)));
+                                std::max(speed, 1.0)));
         options.log->flush();
       };
     std::optional<MeshResult> result = simulate(mesh, config, error, {}, here);
@@ -195,6 +281,12 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
     if (result)
       doneCoreCycles += static_cast<double>(result->coreCycles);
     return result;
+  };
+  auto stopped = [&] {
+    run.stoppedIn = current;
+    run.stoppedAtLimit =
+        !workers.stop || !workers.stop->load(std::memory_order_relaxed);
+    return std::move(run);
   };
   for (size_t first = 0; first < planned.size();) {
     // The regions of one wave of one stage.
@@ -211,10 +303,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       if (!result)
         return regionOf(p).emitOpError()
                << "fails in the cycle-level model: " << error;
-      if (result->stopped) {
-        run.stoppedIn = current;
-        return run;
-      }
+      if (result->stopped)
+        return stopped();
       run.coreCycles += result->coreCycles;
       run.kernels.push_back(
           {program->getStages()[p.stage].name,
@@ -244,10 +334,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
                << "fails in the cycle-level model beside the other regions "
                   "of its wave: "
                << error;
-      if (result->stopped) {
-        run.stoppedIn = current;
-        return run;
-      }
+      if (result->stopped)
+        return stopped();
       run.coreCycles += result->coreCycles;
       wave.simulatedCycles = result->cycles;
       run.waves.push_back(std::move(wave));

@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/bit.h"
 
@@ -632,7 +633,20 @@ bool Band::run(std::string &error) {
   int64_t now = 0;
   std::vector<uint8_t> linkUsed(kPorts);
   const MeshWorkers &workers = plan.workers;
-  auto reported = std::chrono::steady_clock::now();
+  auto started = std::chrono::steady_clock::now();
+  auto reported = started;
+  const auto timeLimit = std::chrono::duration<double>(workers.stopAfterSeconds);
+  auto stopAsked = [&] {
+    if (workers.stop && workers.stop->load(std::memory_order_relaxed))
+      return true;
+    return workers.stopAfterSeconds > 0 &&
+           std::chrono::steady_clock::now() - started >= timeLimit;
+  };
+  auto recordTime = llvm::make_scope_exit([&] {
+    loopNanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - started)
+                          .count();
+  });
   for (int64_t step = 1;; ++step) {
     cycle = now;
     router.beginCycle(now);
@@ -678,10 +692,10 @@ bool Band::run(std::string &error) {
 
     // The cycle's end: borders, then the figures every band agrees on, by
     // their minimum: 0 when anything moved, the first band that failed,
-    // 0 when a stop was asked for.
-    CycleFigures figures = {
-        moved ? 0 : 1, failure.empty() ? kNever : links.worker(),
-        workers.stop && workers.stop->load(std::memory_order_relaxed) ? 0 : 1};
+    // 0 when a stop was asked for or the time allowed has passed.
+    CycleFigures figures = {moved ? 0 : 1,
+                            failure.empty() ? kNever : links.worker(),
+                            stopAsked() ? 0 : 1};
     links.endCycle(hasNorth, hasSouth, toNorth, toSouth, fromNorth, fromSouth,
                    figures);
     applyBorders();
@@ -755,6 +769,7 @@ MeshResult Band::result() {
   for (int c = width; c < (rows + 1) * width; ++c)
     busy = std::max(busy, engines[c].busyUntil);
   part.put(stopped ? lastActive : busy);
+  part.put(loopNanoseconds);
   part.put(static_cast<int64_t>(rows));
   for (auto [begin, last] : rowActivity) {
     part.put(std::max<int64_t>(begin, 0));
@@ -772,6 +787,8 @@ MeshResult Band::result() {
   for (const std::string &bytes : links.gather(part.bytes)) {
     PartReader reader(bytes);
     result.cycles = std::max(result.cycles, reader.get<int64_t>());
+    result.seconds =
+        std::max(result.seconds, static_cast<double>(reader.get<int64_t>()) * 1e-9);
     int64_t bandRows = reader.get<int64_t>();
     for (int64_t r = 0; r < bandRows; ++r) {
       int64_t begin = reader.get<int64_t>();

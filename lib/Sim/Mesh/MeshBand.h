@@ -277,6 +277,8 @@ private:
   /// moved anywhere.
   int64_t cycle = 0, lastActive = 0;
   bool stopped = false;
+  /// Host time of the cycle loop, setup excluded.
+  int64_t loopNanoseconds = 0;
   std::string failure;
   /// What an operand outside any buffer reads and writes.
   float scratch = 0;

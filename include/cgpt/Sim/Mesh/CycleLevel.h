@@ -17,30 +17,44 @@
 #include "cgpt/Sim/Mesh/MeshSimulator.h"
 
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace cgpt::sim::mesh {
 
-/// The most core-cycles a cycle-level run takes unless told otherwise
-/// (CycleLevelOptions::maxCoreCycles), judged from the analytic times
-/// beforehand: about eight minutes on one thread of this project's
-/// machines.
-constexpr double kMaxCoreCycles = 2e10;
-/// Core-cycles one worker simulates a second, for the estimate printed
-/// before a run: a judgement from the benchmarks (docs/benchmarks.md),
-/// between the 3.3e7 to 4.1e7 of a matmul on the whole WSE-2 mesh and the
-/// 7e7 of a 64 x 64 one.
-constexpr double kCoreCyclesPerWorkerSecond = 4e7;
+/// How long a cycle-level run may take unless told otherwise, at the speed
+/// measured on this host before it starts.
+constexpr double kMaxSeconds = 600;
+/// How long that speed is measured: the run's costliest program, from its
+/// start, for at most this many seconds of simulating.
+constexpr double kSpeedMeasurementSeconds = 1;
+
+/// The most a cycle-level run may take: a time on this host (`seconds`),
+/// judged before it starts and enforced while it runs, or, when
+/// `coreCycles` is above 0, that many core-cycles by the analytic times, a
+/// decision the same on every host.
+struct CycleLevelLimit {
+  double seconds = kMaxSeconds;
+  double coreCycles = 0;
+};
+
+/// Reads a limit as `--cycle-level-limit` takes it: a time with its unit
+/// (`90s`, `10min`, `1.5h`) or a bare number of core-cycles (`2e10`);
+/// nothing when it is neither, not above 0, or beyond a year or 1e18.
+std::optional<CycleLevelLimit> parseCycleLevelLimit(llvm::StringRef text);
+/// The limit as a person reads it: "10 min", "90 s", "2.00e+10 core-cycles".
+std::string describeCycleLevelLimit(const CycleLevelLimit &limit);
 
 struct CycleLevelOptions {
   /// Threads, MPI processes, a stop flag.
   MeshWorkers workers;
-  /// The most core-cycles to simulate, and the most host memory a process
-  /// may need, judged beforehand (0: no memory limit).
-  double maxCoreCycles = kMaxCoreCycles;
+  /// The most the run may take, and the most host memory a process may
+  /// need (0: no memory limit), judged beforehand.
+  CycleLevelLimit limit;
   int64_t maxHostBytes = 0;
   /// Where the estimate before the run goes, and, with `progress`, a line
   /// updated in place while it runs (a terminal's standard error).
@@ -69,9 +83,11 @@ struct CycleLevelWave {
 
 struct CycleLevelRun {
   std::vector<CycleLevelKernel> kernels;
-  /// The run was stopped (CycleLevelOptions::workers.stop) in this region
-  /// (empty: it ran to the end); `kernels` holds those simulated before.
+  /// The run was stopped in this region (empty: it ran to the end), by
+  /// CycleLevelOptions::workers.stop or, when `stoppedAtLimit`, at the
+  /// limit's time; `kernels` holds those simulated before.
   std::string stoppedIn;
+  bool stoppedAtLimit = false;
   std::vector<CycleLevelWave> waves;
   /// Cores x cycles simulated over all kernels.
   int64_t coreCycles = 0;
@@ -90,12 +106,14 @@ mlir::LogicalResult checkCycleLevelTarget(wafer::DeviceOp device,
 /// the region's rectangle (for attention, one (sequence, head) block with
 /// its share of the pairs); the regions of a wave also run together on one
 /// mesh, side by side. A kernel run again (`repeats`) or in vocabulary
-/// chunks is simulated once. Before it starts, prints to `options.log` the
-/// core-cycles it will take, the time at kCoreCyclesPerWorkerSecond a
-/// worker and the host memory of its largest mesh. Fails with a diagnostic
-/// on the device when the run would take more than `maxCoreCycles` or more
-/// memory than the host has, on a region without a placement, and on a
-/// region that cannot run.
+/// chunks is simulated once. Before it starts, it measures how fast this
+/// host simulates its costliest program (kSpeedMeasurementSeconds of it)
+/// and prints to `options.log` the core-cycles the run will take, the time
+/// at that speed and the host memory of its largest mesh. Fails with a
+/// diagnostic on the device when the run would take more than
+/// `options.limit` or more memory than `maxHostBytes`, on a region without
+/// a placement, and on a region that cannot run. A run that reaches a
+/// limit in seconds all the same stops there (CycleLevelRun::stoppedIn).
 mlir::FailureOr<CycleLevelRun>
 runCycleLevel(wafer::DeviceOp device, const CycleLevelOptions &options = {});
 

@@ -154,6 +154,9 @@ struct MeshResult {
   bool stopped = false;
   /// Cores x cycles simulated.
   int64_t coreCycles = 0;
+  /// Host seconds the slowest worker spent simulating the cycles, setup
+  /// excluded: the same on every worker of an MPI job.
+  double seconds = 0;
   /// For each row of cores, the first and last cycle one of its compute
   /// engines worked ({0, 0} for a row that never did).
   std::vector<std::pair<int64_t, int64_t>> rowActivity;
@@ -194,6 +197,9 @@ struct MeshWorkers {
   /// When set, the run ends after the cycle being simulated, and the
   /// result says how far it went (MeshResult::stopped).
   const std::atomic<bool> *stop = nullptr;
+  /// When above 0, the run also ends after the cycle in which this many
+  /// seconds of simulating have passed on any worker (to measure speed).
+  double stopAfterSeconds = 0;
   /// Called on the first worker about once a second of a long run.
   std::function<void(const MeshProgress &)> progress;
 };
