@@ -87,6 +87,12 @@ LogicalResult checkCycleLevelTarget(DeviceOp device,
            << kWaveletBytes << "-byte wavelets, and target '"
            << device.getTarget() << "' has links of "
            << target.getLinkBytesPerCycle() << " B per cycle";
+  if (target.getHopLatencyCycles() != 1)
+    return device.emitOpError()
+           << "cannot run cycle by cycle: the cycle-level model moves a "
+              "wavelet one hop a cycle, and target '"
+           << device.getTarget() << "' has hops of "
+           << target.getHopLatencyCycles() << " cycles";
   return success();
 }
 

@@ -97,7 +97,7 @@ struct CycleLevelRun {
 
 /// Fails with a diagnostic on `device` when its `target` is one the
 /// cycle-level model cannot run: links that do not move one wavelet a
-/// cycle.
+/// cycle, or hops of more than a cycle.
 mlir::LogicalResult checkCycleLevelTarget(wafer::DeviceOp device,
                                           const target::WaferTargetModel &target);
 

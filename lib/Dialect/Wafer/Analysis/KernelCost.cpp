@@ -26,6 +26,18 @@ int64_t fmacLanes(const target::WaferTargetModel &target,
                            : target.getF32FmacsPerCycle();
 }
 
+double cyclesPerWavelet(const target::WaferTargetModel &target) {
+  // A queue's place is held from the cycle a wavelet is sent until its
+  // freeing reaches the sender a cycle after the wavelet moved on: the
+  // latency of the link plus one, a hop between routers or a ramp between
+  // a router and its core (which every stream of a core crosses).
+  double queue = static_cast<double>(target.getRouterQueueWavelets());
+  double held = static_cast<double>(std::max(target.getHopLatencyCycles(),
+                                             target.getRampLatencyCycles()) +
+                                    1);
+  return std::max(1.0, held / queue);
+}
+
 int64_t elementsPerWavelet(const target::WaferTargetModel &target,
                            int64_t elementBytes) {
   return std::max<int64_t>(1, target.getLinkBytesPerCycle() / elementBytes);
@@ -172,6 +184,7 @@ class CoreWork {
 public:
   explicit CoreWork(const target::WaferTargetModel &target)
       : activation(static_cast<double>(target.getTaskActivationCycles())),
+        perWavelet(cyclesPerWavelet(target)),
         read(static_cast<double>(target.getSramReadBytesPerCycle())),
         write(static_cast<double>(target.getSramWriteBytesPerCycle())) {}
 
@@ -188,8 +201,9 @@ public:
     compute += count * simd;
     sram += count * std::max(simd, ports);
   }
-  /// Fabric operations over `wavelets` in all: one a cycle.
-  void stream(double wavelets) { add(wavelets); }
+  /// Fabric operations over `wavelets` in all, as fast as the queues let
+  /// them come.
+  void stream(double wavelets) { add(wavelets * perWavelet); }
 
   double compute = 0, sram = 0;
 
@@ -198,7 +212,7 @@ private:
     compute += cycles;
     sram += cycles;
   }
-  double activation, read, write;
+  double activation, perWavelet, read, write;
 };
 
 } // namespace
@@ -391,6 +405,7 @@ KernelTime kernelTime(const KernelCostQuery &query) {
   }
   time.compute = work.compute;
   time.sram = work.sram;
+  time.fabric *= cyclesPerWavelet(t);
   // A kernel run again repeats all of its work.
   double repeats = static_cast<double>(k.repeats);
   time.compute *= repeats;

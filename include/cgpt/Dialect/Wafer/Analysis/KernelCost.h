@@ -31,6 +31,10 @@ constexpr int64_t kPartialSumBytes = 4;
 /// f32 FMAC.
 int64_t fmacLanes(const target::WaferTargetModel &target,
                   int64_t elementBytes);
+/// Cycles a stream takes a wavelet: one, unless the queues are too shallow
+/// to cover the time a place is held (a link's latency and the freeing's
+/// way back), which credit-based flow control makes a stream wait for.
+double cyclesPerWavelet(const target::WaferTargetModel &target);
 /// Elements of `elementBytes` one wavelet carries (two 16-bit values).
 int64_t elementsPerWavelet(const target::WaferTargetModel &target,
                            int64_t elementBytes);
