@@ -30,7 +30,8 @@ static double attentionScale(tf::AttentionOp op) {
 
 struct AttentionLowering {
   // Saved: x, q, k, v (q and k rotated; k and v of the key/value heads),
-  // probabilities, merged heads.
+  // merged heads. The probabilities, seq^2 a head and sequence, are not:
+  // the backward recomputes them from q and k, as flash attention does.
   static SavedActivations forward(tf::AttentionOp op, StepLowering &s) {
     OpBuilder &b = s.b();
     Value x = s.lookup(op.getInput());
@@ -56,52 +57,57 @@ struct AttentionLowering {
       q = s.kernel<RotaryOp>(headType, q, angles, UnitAttr());
       k = s.kernel<RotaryOp>(kvType, k, angles, UnitAttr());
     }
-    auto scoreType = StepLowering::streamLike(x, {batch, heads, seq, seq});
-    Value scores = s.matmul(scoreType, q, repeatHeads(k, headType, s), Value(),
-                            false, /*transposeRhs=*/true);
-    Value probs = s.kernel<SoftmaxOp>(
-        scoreType, scores, b.getF64FloatAttr(attentionScale(op)),
-        b.getUnitAttr(), b.getI64IntegerAttr(headSize), op.getAlibiAttr());
-    Value attended = s.matmul(headType, probs, repeatHeads(v, headType, s));
+    // Shared key/value heads are repeated first, so that attention's
+    // products and softmax follow each other and fuse into one region.
+    Value keys = repeatHeads(k, headType, s);
+    Value values = repeatHeads(v, headType, s);
+    Value probs = probabilities(op, q, keys, s);
+    Value attended = s.matmul(headType, probs, values);
     Value merged = s.kernel<MergeHeadsOp>(
         StepLowering::streamLike(x, {batch, seq, heads * headSize}), attended);
     Value wo = s.weight(op.getOutWeight());
     Value bo = s.optionalWeight(op.getOutBias());
     s.define(op.getResult(), s.matmul(x.getType(), merged, wo, bo));
-    return {x, q, k, v, probs, merged};
+    return {x, q, k, v, merged};
   }
 
   static LogicalResult backward(tf::AttentionOp op, ArrayRef<Value> saved,
                                 StepLowering &s) {
     OpBuilder &b = s.b();
     Value x = saved[0], q = saved[1], k = saved[2], v = saved[3],
-          probs = saved[4], merged = saved[5];
+          merged = saved[4];
     FailureOr<Value> dyOr = s.grad(op.getResult());
     if (failed(dyOr))
       return failure();
     Value dy = *dyOr;
 
-    // Output projection: dmerged = dy Wo^T, dWo = merged^T dy.
+    // Output projection: dWo = merged^T dy, then dmerged = dy Wo^T (the
+    // weight gradient first, so that merged is dead before dmerged lives).
     Value wo = s.weight(op.getOutWeight());
-    Value dMerged = s.matmul(merged.getType(), dy, wo, Value(), false, true);
     s.gradOut(op.getOutWeight(),
               s.matmul(wo.getType(), merged, dy, Value(), true, false, true));
     s.gradOutBias(op.getOutBias(), dy);
+    Value dMerged = s.matmul(merged.getType(), dy, wo, Value(), false, true);
 
     // Attention: dP = dO V^T, dV = P^T dO, dS = softmax'(P, dP),
     // dQ = dS K, dK = dS^T Q; with shared key/value heads, K and V are
     // repeated again and the gradients of a group summed.
     Type headType = q.getType();
     Value dAttended = s.kernel<UnmergeHeadsOp>(headType, dMerged);
-    Value dProbs = s.matmul(probs.getType(), dAttended,
-                            repeatHeads(v, headType, s), Value(), false, true);
+    Value keys = repeatHeads(k, headType, s);
+    Value values = repeatHeads(v, headType, s);
+    Operation *beforeProbs = s.lastOp();
+    Value probs = probabilities(op, q, keys, s);
+    s.markRecomputedSince(beforeProbs);
+    Value dProbs = s.matmul(probs.getType(), dAttended, values, Value(), false,
+                            true);
     Value dv = sumHeadGroups(
         s.matmul(headType, probs, dAttended, Value(), true), v.getType(), s);
     // The ALiBi bias is a constant: the gradient of the scores is the same.
     Value dScores = s.kernel<SoftmaxGradOp>(
         probs.getType(), probs, dProbs, b.getF64FloatAttr(attentionScale(op)),
         b.getI64IntegerAttr(op.getHeadSize()));
-    Value dq = s.matmul(headType, dScores, repeatHeads(k, headType, s));
+    Value dq = s.matmul(headType, dScores, keys);
     Value dk = sumHeadGroups(
         s.matmul(headType, dScores, q, Value(), true), k.getType(), s);
     if (op.getRotary()) {
@@ -110,7 +116,7 @@ struct AttentionLowering {
       dk = s.kernel<RotaryOp>(k.getType(), dk, angles, b.getUnitAttr());
     }
 
-    // Input projection: dx = dqkv Wqkv^T, dWqkv = x^T dqkv.
+    // Input projection: dWqkv = x^T dqkv, then dx = dqkv Wqkv^T.
     Value wqkv = s.weight(op.getQkvWeight());
     ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
     int64_t qkvWidth = (static_cast<int64_t>(op.getNumHeads()) +
@@ -118,15 +124,30 @@ struct AttentionLowering {
                        static_cast<int64_t>(op.getHeadSize());
     Value dQkv = s.kernel<JoinHeadsOp>(
         StepLowering::streamLike(x, {xs[0], xs[1], qkvWidth}), dq, dk, dv);
-    s.addGrad(op.getInput(),
-              s.matmul(x.getType(), dQkv, wqkv, Value(), false, true));
     s.gradOut(op.getQkvWeight(),
               s.matmul(wqkv.getType(), x, dQkv, Value(), true, false, true));
     s.gradOutBias(op.getQkvBias(), dQkv);
+    s.addGrad(op.getInput(),
+              s.matmul(x.getType(), dQkv, wqkv, Value(), false, true));
     return success();
   }
 
 private:
+  /// softmax(scale q k^T), causal (with ALiBi's bias when the op has it);
+  /// `keys` has a head for every query head.
+  static Value probabilities(tf::AttentionOp op, Value q, Value keys,
+                             StepLowering &s) {
+    OpBuilder &b = s.b();
+    ArrayRef<int64_t> qs = StepLowering::shapeOf(q);
+    auto scoreType =
+        StepLowering::streamLike(q, {qs[0], qs[1], qs[2], qs[2]});
+    Value scores = s.matmul(scoreType, q, keys, Value(), false,
+                            /*transposeRhs=*/true);
+    return s.kernel<SoftmaxOp>(
+        scoreType, scores, b.getF64FloatAttr(attentionScale(op)),
+        b.getUnitAttr(), b.getI64IntegerAttr(op.getHeadSize()),
+        op.getAlibiAttr());
+  }
   /// Key or value heads `kv` repeated for every query head of `headType`;
   /// `kv` itself when each query head has its own.
   static Value repeatHeads(Value kv, Type headType, StepLowering &s) {

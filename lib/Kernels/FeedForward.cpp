@@ -72,32 +72,35 @@ struct FeedForwardLowering {
     FailureOr<Value> dy = s.grad(op.getResult());
     if (failed(dy))
       return failure();
+    // Each projection's weight gradient comes before its input's: the
+    // activation it reads is then dead before the input's gradient, as
+    // wide, is made (docs/dataflow.md).
     Value down = s.weight(op.getDownWeight());
-    Value da = s.matmul(a.getType(), *dy, down, Value(), false, true);
     s.gradOut(op.getDownWeight(),
               s.matmul(down.getType(), a, *dy, Value(), true, false, true));
     s.gradOutBias(op.getDownBias(), *dy);
+    Value da = s.matmul(a.getType(), *dy, down, Value(), false, true);
     MapKind derivative = activationMaps(op.getActivation()).second;
     if (op.getGateWeight()) {
       Value g = saved[3], gated = saved[4];
       Value dg = s.map(derivative, {g, s.map(MapKind::mul, {da, h})});
       Value gate = s.weight(op.getGateWeight());
-      s.addGrad(op.getInput(),
-                s.matmul(x.getType(), dg, gate, Value(), false, true));
       s.gradOut(op.getGateWeight(),
                 s.matmul(gate.getType(), x, dg, Value(), true, false, true));
       s.gradOutBias(op.getGateBias(), dg);
+      s.addGrad(op.getInput(),
+                s.matmul(x.getType(), dg, gate, Value(), false, true));
       // The up projection's gradient: da * act(g).
       da = s.map(MapKind::mul, {da, gated});
     } else {
       da = s.map(derivative, {h, da});
     }
     Value up = s.weight(op.getUpWeight());
-    s.addGrad(op.getInput(),
-              s.matmul(x.getType(), da, up, Value(), false, true));
     s.gradOut(op.getUpWeight(),
               s.matmul(up.getType(), x, da, Value(), true, false, true));
     s.gradOutBias(op.getUpBias(), da);
+    s.addGrad(op.getInput(),
+              s.matmul(x.getType(), da, up, Value(), false, true));
     return success();
   }
 };

@@ -181,22 +181,24 @@ struct VocabularyChunks {
 
 /// Bytes per sequence of activations live while each region runs: every
 /// per-sequence stream defined at or before one of its kernels and used at
-/// or after it. Score matrices made and used only by attention kernels
-/// are the fused attention's own, never stored whole, and do not count.
+/// or after it. A stream made and read only inside one region never exists
+/// whole and does not count: attention's scores and probabilities, or a
+/// product whose every element the fused elementwise work takes as the
+/// chain of sums delivers it.
 SmallVector<int64_t> liveBytes(Block &body, ArrayRef<RegionDraft> drafts,
                                const VocabularyChunks &vocabulary) {
   llvm::DenseMap<Operation *, int64_t> position;
   int64_t end = 0;
   for (Operation &op : body)
     position[&op] = end++;
-  llvm::DenseMap<Operation *, wafer::KernelKind> kindOfKernel;
-  for (const RegionDraft &draft : drafts)
+  llvm::DenseMap<Operation *, size_t> regionOfKernel;
+  for (auto [index, draft] : llvm::enumerate(drafts))
     for (Operation *kernel : draft.kernels)
-      kindOfKernel[kernel] = draft.kind;
-  auto isAttention = [&](Operation *op) {
-    auto it = kindOfKernel.find(op);
-    return it != kindOfKernel.end() &&
-           it->second == wafer::KernelKind::attention;
+      regionOfKernel[kernel] = index;
+  auto sameRegion = [&](Operation *a, Operation *b) {
+    auto first = regionOfKernel.find(a), second = regionOfKernel.find(b);
+    return first != regionOfKernel.end() && second != regionOfKernel.end() &&
+           first->second == second->second;
   };
 
   // (first, last, bytes) of every per-sequence value the stage touches.
@@ -209,15 +211,15 @@ SmallVector<int64_t> liveBytes(Block &body, ArrayRef<RegionDraft> drafts,
     bool inside = producer && position.count(producer);
     int64_t first = inside ? position[producer] : 0;
     int64_t last = first;
-    bool attentionOnly = inside && isAttention(producer);
+    bool regionOwn = inside;
     for (Operation *user : value.getUsers()) {
       Operation *local = body.findAncestorOpInBlock(*user);
       if (!local)
         continue;
       last = std::max(last, isa<YieldOp>(local) ? end : position[local]);
-      attentionOnly &= isAttention(local);
+      regionOwn &= local == user && sameRegion(producer, local);
     }
-    if (!attentionOnly)
+    if (!regionOwn)
       intervals.push_back({first, last, vocabulary.liveBytes(value)});
   };
   for (Operation &op : body) {
@@ -269,7 +271,8 @@ public:
         program.getNumCsx(), program.getSeqLen(),
         program.getMicroBatch(), /*micro_batch=*/0, /*grad_accum_steps=*/0,
         costs.keptBytesPerSequence, optimizer.getParameters(),
-        costs.flopsPerSequence, /*checkpoint=*/wafer::CheckpointAttr(),
+        costs.flopsPerSequence, optimizer.getMaxGradientNorm(),
+        /*checkpoint=*/wafer::CheckpointAttr(),
         /*placer=*/StringAttr(), /*execution=*/wafer::ExecutionModeAttr(),
         /*plan=*/StringAttr(), /*explored=*/ArrayAttr());
     builder.setInsertionPointToEnd(&device->getBody().emplaceBlock());

@@ -17,6 +17,21 @@ void StepLowering::gradOutBias(Value bias, Value grad) {
     gradOut(bias, kernel<SumBatchOp>(streamOf(bias.getType()), grad));
 }
 
+void StepLowering::eraseUnreadRecomputation(Operation *after,
+                                            Operation *last) {
+  if (!last || last == after)
+    return;
+  auto first = after ? std::next(after->getIterator()) : body->begin();
+  SmallVector<Operation *> recomputed = llvm::to_vector(
+      llvm::make_pointer_range(llvm::make_range(first, ++last->getIterator())));
+  // Last first, so that a kernel read only by erased ones goes too.
+  for (Operation *op : llvm::reverse(recomputed)) {
+    bool rebuilt = op->hasAttr("recompute") || isa<WeightInOp>(op);
+    if (rebuilt && op->use_empty())
+      op->erase();
+  }
+}
+
 void StepLowering::outlineStages() {
   SmallVector<Operation *> ops =
       llvm::to_vector(llvm::make_pointer_range(body->getOperations()));

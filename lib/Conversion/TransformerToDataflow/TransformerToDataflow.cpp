@@ -269,13 +269,16 @@ LogicalResult TrainStepLowering::lower(const StepStructure &structure,
     auto &[number, ops] = layer;
     ArrayRef<Value> buffers = kept[structure.layers.size() - 1 - index];
     s.beginStage("h." + std::to_string(number), Phase::backward, number);
+    // The kernels that rebuild the layer's activations, recompute=layer.
+    Operation *recomputedAfter = nullptr, *recomputedLast = nullptr;
     if (recompute == Recompute::layer) {
       // Rerun the layer's forward kernels from its kept input.
       s.define(layerInput(ops), fetch(buffers.front()));
-      Operation *before = s.lastOp();
+      recomputedAfter = s.lastOp();
       if (failed(forward(ops)))
         return failure();
-      s.markRecomputedSince(before);
+      s.markRecomputedSince(recomputedAfter);
+      recomputedLast = s.lastOp();
     } else {
       // Fetch each kept activation once; the ops read it from there.
       DenseMap<Value, Value> fetched;
@@ -289,6 +292,7 @@ LogicalResult TrainStepLowering::lower(const StepStructure &structure,
     }
     if (failed(backward(ops)))
       return failure();
+    s.eraseUnreadRecomputation(recomputedAfter, recomputedLast);
   }
 
   s.beginStage("embed", Phase::backward, std::nullopt);

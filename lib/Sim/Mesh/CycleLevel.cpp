@@ -157,6 +157,15 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   auto waveOf = [&](const Planned &p) {
     return placement->regions[p.stage][p.region].wave;
   };
+  // One past the last region of the wave of one stage that `first` begins.
+  auto waveEnd = [&](size_t first) {
+    size_t last = first + 1;
+    while (last < planned.size() &&
+           planned[last].stage == planned[first].stage &&
+           waveOf(planned[last]) == waveOf(planned[first]))
+      ++last;
+    return last;
+  };
 
   // What the run will take, before it starts: its core-cycles (a wave's
   // regions run again side by side), and the time at the speed this host
@@ -167,11 +176,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   double total = 0;
   const Planned *costliest = nullptr;
   for (size_t first = 0; first < planned.size();) {
-    size_t last = first + 1;
-    while (last < planned.size() &&
-           planned[last].stage == planned[first].stage &&
-           waveOf(planned[last]) == waveOf(planned[first]))
-      ++last;
+    size_t last = waveEnd(first);
     for (size_t i = first; i < last; ++i) {
       double coreCycles = planned[i].coreCycles();
       total += last - first > 1 ? 2 * coreCycles : coreCycles;
@@ -295,12 +300,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
     return std::move(run);
   };
   for (size_t first = 0; first < planned.size();) {
-    // The regions of one wave of one stage.
-    size_t last = first + 1;
-    while (last < planned.size() &&
-           planned[last].stage == planned[first].stage &&
-           waveOf(planned[last]) == waveOf(planned[first]))
-      ++last;
+    size_t last = waveEnd(first);
     for (size_t i = first; i < last; ++i) {
       const Planned &p = planned[i];
       std::string error;

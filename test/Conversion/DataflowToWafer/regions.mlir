@@ -1,6 +1,11 @@
 // RUN: cgpt-opt %S/../TransformerToDataflow/Inputs/one-layer.mlir --cgpt-lower-to-dataflow=target=mini --convert-dataflow-to-wafer | FileCheck %s
 // RUN: not cgpt-opt %S/../TransformerToDataflow/Inputs/one-layer.mlir --convert-transformer-to-dataflow --convert-dataflow-to-wafer 2>&1 | FileCheck %s --check-prefix=UNTILED
 
+// The optimizer's clipping threshold is the device's: the runtime's tail
+// waits for the norm of every gradient when it is above 0.
+// RUN: sed 's/max_gradient_norm = 0.000000e+00 : f64/max_gradient_norm = 1.0 : f64/' %S/../TransformerToDataflow/Inputs/one-layer.mlir | cgpt-opt --cgpt-lower-to-dataflow=target=mini --convert-dataflow-to-wafer | FileCheck %s --check-prefix=CLIP
+// CLIP: wafer.device @{{.+}} target "mini" attributes {{{.*}}max_gradient_norm = 1.000000e+00 : f64
+
 // convert-dataflow-to-wafer on a one-layer model (d_model 8, 2 heads of 4,
 // d_ffn 32, vocabulary 16, 4 tokens, f32): one region per kernel that runs
 // over the mesh, elementwise work fused into the kernel whose result it
@@ -10,10 +15,11 @@
 // The layer's input is its checkpoint: 4 tokens x 8 features x 4 B.
 // CHECK-LABEL: wafer.stage @h.0.forward order 1 "forward" layer 0 attributes {checkpoint_bytes = 128 : i64}
 // Live at the first layer norm: its input (128 B, read again by the
-// residual add), its result (128 B), and its mean and rstd (16 B each). It
-// works on its input and its result (256 B: the statistics stay with it)
-// and reads no region of the stage: its input is the stage's.
-// CHECK-NEXT: wafer.region @layer_norm.0 reduction "dataflow.layer_norm" {accumulator = 0 : i64, element_bytes = 4 : i64, flops = 224 : i64, live = 288 : i64, operand_bytes = 256 : i64, reads = [], shape = array<i64: 4, 8, 1>}
+// residual add) and its result (128 B); its mean and rstd, which nothing
+// reads in the forward stage, never leave it. It works on its input and
+// its result (256 B) and reads no region of the stage: its input is the
+// stage's.
+// CHECK-NEXT: wafer.region @layer_norm.0 reduction "dataflow.layer_norm" {accumulator = 0 : i64, element_bytes = 4 : i64, flops = 224 : i64, live = 256 : i64, operand_bytes = 256 : i64, reads = [], shape = array<i64: 4, 8, 1>}
 // The head split is fused into the QKV projection; attention fuses both
 // products, the softmax and the head merge. Its 4 x 4 scores per head are
 // its own and do not count as live.
@@ -28,16 +34,24 @@
 // CHECK: wafer.region @matmul.5 weight_grad "dataflow.matmul" {accumulator = 512 : i64, {{.*}}shape = array<i64: 16, 8, 4>, weight_bytes = 512 : i64}
 // CHECK: wafer.egress @matmul.5 -> "wte" bytes 512
 
-// Backward recomputes the layer from its checkpoint, then runs the second
-// attention region: the gradient products and the softmax gradient.
+// Backward recomputes the layer from its checkpoint, all but the FFN's
+// output projection and residual, which no backward kernel reads, then runs
+// the second attention region: the scores and probabilities again (flash
+// attention's backward), the gradient products and the softmax gradient.
 // CHECK-LABEL: wafer.stage @h.0.backward order 3 "backward" layer 0 {
-// The output projection's input gradient and the FFN's weight and bias
-// gradients read the stage's input gradient and the recomputed FFN, none of
-// each other: what the side-by-side placer may run at once.
-// CHECK: wafer.region @matmul.7 weight_matmul "dataflow.matmul" {{{.*}}reads = [], {{.*}}}
-// CHECK-NEXT: wafer.region @matmul.8 weight_grad "dataflow.matmul" {{{.*}}reads = [@matmul.5], {{.*}}}
-// CHECK-NEXT: wafer.region @sum_batch.9 reduction "dataflow.sum_batch" {{{.*}}reads = [], {{.*}}}
-// CHECK-NEXT: wafer.region @map.10 elementwise "dataflow.map" {{{.*}}reads = [@matmul.5, @matmul.7], {{.*}}}
-// CHECK: wafer.region @matmul.19 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.matmul", "dataflow.softmax_grad", "dataflow.matmul", "dataflow.matmul", "dataflow.join_heads"]
+// CHECK-NOT:   wafer.region @matmul.6 weight_matmul
+// The FFN's weight and bias gradients come before its input gradient (the
+// activation the weight gradient reads is then dead before the input
+// gradient is made); the three read the recomputed FFN and the stage's
+// input gradient, none of each other: what the side-by-side placer may run
+// at once. The input gradient's GELU derivative is fused into it: its
+// product never exists whole; the FFN's hidden state and the fused result
+// (512 B each) are live beside the 1,216 B the rest of the layer's
+// backward still needs, and the GELU output is not (its one reader, the
+// weight gradient, came first).
+// CHECK: wafer.region @matmul.6 weight_grad "dataflow.matmul" {{{.*}}reads = [@matmul.5], {{.*}}}
+// CHECK-NEXT: wafer.region @sum_batch.7 reduction "dataflow.sum_batch" {{{.*}}reads = [], {{.*}}}
+// CHECK-NEXT: wafer.region @matmul.8 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.map"], live = 2240 : i64, {{.*}}reads = [@matmul.5], {{.*}}}
+// CHECK: wafer.region @matmul.16 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.matmul", "dataflow.softmax_grad", "dataflow.matmul", "dataflow.matmul", "dataflow.join_heads"]
 
 // UNTILED: error: 'dataflow.program' op is not tiled for a target; run dataflow-tile first

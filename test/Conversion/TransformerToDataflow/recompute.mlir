@@ -1,11 +1,15 @@
 // The recompute policy decides what a layer keeps for its backward stage.
 
-// none: every activation the backward kernels read (16 buffers here).
+// none: every activation the backward kernels read (15 buffers here), the
+// attention probabilities excepted: the backward recomputes them.
 // RUN: cgpt-opt %S/Inputs/one-layer.mlir --convert-transformer-to-dataflow=recompute=none | FileCheck %s --check-prefix=NONE
 // NONE-LABEL: dataflow.stage "h.0" forward
-// NONE-COUNT-15: dataflow.stash
+// NONE-COUNT-14: dataflow.stash
 // NONE:          dataflow.yield
 // NONE-LABEL: dataflow.stage "h.0" backward
+// NONE-NOT:      recompute
+// NONE:          dataflow.matmul {{.+}} {recompute, transpose_rhs}
+// NONE-NEXT:     dataflow.softmax {{.+}} recompute
 // NONE-NOT:      recompute
 // NONE:          dataflow.yield
 
@@ -19,13 +23,21 @@
 // LAYER:         %[[X:.+]] = dataflow.fetch
 // LAYER:         dataflow.layer_norm %[[X]], {{.*}} {recompute}
 // LAYER:         dataflow.softmax %{{.+}} {causal, head_size = 4 : i64, recompute, scale = 5.000000e-01 : f64}
+// Nothing reads the layer's output: its projection and residual are not
+// rebuilt, and the projection's bias is not streamed again.
+// LAYER:         dataflow.map gelu %{{.+}} {recompute}
+// LAYER-NOT:     recompute
+// LAYER-NOT:     "h.0.mlp.proj.bias" bytes
 // LAYER:         dataflow.layer_norm_grad
 
 // The kept bytes and the recomputed FLOPs, per sequence.
 // RUN: cgpt-opt %S/Inputs/one-layer.mlir --convert-transformer-to-dataflow=recompute=none --dataflow-print-costs -o /dev/null | FileCheck %s --check-prefix=NONE-COSTS
-// NONE-COSTS: recompute_flops_per_sequence: 0
-// NONE-COSTS: kept_activation_bytes_per_sequence_per_layer: 2240 (1 layers)
+// Kept none, the backward still recomputes the probabilities: the scores
+// product (2 x 8 x 4 x 4) and the softmax (4 x head_size a score, 32
+// scores).
+// NONE-COSTS: recompute_flops_per_sequence: 768
+// NONE-COSTS: kept_activation_bytes_per_sequence_per_layer: 2112 (1 layers)
 // RUN: cgpt-opt %S/Inputs/one-layer.mlir --convert-transformer-to-dataflow --dataflow-print-costs -o /dev/null | FileCheck %s --check-prefix=LAYER-COSTS
 // LAYER-COSTS: algorithmic_flops_per_sequence: 37600
-// LAYER-COSTS: recompute_flops_per_sequence: 10528
+// LAYER-COSTS: recompute_flops_per_sequence: 9184
 // LAYER-COSTS: kept_activation_bytes_per_sequence_per_layer: 128 (1 layers)

@@ -374,3 +374,12 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
     wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>, colors = array<i64: 0, 1, 1>}
   }
 }
+
+// -----
+
+// expected-error @+1 {{max_gradient_norm must be a finite number 0 or above (0: no clipping), got -1}}
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, max_gradient_norm = -1.0 : f64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}

@@ -153,6 +153,12 @@ public:
       if (llvm::isa<dataflow::KernelOpInterface>(op))
         op.setAttr("recompute", builder.getUnitAttr());
   }
+  /// Erases the kernels marked recomputed after `after` up to `last` whose
+  /// results nothing reads (the layer's output, rebuilt with the rest of
+  /// its forward pass but needed by no backward kernel), and the weight
+  /// streams only they read. Called once the stage's backward kernels
+  /// exist.
+  void eraseUnreadRecomputation(mlir::Operation *after, mlir::Operation *last);
   /// The body's last op, or null when it is empty. (An op list's size() is
   /// linear; marking places with ops keeps lowering linear in layers.)
   mlir::Operation *lastOp() const {

@@ -137,12 +137,17 @@ AttentionBlock attentionBlock(const KernelShape &k, const Layout &layout,
       std::max<int64_t>(1, k.rows / std::max<int64_t>(1, k.columns));
   int64_t seq = k.columns, headSize = k.contracted;
   double pairFlops = static_cast<double>(k.flops) / heads;
-  // Products of S x S x head_size per pair (2 forward, 4 backward).
+  // Products of S x S x head_size per pair: 2 forward, 5 backward (the
+  // flash backward's recomputed scores among them). The streams follow the
+  // operands: forward Q, K and V; backward also dO and the gradients dQ,
+  // dK and dV, twice as much. The recomputed scores read the Q and K the
+  // core already holds.
   double products = std::max(
       1.0, pairFlops / (2.0 * static_cast<double>(seq) * seq * headSize));
+  double streamed = std::min(products, 4.0) / 2;
   auto scaled = [&](int64_t elements) {
     return static_cast<int64_t>(
-        std::llround(static_cast<double>(elements) * products / 2));
+        std::llround(static_cast<double>(elements) * streamed));
   };
   auto whole = [&](int64_t elements) {
     return ceilDiv(elements, perWavelet) * perWavelet;

@@ -52,19 +52,27 @@ void detail::finishStep(const StepProgram &program, double passesEnd,
                        passesEnd, estimate.drainSeconds, {});
 
   // The weight servers update each tensor once its reduced gradient has
-  // arrived, one tensor after another at their bandwidth.
+  // arrived, one tensor after another at their bandwidth. Clipped
+  // gradients are scaled by the norm of all of them, which is known only
+  // once the last has arrived (each server sums its share of the squares
+  // as they come): then every tensor is updated. Either way the next step
+  // streams its first weights once the update is done: the iteration
+  // boundary is where weight fetches cannot run ahead (docs/runtime.md).
   double parametersPerByte =
       program.getTotalGradientBytes()
           ? static_cast<double>(program.getParameters()) /
                 static_cast<double>(program.getTotalGradientBytes())
           : 0;
   double serverFree = 0, lastArrival = estimate.systemSeconds;
+  for (auto [arrival, bytes] : lastGradients)
+    lastArrival = std::max(lastArrival, arrival);
+  if (program.clipsGradients())
+    serverFree = lastArrival;
   for (auto [arrival, bytes] : lastGradients) {
     double start = std::max(serverFree, arrival);
     serverFree = start + bytes * parametersPerByte *
                              kOptimizerBytesPerParameter /
                              t.getOptimizerBytesPerSecond();
-    lastArrival = std::max(lastArrival, arrival);
   }
   estimate.reduceSeconds = lastArrival - estimate.systemSeconds;
   estimate.optimizerSeconds = std::max(0.0, serverFree - lastArrival);
@@ -75,7 +83,11 @@ void detail::finishStep(const StepProgram &program, double passesEnd,
       observer->interval("reduce", "gradients through the tree",
                          estimate.systemSeconds, estimate.reduceSeconds, {});
     if (estimate.optimizerSeconds > 0)
-      observer->interval("optimizer", "AdamW on the weight servers",
+      observer->interval("optimizer",
+                         program.clipsGradients()
+                             ? "AdamW on the weight servers, after the "
+                               "clipping norm"
+                             : "AdamW on the weight servers",
                          lastArrival, estimate.optimizerSeconds, {});
   }
   estimate.samplesPerSecond =

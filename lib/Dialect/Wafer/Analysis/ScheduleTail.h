@@ -35,7 +35,8 @@ struct Cluster {
 /// outgoing link busy until `outFree` and the last pass's gradients
 /// reaching the weight servers at `lastGradients` (arrival, bytes, in
 /// order): the drain, the reduce, and the servers' optimizer updating each
-/// tensor once its reduced gradient has arrived.
+/// tensor once its reduced gradient has arrived, or, when the program clips
+/// gradients, every tensor once the last has arrived.
 void finishStep(const StepProgram &program, double passesEnd, double outFree,
                 llvm::ArrayRef<std::pair<double, double>> lastGradients,
                 StepEstimate &estimate, ScheduleObserver *observer);

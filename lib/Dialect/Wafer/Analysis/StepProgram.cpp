@@ -28,6 +28,7 @@ FailureOr<StepProgram> StepProgram::build(DeviceOp device) {
   program.globalBatch = device.getGlobalBatch();
   program.numCsx = device.getNumCsx();
   program.parameters = device.getParameters();
+  program.clipped = device.getMaxGradientNorm().convertToDouble() > 0;
   for (Operation &op : device.getBody().front()) {
     auto stage = dyn_cast<StageOp>(op);
     if (!stage)

@@ -14,6 +14,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
 #include <map>
 
 using namespace mlir;
@@ -143,6 +144,11 @@ LogicalResult DeviceOp::verifyRegions() {
         {"flops_per_sequence", getFlopsPerSequence()}})
     if (value < 0)
       return emitOpError() << name << " must be non-negative, got " << value;
+  double clip = getMaxGradientNorm().convertToDouble();
+  if (!(clip >= 0) || !std::isfinite(clip))
+    return emitOpError() << "max_gradient_norm must be a finite number 0 or "
+                            "above (0: no clipping), got "
+                         << clip;
   if (getKeptBytesPerSequence() > cgpt::kMaxPerSequence)
     return emitOpError() << "kept_bytes_per_sequence ("
                          << getKeptBytesPerSequence() << ") must be 0 to "

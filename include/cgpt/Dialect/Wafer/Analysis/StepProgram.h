@@ -80,6 +80,8 @@ public:
   int64_t getGlobalBatch() const { return globalBatch; }
   int64_t getNumCsx() const { return numCsx; }
   int64_t getParameters() const { return parameters; }
+  /// Whether the optimizer clips gradients by their global norm.
+  bool clipsGradients() const { return clipped; }
   /// The whole mesh as a rectangle.
   Rect getMesh() const;
 
@@ -90,6 +92,7 @@ private:
   int64_t layers = 0, largestStageWeights = 0, totalGradientBytes = 0;
   int64_t seqLen = 0, perSystemBatch = 0, globalBatch = 0, numCsx = 0;
   int64_t parameters = 0;
+  bool clipped = false;
 };
 
 /// Where and how one region runs.

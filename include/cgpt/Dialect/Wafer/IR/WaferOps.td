@@ -179,11 +179,15 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
     backward pass (the sum of the stages' `checkpoint_bytes`);
     `flops_per_sequence` is the step's algorithmic FLOPs for one sequence
     (recomputation excluded), the numerator of utilization.
+    `max_gradient_norm` is the optimizer's clipping threshold (0: no
+    clipping): clipped gradients need the norm of all of them before the
+    weight servers update any weight.
 
     ```mlir
     wafer.device @tiny target "mini" attributes {checkpoint = #wafer.checkpoint<keep>,
         execution = #wafer.execution<weight_streaming>, global_batch = 8 : i64,
-        grad_accum_steps = 2 : i64, micro_batch = 4 : i64, placer = "whole-mesh", ...} {
+        grad_accum_steps = 2 : i64, max_gradient_norm = 1.0 : f64,
+        micro_batch = 4 : i64, placer = "whole-mesh", ...} {
       wafer.stage @embed.forward order 0 "forward" { ... }
       ...
     }
@@ -198,6 +202,7 @@ def Wafer_DeviceOp : Wafer_Op<"device", [
                        CGPT_I64Attr:$kept_bytes_per_sequence,
                        CGPT_I64Attr:$parameters,
                        CGPT_I64Attr:$flops_per_sequence,
+                       DefaultValuedAttr<F64Attr, "0.0">:$max_gradient_norm,
                        OptionalAttr<Wafer_CheckpointAttr>:$checkpoint,
                        OptionalAttr<StrAttr>:$placer,
                        OptionalAttr<Wafer_ExecutionModeAttr>:$execution,
