@@ -16,6 +16,9 @@
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 
+#include <fstream>
+#include <sstream>
+
 using namespace cgpt;
 using namespace cgpt::wafer;
 
@@ -97,6 +100,44 @@ TEST(KernelCost, StreamedMatmulByHand) {
   KernelTime lower = kernelTime(
       {shape, {16, 12, Edge::north}, {0, 4, 16, 12}, 1, mini(context)});
   EXPECT_EQ(lower.fixed - time.fixed, 4);
+}
+
+/// mini with `queue_wavelets` wavelets a router queue.
+target::WaferTargetModel miniWithQueues(mlir::MLIRContext &context,
+                                        int queue) {
+  std::ifstream file(test::sourcePath("lib/Target/targets/mini.yaml"));
+  std::stringstream text;
+  text << file.rdbuf();
+  std::string yaml = text.str();
+  std::string key = "queue_wavelets: 4";
+  yaml.replace(yaml.find(key), key.size(),
+               "queue_wavelets: " + std::to_string(queue));
+  mlir::FailureOr<target::WaferTargetModel> model =
+      target::WaferTargetModel::parse(yaml, "mini.yaml", &context);
+  EXPECT_TRUE(mlir::succeeded(model));
+  return *model;
+}
+
+/// A queue's place is held for the link's latency and the freeing's way
+/// back, 3 cycles across mini's 2-cycle ramp: 3 or more wavelets a queue
+/// keep a stream at one a cycle, 2 at two every three cycles, 1 at one
+/// every three. The streamed matmul above: its weights' and sums' 448
+/// wavelets, and the 256 it passes along the row on its own engine.
+TEST(KernelCost, ShallowQueuesSlowEveryStream) {
+  mlir::MLIRContext context(test::allDialects());
+  KernelShape shape = matmul64();
+  auto timed = [&](int queue) {
+    return kernelTime({shape, {16, 12, Edge::north}, {0, 0, 16, 12}, 1,
+                       miniWithQueues(context, queue)});
+  };
+  for (int queue : {3, 4, 16}) {
+    EXPECT_EQ(timed(queue).fabric, 192 + 256) << queue;
+    EXPECT_EQ(timed(queue).compute, 384 + 768 + 258) << queue;
+  }
+  EXPECT_EQ(timed(2).fabric, (192 + 256) * 1.5);
+  EXPECT_EQ(timed(2).compute, 384 + 768 + 2 + 256 * 1.5);
+  EXPECT_EQ(timed(1).fabric, (192 + 256) * 3);
+  EXPECT_EQ(timed(1).compute, 384 + 768 + 2 + 256 * 3);
 }
 
 /// The same matmul summing 16 of its 64 output columns at a time: four
