@@ -16,9 +16,6 @@
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 
-#include <fstream>
-#include <sstream>
-
 using namespace cgpt;
 using namespace cgpt::wafer;
 
@@ -105,10 +102,7 @@ TEST(KernelCost, StreamedMatmulByHand) {
 /// mini with `queue_wavelets` wavelets a router queue.
 target::WaferTargetModel miniWithQueues(mlir::MLIRContext &context,
                                         int queue) {
-  std::ifstream file(test::sourcePath("lib/Target/targets/mini.yaml"));
-  std::stringstream text;
-  text << file.rdbuf();
-  std::string yaml = text.str();
+  std::string yaml = test::builtinTargetText("mini");
   std::string key = "queue_wavelets: 4";
   yaml.replace(yaml.find(key), key.size(),
                "queue_wavelets: " + std::to_string(queue));

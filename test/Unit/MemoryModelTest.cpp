@@ -14,9 +14,6 @@
 
 #include "WaferFixture.h"
 
-#include <fstream>
-#include <iterator>
-
 using namespace cgpt;
 using namespace cgpt::wafer;
 
@@ -139,9 +136,7 @@ TEST_F(MemoryModelTest, SideBySideRegionsByHand) {
 /// evenly: ceil(64 / 7) = 10 columns each), and for none (one column at a
 /// time, which does not fit).
 TEST_F(MemoryModelTest, SumsBlockedToWhatIsLeft) {
-  std::ifstream in(test::sourcePath("lib/Target/targets/mini.yaml"));
-  std::string mini((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
+  std::string mini = test::builtinTargetText("mini");
   DeviceOp device = parseInput("two-layers.mlir");
   StepProgram program = programOf(device);
   Placement placement = placeWith("whole-mesh", program, 16);

@@ -19,9 +19,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <fstream>
-#include <sstream>
-
 using namespace cgpt;
 using namespace cgpt::wafer;
 
@@ -148,10 +145,7 @@ TEST_F(ScheduleTest, ClippedUpdateWaitsForTheLastGradient) {
 /// temporary file.
 std::string scaledTarget(const std::string &target,
                          llvm::ArrayRef<const char *> keys, double factor) {
-  std::ifstream in(test::sourcePath("lib/Target/targets/" + target + ".yaml"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  std::string text = test::builtinTargetText(target);
   for (const char *key : keys) {
     size_t at = text.find("\n  " + std::string(key) + ": ");
     EXPECT_NE(at, std::string::npos) << key;

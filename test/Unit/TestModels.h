@@ -14,6 +14,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace cgpt::test {
@@ -22,6 +24,14 @@ namespace cgpt::test {
 inline std::string sourcePath(const std::string &relative) {
   const char *root = std::getenv("CGPT_SOURCE_DIR");
   return std::string(root ? root : ".") + "/" + relative;
+}
+
+/// The text of built-in target `name`'s file (lib/Target/targets), for
+/// tests that edit a figure of it.
+inline std::string builtinTargetText(const std::string &name) {
+  std::ifstream in(sourcePath("lib/Target/targets/" + name + ".yaml"));
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
 }
 
 /// Every cgpt dialect with its kernels' lowering and execution models, as

@@ -184,20 +184,18 @@ struct VocabularyChunks {
 /// or after it. A stream made and read only inside one region never exists
 /// whole and does not count: attention's scores and probabilities, or a
 /// product whose every element the fused elementwise work takes as the
-/// chain of sums delivers it.
-SmallVector<int64_t> liveBytes(Block &body, ArrayRef<RegionDraft> drafts,
-                               const VocabularyChunks &vocabulary) {
+/// chain of sums delivers it. `draftOf` is the region of each kernel.
+SmallVector<int64_t>
+liveBytes(Block &body, ArrayRef<RegionDraft> drafts,
+          const llvm::DenseMap<Operation *, size_t> &draftOf,
+          const VocabularyChunks &vocabulary) {
   llvm::DenseMap<Operation *, int64_t> position;
   int64_t end = 0;
   for (Operation &op : body)
     position[&op] = end++;
-  llvm::DenseMap<Operation *, size_t> regionOfKernel;
-  for (auto [index, draft] : llvm::enumerate(drafts))
-    for (Operation *kernel : draft.kernels)
-      regionOfKernel[kernel] = index;
   auto sameRegion = [&](Operation *a, Operation *b) {
-    auto first = regionOfKernel.find(a), second = regionOfKernel.find(b);
-    return first != regionOfKernel.end() && second != regionOfKernel.end() &&
+    auto first = draftOf.find(a), second = draftOf.find(b);
+    return first != draftOf.end() && second != draftOf.end() &&
            first->second == second->second;
   };
 
@@ -318,14 +316,14 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
       return op.emitOpError() << "has no tile; run dataflow-tile first";
 
   SmallVector<RegionDraft> drafts = groupKernels(body);
-  VocabularyChunks vocabulary(body);
-  SmallVector<int64_t> live = liveBytes(body, drafts, vocabulary);
-  // Which region runs each kernel, for what regions read and for the weight
-  // and gradient streams.
+  // Which region runs each kernel: for what is live, what regions read and
+  // the weight and gradient streams.
   llvm::DenseMap<Operation *, size_t> draftOf;
   for (auto [index, draft] : llvm::enumerate(drafts))
     for (Operation *kernel : draft.kernels)
       draftOf[kernel] = index;
+  VocabularyChunks vocabulary(body);
+  SmallVector<int64_t> live = liveBytes(body, drafts, draftOf, vocabulary);
   llvm::DenseMap<Operation *, StringAttr> regionOf;
   for (auto [index, draft, liveBytes] : llvm::enumerate(drafts, live)) {
     Operation *principal = draft.kernels.front();

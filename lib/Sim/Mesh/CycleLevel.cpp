@@ -175,8 +175,10 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
                                 static_cast<int>(height), workers);
   double total = 0;
   const Planned *costliest = nullptr;
+  bool sideBySide = false;
   for (size_t first = 0; first < planned.size();) {
     size_t last = waveEnd(first);
+    sideBySide |= last - first > 1;
     for (size_t i = first; i < last; ++i) {
       double coreCycles = planned[i].coreCycles();
       total += last - first > 1 ? 2 * coreCycles : coreCycles;
@@ -185,13 +187,14 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
     }
     first = last;
   }
+  // How a refusal for time ends.
+  const char *const shorterRun = ": raise it with --cycle-level-limit, or "
+                                 "use a smaller micro-batch, model or mesh";
   if (options.limit.coreCycles > 0 && total > options.limit.coreCycles)
     return device.emitOpError()
            << "would take about " << llvm::formatv("{0:e2}", total)
            << " core-cycles to simulate cycle by cycle; the limit is "
-           << describeCycleLevelLimit(options.limit)
-           << ": raise it with --cycle-level-limit, or use a smaller "
-              "micro-batch, model or mesh";
+           << describeCycleLevelLimit(options.limit) << shorterRun;
   // The largest region's program, and as much again a core for a wave
   // on the whole mesh.
   int64_t largestBytes = 0;
@@ -201,11 +204,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       });
   if (largest != planned.end()) {
     largestBytes = estimateHostBytes(programOf(*largest), config, workers);
-    bool waves = false;
-    for (size_t i = 1; i < planned.size(); ++i)
-      waves |= planned[i].stage == planned[i - 1].stage &&
-               waveOf(planned[i]) == waveOf(planned[i - 1]);
-    if (waves)
+    if (sideBySide)
       largestBytes = static_cast<int64_t>(
           static_cast<double>(largestBytes) * width * height /
           (int64_t(largest->width) * largest->height));
@@ -241,9 +240,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
            << formatRoughDuration(seconds) << " on " << workerCount
            << " worker(s) at the " << llvm::formatv("{0:e1}", speed)
            << " core-cycles a second measured on this host; the limit is "
-           << describeCycleLevelLimit(options.limit)
-           << ": raise it with --cycle-level-limit, or use a smaller "
-              "micro-batch, model or mesh";
+           << describeCycleLevelLimit(options.limit) << shorterRun;
   if (options.log)
     *options.log << llvm::formatv(
         "cycle-level: {0} kernels, about {1:e2} core-cycles: {2} on {3} "
