@@ -132,8 +132,10 @@ FailureOr<Trainer> Trainer::create(dataflow::ProgramOp program,
 }
 
 LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
-                                     const IdTensor &labels, double &loss) {
+                                     const IdTensor &labels,
+                                     int64_t firstSequence, double &loss) {
   KernelFrame frame(tokens, labels, seqLen);
+  frame.setDropoutStream({options.dropoutSeed, stepCount, firstSequence});
   for (auto stage :
        program.getLoop().getBodyBlock().getOps<dataflow::StageOp>()) {
     for (Operation &op : stage.getBody().front()) {
@@ -251,7 +253,7 @@ FailureOr<Trainer::StepResult> Trainer::step(const Batch &batch) {
       int64_t first = begin + split.firstOf(pass);
       int64_t last = begin + split.firstOf(pass + 1);
       if (failed(runMicroBatch(sliceRows(batch.tokens, first, last),
-                               sliceRows(batch.labels, first, last),
+                               sliceRows(batch.labels, first, last), first,
                                result.loss)))
         return failure();
     }

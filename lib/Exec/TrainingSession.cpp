@@ -87,7 +87,8 @@ struct StepSnapshot {
 
 /// The last step in full, as a safetensors file.
 std::string dumpStep(const Trainer &trainer, const StepSnapshot &before,
-                     const Trainer::StepResult &result, bool bf16Storage) {
+                     const Trainer::StepResult &result, bool bf16Storage,
+                     uint64_t dropoutSeed) {
   std::vector<SafetensorsEntry> entries;
   llvm::ArrayRef<ParameterSpec> specs = trainer.getSpecs();
   addParameterEntries(entries, "param.", specs, before.weights);
@@ -105,7 +106,8 @@ std::string dumpStep(const Trainer &trainer, const StepSnapshot &before,
       {"step", std::to_string(before.step)},
       {"learning_rate", llvm::formatv("{0:e9}", result.learningRate).str()},
       {"gradient_norm", llvm::formatv("{0:e9}", result.gradientNorm).str()},
-      {"storage", bf16Storage ? "bf16" : "f32"}};
+      {"storage", bf16Storage ? "bf16" : "f32"},
+      {"dropout_seed", std::to_string(dropoutSeed)}};
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
   printSafetensors(os, entries, metadata);
@@ -168,6 +170,7 @@ exec::runTrainingSession(dataflow::ProgramOp program, wafer::DeviceOp device,
   ExecOptions execOptions;
   execOptions.bf16Storage = options.bf16Storage;
   execOptions.offload = options.offload;
+  execOptions.dropoutSeed = options.seed;
   mlir::FailureOr<Trainer> trainer = Trainer::create(
       program, device, std::move(specs), std::move(*weights), execOptions);
   if (mlir::failed(trainer))
@@ -224,7 +227,8 @@ exec::runTrainingSession(dataflow::ProgramOp program, wafer::DeviceOp device,
           index + 1, result->loss, options.stepsPerSecond);
     if (options.dumpLastStep && last)
       session.lastStep =
-          dumpStep(*trainer, before, *result, options.bf16Storage);
+          dumpStep(*trainer, before, *result, options.bf16Storage,
+                   options.seed);
   }
   session.hostSeconds = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)

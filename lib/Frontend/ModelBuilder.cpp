@@ -56,6 +56,22 @@ private:
         layer ? builder.getI64IntegerAttr(*layer) : IntegerAttr());
     return op.getResult();
   }
+  /// `x` dropped at `rate` with the next dropout site's mask; `x` itself
+  /// at rate 0.
+  Value dropout(Value x, double rate, Location location) {
+    if (rate == 0.0)
+      return x;
+    return builder.create<DropoutOp>(location, x,
+                                     builder.getF64FloatAttr(rate),
+                                     builder.getI64IntegerAttr(nextSite++));
+  }
+  /// The site attribute of attention's probability dropout, or none.
+  std::pair<FloatAttr, IntegerAttr> attentionDropout() {
+    if (spec.attentionDropout == 0.0)
+      return {};
+    return {builder.getF64FloatAttr(spec.attentionDropout),
+            builder.getI64IntegerAttr(nextSite++)};
+  }
   Value optionalWeight(bool present, StringRef name, ArrayRef<int64_t> shape,
                        std::optional<int64_t> layer, LocationAttr key) {
     return present ? weight(name, shape, layer, key) : Value();
@@ -67,6 +83,8 @@ private:
   OpBuilder builder;
   Location fileLoc;
   Type storage;
+  /// Dropout sites are numbered in the order the step draws them.
+  int64_t nextSite = 0;
 };
 
 Value TrainStepBuilder::layerNorm(StringRef prefix, Value input,
@@ -111,11 +129,14 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
                       : IntegerAttr();
   UnitAttr alibi =
       spec.position == PositionKind::Alibi ? builder.getUnitAttr() : UnitAttr();
+  auto [probabilityDropout, probabilitySite] = attentionDropout();
   Value attn = builder.create<AttentionOp>(
       loc(p + ".attn", heads), x.getType(), ln1, qkvW, qkvB, outW, outB, rope,
       builder.getI64IntegerAttr(spec.numHeads), kvHeadsAttr,
       builder.getI64IntegerAttr(spec.headSize),
-      ScoreScalingAttr::get(builder.getContext(), scaling), alibi);
+      ScoreScalingAttr::get(builder.getContext(), scaling), alibi,
+      probabilityDropout, probabilitySite);
+  attn = dropout(attn, spec.residualDropout, loc(p + ".attn", heads));
 
   Value ffnInput;
   if (spec.blockStyle == BlockStyle::Sequential) {
@@ -138,6 +159,7 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
   Value ffn = builder.create<FeedForwardOp>(loc(p + ".mlp", ffnKey), x.getType(),
                                             ffnInput, upW, upB, gateW, gateB,
                                             downW, downB, spec.activation);
+  ffn = dropout(ffn, spec.residualDropout, loc(p + ".mlp", ffnKey));
   if (spec.blockStyle == BlockStyle::Parallel)
     x = builder.create<ResidualAddOp>(loc(p + ".attn", heads), x, attn);
   return builder.create<ResidualAddOp>(loc(p + ".mlp", ffnKey), x, ffn);
@@ -201,6 +223,7 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
         loc("rope", positionsKey), angles, builder.getI64IntegerAttr(spec.rotaryDim),
         builder.getF64FloatAttr(spec.rotaryBase));
   }
+  x = dropout(x, spec.embeddingDropout, loc("drop", vocabKey));
 
   for (int64_t layer = 0; layer < spec.numLayers; ++layer)
     x = decoderBlock(layer, x, rope);

@@ -140,8 +140,7 @@ const StringRef kUsedModelKeys[] = {
     "use_bfloat16", "fp16_type", "loss_scaling", "loss_weight",
     "extra_attention_params", "attention_module",
     "attention_sliding_window_length", "alibi_trainable_slopes"};
-/// Dropout rates: cgpt trains without dropout, and says so when a rate is
-/// above zero.
+/// Dropout rates (readDropout).
 const StringRef kDropoutKeys[] = {"dropout_rate", "attention_dropout_rate",
                                   "embedding_dropout_rate",
                                   "residual_dropout_rate"};
@@ -178,10 +177,26 @@ const StringRef kHuggingFaceKeys[] = {
     // BTLM and Jais.
     "position_embedding_type", "mup_embeddings_scale", "mup_output_alpha",
     "mup_scale_qk_dot_by_d", "mup_width_scale", "alibi_scaling", "auto_map"};
-/// Hugging Face dropout keys, warned about as kDropoutKeys are.
-const StringRef kHuggingFaceDropoutKeys[] = {
-    "attn_pdrop", "embd_pdrop", "resid_pdrop", "attention_probs_dropout_prob",
-    "hidden_dropout_prob", "attention_dropout", "hidden_dropout"};
+/// Where each dropout rate is read, the first key present: Model Zoo's
+/// own key for the site, else its `dropout_rate`; Hugging Face's GPT-2 and
+/// GPT-J keys, GPT-NeoX's (whose hidden dropout also drops the
+/// embeddings), then BERT-style ones; LLaMA and Mistral drop only the
+/// attention probabilities.
+struct DropoutKeys {
+  llvm::ArrayRef<StringRef> embedding, attention, residual;
+};
+const StringRef kZooEmbeddingDropout[] = {"embedding_dropout_rate",
+                                          "dropout_rate"};
+const StringRef kZooAttentionDropout[] = {"attention_dropout_rate",
+                                          "dropout_rate"};
+const StringRef kZooResidualDropout[] = {"residual_dropout_rate",
+                                         "dropout_rate"};
+const StringRef kHfEmbeddingDropout[] = {"embd_pdrop", "hidden_dropout",
+                                         "hidden_dropout_prob"};
+const StringRef kHfAttentionDropout[] = {"attn_pdrop", "attention_dropout",
+                                         "attention_probs_dropout_prob"};
+const StringRef kHfResidualDropout[] = {"resid_pdrop", "hidden_dropout",
+                                        "hidden_dropout_prob"};
 
 /// `name` lowered, without '_', '-' and ' ', for forgiving enum matching.
 std::string normalizeName(StringRef name) {
@@ -264,7 +279,7 @@ private:
   void readMuP(const Section &model);
   void chooseBlockStyle(const Section &model);
   /// Warns for each of `keys` in `section` whose rate is above zero.
-  void warnDropout(const Section &section, llvm::ArrayRef<StringRef> keys);
+  void readDropout(const Section &section, const DropoutKeys &keys);
   /// Warns that a sparsity section is simulated as dense.
   void warnSparsity(const Section &sparsity);
   void readBatchSize(const Section &section);
@@ -481,16 +496,25 @@ void ModelReader::readBatchSize(const Section &section) {
   spec.locations.batch = src.locate(batchNode, "batch_size");
 }
 
-void ModelReader::warnDropout(const Section &section,
-                              llvm::ArrayRef<StringRef> keys) {
-  for (StringRef key : keys)
-    if (std::optional<double> rate = src.readDouble(section, key, 0, 1);
-        rate && *rate > 0)
-      src.warning(src.locateKey(section, key),
-                  "'" + section.qualify(key) + "' is " +
-                      formatExactDouble(*rate) +
-                      "; cgpt does not model dropout and trains and "
-                      "simulates the step as if it were 0");
+void ModelReader::readDropout(const Section &section,
+                              const DropoutKeys &keys) {
+  auto rate = [&](llvm::ArrayRef<StringRef> candidates) {
+    for (StringRef key : candidates) {
+      if (!src.lookup(section, key))
+        continue;
+      double value = src.readDouble(section, key, 0, 1).value_or(0.0);
+      if (value == 1.0)
+        src.error(src.locateKey(section, key),
+                  "'" + section.qualify(key) +
+                      "' is 1, which drops every activation; a dropout "
+                      "rate is below 1");
+      return value;
+    }
+    return 0.0;
+  };
+  spec.embeddingDropout = rate(keys.embedding);
+  spec.attentionDropout = rate(keys.attention);
+  spec.residualDropout = rate(keys.residual);
 }
 
 void ModelReader::warnSparsity(const Section &sparsity) {
@@ -697,7 +721,8 @@ void ModelReader::readModel(const Section &model) {
     spec.vocabSize = *vocab;
     spec.locations.vocab = src.locateKey(model, "vocab_size");
   }
-  warnDropout(model, kDropoutKeys);
+  readDropout(model, {kZooEmbeddingDropout, kZooAttentionDropout,
+                      kZooResidualDropout});
 
   if (src.readBool(model, "use_position_embedding") == false)
     src.error(src.locate(src.lookup(model, "use_position_embedding")),
@@ -1049,7 +1074,8 @@ void ModelReader::readHuggingFace(const Section &root) {
       epsilon = src.readDouble(root, key, 1e-30, 0.5);
   spec.layerNormEpsilon = epsilon.value_or(1e-5);
   spec.sequenceLength = spec.maxPositions;
-  warnDropout(root, kHuggingFaceDropoutKeys);
+  readDropout(root, {kHfEmbeddingDropout, kHfAttentionDropout,
+                     kHfResidualDropout});
   // config.json describes the network, not its training run: the batch
   // comes from --batch-size, or is one sequence.
   spec.batchSemantics = BatchSemantics::Global;

@@ -61,7 +61,7 @@ struct AttentionLowering {
     // products and softmax follow each other and fuse into one region.
     Value keys = repeatHeads(k, headType, s);
     Value values = repeatHeads(v, headType, s);
-    Value probs = probabilities(op, q, keys, s);
+    Value probs = dropProbabilities(op, probabilities(op, q, keys, s), s);
     Value attended = s.matmul(headType, probs, values);
     Value merged = s.kernel<MergeHeadsOp>(
         StepLowering::streamLike(x, {batch, seq, heads * headSize}), attended);
@@ -91,18 +91,21 @@ struct AttentionLowering {
 
     // Attention: dP = dO V^T, dV = P^T dO, dS = softmax'(P, dP),
     // dQ = dS K, dK = dS^T Q; with shared key/value heads, K and V are
-    // repeated again and the gradients of a group summed.
+    // repeated again and the gradients of a group summed. With dropout, P
+    // is dropped again with its mask for dV, and dP goes back through it.
     Type headType = q.getType();
     Value dAttended = s.kernel<UnmergeHeadsOp>(headType, dMerged);
     Value keys = repeatHeads(k, headType, s);
     Value values = repeatHeads(v, headType, s);
     Operation *beforeProbs = s.lastOp();
     Value probs = probabilities(op, q, keys, s);
+    Value dropped = dropProbabilities(op, probs, s);
     s.markRecomputedSince(beforeProbs);
-    Value dProbs = s.matmul(probs.getType(), dAttended, values, Value(), false,
-                            true);
+    Value dDropped = s.matmul(probs.getType(), dAttended, values, Value(),
+                              false, true);
     Value dv = sumHeadGroups(
-        s.matmul(headType, probs, dAttended, Value(), true), v.getType(), s);
+        s.matmul(headType, dropped, dAttended, Value(), true), v.getType(), s);
+    Value dProbs = dropProbabilities(op, dDropped, s);
     // The ALiBi bias is a constant: the gradient of the scores is the same.
     Value dScores = s.kernel<SoftmaxGradOp>(
         probs.getType(), probs, dProbs, b.getF64FloatAttr(attentionScale(op)),
@@ -147,6 +150,13 @@ private:
         scoreType, scores, b.getF64FloatAttr(attentionScale(op)),
         b.getUnitAttr(), b.getI64IntegerAttr(op.getHeadSize()),
         op.getAlibiAttr());
+  }
+  /// `probs` (or their gradient) through the op's dropout, if it has one.
+  static Value dropProbabilities(tf::AttentionOp op, Value probs,
+                                 StepLowering &s) {
+    if (!op.getDropout())
+      return probs;
+    return s.dropout(probs, op.getDropoutAttr(), op.getDropoutSiteAttr());
   }
   /// Key or value heads `kv` repeated for every query head of `headType`;
   /// `kv` itself when each query head has its own.

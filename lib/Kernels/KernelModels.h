@@ -90,6 +90,7 @@ inline float scaleOr1(std::optional<llvm::APFloat> scale) {
 
 // One per family file.
 void registerCommonModels(mlir::DialectRegistry &registry);
+void registerDropoutModels(mlir::DialectRegistry &registry);
 void registerEmbeddingModels(mlir::DialectRegistry &registry);
 void registerLayerNormModels(mlir::DialectRegistry &registry);
 void registerAttentionModels(mlir::DialectRegistry &registry);

@@ -10,6 +10,7 @@
 
 void cgpt::registerKernelModels(mlir::DialectRegistry &registry) {
   kernels::registerCommonModels(registry);
+  kernels::registerDropoutModels(registry);
   kernels::registerEmbeddingModels(registry);
   kernels::registerLayerNormModels(registry);
   kernels::registerAttentionModels(registry);

@@ -310,6 +310,11 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
       os << ", " << m.kvHeads
          << (m.kvHeads == 1 ? " key/value head" : " key/value heads");
     os << "\n";
+    if (m.embeddingDropout || m.attentionDropout || m.blockDropout)
+      os << "              dropout " << formatExactDouble(m.embeddingDropout)
+         << " embeddings, " << formatExactDouble(m.attentionDropout)
+         << " attention probabilities, " << formatExactDouble(m.blockDropout)
+         << " block outputs (masks regenerated, not kept)\n";
   } else {
     os << "  model       " << m.layers
        << " layers (from placed wafer IR: the model's shape is not kept)\n";
@@ -356,6 +361,10 @@ static llvm::json::Object constantSections(const StepReport &report) {
     model["norm"] = m.norm;
     model["ffn"] = m.ffn;
     model["tied_embeddings"] = m.tiedEmbeddings;
+    model["dropout"] = llvm::json::Object{
+        {"embeddings", m.embeddingDropout},
+        {"attention_probabilities", m.attentionDropout},
+        {"block_outputs", m.blockDropout}};
     model["mup"] = report.mup;
   }
   llvm::json::Object input{{"path", report.sourcePath}};

@@ -150,6 +150,17 @@ def params_from_hugging_face(config):
     no training run: the optimizer is cgpt's default."""
     kind = config.get("model_type", "gpt2")
     model = {"name": kind}
+    # Dropout, as cgpt reads it: the first key present for each site.
+    for site, keys in (
+            ("embedding_dropout_rate",
+             ("embd_pdrop", "hidden_dropout", "hidden_dropout_prob")),
+            ("attention_dropout_rate",
+             ("attn_pdrop", "attention_dropout",
+              "attention_probs_dropout_prob")),
+            ("residual_dropout_rate",
+             ("resid_pdrop", "hidden_dropout", "hidden_dropout_prob"))):
+        present = [key for key in keys if key in config]
+        model[site] = float(config[present[0]]) if present else 0.0
     if kind in ("gpt2", "gptj", "btlm", "jais"):
         model["hidden_size"] = config["n_embd"]
         model["num_heads"] = config["n_head"]
@@ -258,6 +269,12 @@ class Model:
             scale_qk = True
         self.attention_scale = (1.0 / self.head_size if scale_qk
                                 else 1.0 / math.sqrt(self.head_size))
+        # Dropout rates: each site's key, else dropout_rate, else none.
+        def rate(key):
+            return float(model.get(key, model.get("dropout_rate", 0.0)))
+        self.embedding_dropout = rate("embedding_dropout_rate")
+        self.attention_dropout = rate("attention_dropout_rate")
+        self.residual_dropout = rate("residual_dropout_rate")
         self.loss_scaling = model.get("loss_scaling", "num_tokens")
         self.loss_weight = float(model.get("loss_weight", 1.0))
 
@@ -273,9 +290,16 @@ class Model:
         raise SystemExit(f"check_against_torch: no reference for "
                          f"nonlinearity '{self.activation}'")
 
-    def loss(self, p, tokens, labels):
-        """The step's loss, written from the model's definition."""
+    def loss(self, p, tokens, labels, masks=None):
+        """The step's loss, written from the model's definition; `masks`
+        (DropoutMasks) draws cgpt's dropout masks."""
         batch, seq = tokens.shape
+        sites = iter(range(1 << 30))
+
+        def drop(x, rate):
+            if rate == 0.0:
+                return x
+            return x * masks.keep(next(sites), x.shape, rate) / (1.0 - rate)
 
         def norm(x, prefix):
             if self.rms_norm:
@@ -293,6 +317,7 @@ class Model:
         x = p["wte"][tokens] * self.embeddings_scale
         if not self.rotary and not self.alibi:
             x = x + p["wpe"][:seq]
+        x = drop(x, self.embedding_dropout)
         mask = torch.ones(seq, seq, dtype=torch.bool).tril()
         for layer in range(self.layers):
             h = f"h.{layer}."
@@ -317,18 +342,21 @@ class Model:
                 scores = scores + alibi_slopes(self.heads).to(
                     scores.dtype)[:, None, None] * distance
             probs = scores.masked_fill(~mask, float("-inf")).softmax(-1)
+            probs = drop(probs, self.attention_dropout)
             y = (probs @ v).transpose(1, 2).reshape(batch, seq, self.d)
-            attention = affine(y, h + "attn.proj")
+            attention = drop(affine(y, h + "attn.proj"),
+                             self.residual_dropout)
             if self.parallel:
                 # GPT-J: one norm feeds both; NeoX: each has its own.
                 if self.untied_norms:
                     normed = norm(x, h + "ln_2")
                 f = self.feed_forward(normed, h, affine)
-                x = x + attention + affine(f, h + "mlp.proj")
+                x = x + attention + drop(affine(f, h + "mlp.proj"),
+                                         self.residual_dropout)
             else:
                 x = x + attention
                 f = self.feed_forward(norm(x, h + "ln_2"), h, affine)
-                x = x + affine(f, h + "mlp.proj")
+                x = x + drop(affine(f, h + "mlp.proj"), self.residual_dropout)
         x = norm(x, "ln_f")
         head = p.get("lm_head.weight", p["wte"])
         logits = (x @ head.T) * self.logits_scale
@@ -402,6 +430,43 @@ class Model:
         return groups
 
 
+class DropoutMasks:
+    """cgpt's counter-based dropout masks (include/cgpt/Exec/Dropout.h),
+    drawn again here in NumPy: each element's bits are a 32-bit hash of
+    the step, the site, its sequence in the global batch, its row and its
+    column; it is kept when they are at least rate x 2^32."""
+
+    def __init__(self, seed, step):
+        self.seed = np.uint32((seed & 0xFFFFFFFF) ^ (seed >> 32))
+        self.step = np.uint32(step & 0xFFFFFFFF)
+
+    @staticmethod
+    def hash32(x):
+        x = np.asarray(x, dtype=np.uint32)
+        with np.errstate(over="ignore"):
+            x = x ^ (x >> np.uint32(16))
+            x = x * np.uint32(0x7FEB352D)
+            x = x ^ (x >> np.uint32(15))
+            x = x * np.uint32(0x846CA68B)
+            x = x ^ (x >> np.uint32(16))
+        return x
+
+    def keep(self, site, shape, rate):
+        hash32 = self.hash32
+        with np.errstate(over="ignore"):
+            key = hash32(hash32(self.seed + self.step) + np.uint32(site))
+            sequences = hash32(key + np.arange(shape[0], dtype=np.uint32))
+            columns = shape[-1]
+            rows = int(np.prod(shape[1:-1], dtype=np.int64))
+            row_keys = hash32(sequences[:, None]
+                              + np.arange(rows, dtype=np.uint32)[None, :])
+            bits = hash32(row_keys[:, :, None]
+                          + np.arange(columns, dtype=np.uint32)[None, None])
+        threshold = int(math.ldexp(rate, 32))
+        kept = bits.astype(np.uint64) >= np.uint64(threshold)
+        return torch.from_numpy(kept.reshape(shape)).to(torch.float64)
+
+
 def alibi_slopes(heads):
     """ALiBi's head slopes (Press et al., and their reference code): for n
     a power of two, 2^(-8 (i+1) / n); otherwise those of the power of two
@@ -473,7 +538,9 @@ def main():
                               requires_grad=True) for n in names}
     tokens = torch.tensor(tensors["tokens"], dtype=torch.long)
     labels = torch.tensor(tensors["labels"], dtype=torch.long)
-    loss = model.loss(params, tokens, labels)
+    masks = DropoutMasks(int(metadata.get("dropout_seed", 0)),
+                         int(metadata["step"]))
+    loss = model.loss(params, tokens, labels, masks)
     loss.backward()
 
     rows = []  # (kind, name, error, tolerance)

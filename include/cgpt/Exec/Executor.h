@@ -33,6 +33,8 @@ struct ExecOptions {
   bool bf16Storage = false;
   /// Runs the kernels it takes in place of the executor's arithmetic.
   KernelOffload *offload = nullptr;
+  /// The seed of the dropout masks (the session's).
+  uint64_t dropoutSeed = 0;
 };
 
 /// One global batch: token ids and next-token labels, [batch, seq].
@@ -76,8 +78,11 @@ public:
 
 private:
   Trainer() = default;
+  /// Runs the sequences of the global batch from `firstSequence` on:
+  /// `tokens` and `labels`.
   mlir::LogicalResult runMicroBatch(const IdTensor &tokens,
-                                    const IdTensor &labels, double &loss);
+                                    const IdTensor &labels,
+                                    int64_t firstSequence, double &loss);
   void applyOptimizer(StepResult &result);
 
   dataflow::ProgramOp program;

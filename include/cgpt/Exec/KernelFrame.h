@@ -6,13 +6,14 @@
 //
 // What a kernel's functional execution reads and writes: the tensor of
 // every stream computed so far in the micro-batch, the token ids and
-// labels, and the sequence length.
+// labels, the sequence length, and where its dropout masks come from.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CGPT_EXEC_KERNELFRAME_H
 #define CGPT_EXEC_KERNELFRAME_H
 
+#include "cgpt/Exec/Dropout.h"
 #include "cgpt/Exec/Kernels.h"
 
 #include "mlir/IR/Value.h"
@@ -45,11 +46,15 @@ public:
     tensors[value] = std::make_shared<const Tensor>(std::move(tensor));
   }
   int64_t getSeqLen() const { return seqLen; }
+  /// Where this micro-batch's dropout masks come from.
+  const DropoutStream &getDropoutStream() const { return dropoutStream; }
+  void setDropoutStream(DropoutStream stream) { dropoutStream = stream; }
 
 private:
   llvm::DenseMap<mlir::Value, TensorRef> tensors;
   const IdTensor *ids[2];
   int64_t seqLen;
+  DropoutStream dropoutStream;
 };
 
 } // namespace cgpt::exec

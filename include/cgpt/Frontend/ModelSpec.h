@@ -110,6 +110,11 @@ struct ModelSpec {
   bool untiedLayerNorm = false;
   NormKind norm = NormKind::LayerNorm;
   double layerNormEpsilon = 1e-5;
+  /// Dropout rates, 0 for none: of the embeddings' sum, of attention's
+  /// probabilities, and of each block's output before its residual add.
+  double embeddingDropout = 0.0;
+  double attentionDropout = 0.0;
+  double residualDropout = 0.0;
 
   // muP (all 1 and scaleQkByHeadSize false for a standard model).
   bool mup = false;

@@ -85,6 +85,18 @@ FailureOr<StepStructure> groupIntoStages(tf::TrainStepOp step) {
       structure.embed.push_back(&op);
       continue;
     }
+    // Dropout reads no weights: it runs with the op whose result it drops.
+    if (auto dropout = dyn_cast<tf::DropoutOp>(op)) {
+      Operation *producer = dropout.getInput().getDefiningOp();
+      if (producer && llvm::is_contained(structure.embed, producer)) {
+        structure.embed.push_back(&op);
+        continue;
+      }
+      if (structure.head.empty() && !structure.layers.empty()) {
+        structure.layers.back().second.push_back(&op);
+        continue;
+      }
+    }
     std::optional<int64_t> layer = layerOf(&op);
     // Residual adds read no weights: they close the layer before them.
     if (isa<tf::ResidualAddOp>(op) && !structure.head.empty())

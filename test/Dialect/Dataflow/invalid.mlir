@@ -59,6 +59,18 @@
 // -----
 
 %a = "test.source"() : () -> !dataflow.stream<tensor<?x4x8xf32>>
+// expected-error @+1 {{dropout rate must be in [0, 1), got 1.5}}
+%r = dataflow.dropout %a rate 1.5 site 0 : (!dataflow.stream<tensor<?x4x8xf32>>) -> !dataflow.stream<tensor<?x4x8xf32>>
+
+// -----
+
+%a = "test.source"() : () -> !dataflow.stream<tensor<?x4x8xf32>>
+// expected-error @+1 {{input 'tensor<?x4x8xf32>' differs from the result 'tensor<?x4x6xf32>'; dropout keeps the shape and type}}
+%r = dataflow.dropout %a rate 0.1 site 0 : (!dataflow.stream<tensor<?x4x8xf32>>) -> !dataflow.stream<tensor<?x4x6xf32>>
+
+// -----
+
+%a = "test.source"() : () -> !dataflow.stream<tensor<?x4x8xf32>>
 %b = "test.source"() : () -> !dataflow.stream<tensor<?x4x6xf32>>
 // expected-error @+1 {{input 'tensor<?x4x6xf32>' differs from the result 'tensor<?x4x8xf32>'; elementwise maps keep the shape and type}}
 %r = dataflow.map add %a, %b : (!dataflow.stream<tensor<?x4x8xf32>>, !dataflow.stream<tensor<?x4x6xf32>>) -> !dataflow.stream<tensor<?x4x8xf32>>

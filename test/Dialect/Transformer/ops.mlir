@@ -38,6 +38,12 @@ transformer.train_step @learned(%tokens: tensor<?x8xi32>, %labels: tensor<?x8xi3
       : (tensor<?x8x16xbf16>, tensor<16x48xbf16>, tensor<48xbf16>, tensor<16x16xbf16>, tensor<16xbf16>) -> tensor<?x8x16xbf16>
   // CHECK: %[[R:.+]] = transformer.residual_add %[[P]], %[[A]] : tensor<?x8x16xbf16>
   %r = transformer.residual_add %p, %a : tensor<?x8x16xbf16>
+  // Dropout of the probabilities and of a block's output, each its site.
+  // CHECK: transformer.attention %[[N]] {{.*}} scaling inv_sqrt_head_size dropout 1.000000e-01 site 0 :
+  %ad = transformer.attention %n qkv(%wqkv, %bqkv) out(%wo, %bo) heads 2 head_size 8 scaling inv_sqrt_head_size dropout 0.1 site 0
+      : (tensor<?x8x16xbf16>, tensor<16x48xbf16>, tensor<48xbf16>, tensor<16x16xbf16>, tensor<16xbf16>) -> tensor<?x8x16xbf16>
+  // CHECK: transformer.dropout %{{.+}} rate 2.500000e-01 site 1 : tensor<?x8x16xbf16>
+  %dd = transformer.dropout %ad rate 0.25 site 1 : tensor<?x8x16xbf16>
   %w1 = transformer.weight "h.0.mlp.fc.weight" layer 0 : tensor<16x32xbf16>
   %b1 = transformer.weight "h.0.mlp.fc.bias" layer 0 : tensor<32xbf16>
   %w2 = transformer.weight "h.0.mlp.proj.weight" layer 0 : tensor<32x16xbf16>

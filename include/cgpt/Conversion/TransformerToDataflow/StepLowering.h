@@ -87,6 +87,11 @@ public:
         inputs.front().getType(),
         dataflow::MapKindAttr::get(builder.getContext(), kind), inputs);
   }
+  /// `input` dropped at `rate` with the mask of dropout site `site`.
+  mlir::Value dropout(mlir::Value input, mlir::FloatAttr rate,
+                      mlir::IntegerAttr site) {
+    return kernel<dataflow::DropoutOp>(input.getType(), input, rate, site);
+  }
 
   /// The stream a transformer value has been lowered to.
   mlir::Value lookup(mlir::Value value) { return env.lookup(value); }

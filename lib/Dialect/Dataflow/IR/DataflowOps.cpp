@@ -440,6 +440,36 @@ int64_t MapOp::getFlopsPerSequence() {
 
 SmallVector<int64_t> MapOp::getTilingSpace() { return rowSpace(getResult()); }
 
+/// The integer operations a core runs to drop one element: the counter
+/// add, the seven of the 32-bit hash (exec::dropoutBits), the compare and
+/// the select-and-scale.
+constexpr int64_t kDropoutOperationsPerElement = 10;
+
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return emitOpError() << "dropout rate must be in [0, 1), got "
+                         << formatExactDouble(rate);
+  if (getSite() < 0)
+    return emitOpError() << "site must be non-negative, got " << getSite();
+  if (tensorOf(getInput()) != tensorOf(getResult()))
+    return emitOpError() << "input " << tensorOf(getInput())
+                         << " differs from the result "
+                         << tensorOf(getResult())
+                         << "; dropout keeps the shape and type";
+  return success();
+}
+
+int64_t DropoutOp::getFlopsPerSequence() { return 0; }
+
+int64_t DropoutOp::getExecutedFlopsPerSequence() {
+  return 2 * kDropoutOperationsPerElement * elementsPerSequence(getResult());
+}
+
+SmallVector<int64_t> DropoutOp::getTilingSpace() {
+  return rowSpace(getResult());
+}
+
 //===----------------------------------------------------------------------===//
 // Embeddings and positions
 //===----------------------------------------------------------------------===//

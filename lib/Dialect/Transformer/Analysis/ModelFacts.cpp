@@ -51,6 +51,16 @@ FailureOr<ModelFacts> computeModelFacts(TrainStepOp step) {
     facts.ffn = activation == "silu"   ? "swiglu"
                 : activation == "relu" ? "reglu"
                                        : "geglu";
+  if (std::optional<APFloat> rate = attention.getDropout())
+    facts.attentionDropout = rate->convertToDouble();
+  for (auto dropout : body.getOps<DropoutOp>()) {
+    Operation *producer = dropout.getInput().getDefiningOp();
+    double &rate = isa_and_nonnull<AttentionOp, FeedForwardOp>(producer)
+                       ? facts.blockDropout
+                       : facts.embeddingDropout;
+    if (rate == 0)
+      rate = dropout.getRate().convertToDouble();
+  }
   facts.norm = body.getOps<RMSNormOp>().empty() ? "layer_norm" : "rms_norm";
   facts.tiedEmbeddings = llvm::any_of(body.getOps<OutputHeadOp>(),
                                       [](OutputHeadOp h) { return h.getTied(); });

@@ -64,6 +64,15 @@ static LogicalResult expectPositiveScale(Operation *op,
   return success();
 }
 
+/// A dropout rate keeps some elements: 0 (none dropped) up to, not
+/// including, 1.
+static LogicalResult verifyDropoutRate(Operation *op, double rate) {
+  if (!(rate >= 0.0 && rate < 1.0))
+    return op->emitOpError() << "dropout rate must be in [0, 1), got "
+                             << formatExactDouble(rate);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // TrainStepOp
 //===----------------------------------------------------------------------===//
@@ -148,6 +157,26 @@ LogicalResult TrainStepOp::verifyRegions() {
              << cgpt::kMaxStepAttentionWork
              << " a step); shorten the sequence (max_sequence_length, or "
                 "--sequence-length)";
+  }
+
+  // Each dropout site draws its own mask.
+  llvm::DenseMap<int64_t, Operation *> dropoutSites;
+  for (Operation &op : body) {
+    std::optional<int64_t> site;
+    if (auto dropout = dyn_cast<DropoutOp>(op))
+      site = dropout.getSite();
+    else if (auto attention = dyn_cast<AttentionOp>(op))
+      site = attention.getDropoutSite();
+    if (!site)
+      continue;
+    auto [it, inserted] = dropoutSites.try_emplace(*site, &op);
+    if (!inserted) {
+      InFlightDiagnostic diag = op.emitOpError()
+                                << "uses dropout site " << *site
+                                << ", which another op already draws from";
+      diag.attachNote(it->second->getLoc()) << "site " << *site << " is here";
+      return diag;
+    }
   }
 
   Type storage = getPrecision().getStorage();
@@ -327,11 +356,22 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "rotary embedding covers " << angles[0]
                            << " positions but the sequence has " << input[1];
   }
+  if (getDropout().has_value() != getDropoutSite().has_value())
+    return emitOpError() << "takes a dropout rate and its site together";
+  if (std::optional<APFloat> rate = getDropout())
+    if (failed(verifyDropoutRate(*this, rate->convertToDouble())))
+      return failure();
   SmallVector<Value> weights = {getQkvWeight(), getOutWeight()};
   for (Value bias : {getQkvBias(), getOutBias()})
     if (bias)
       weights.push_back(bias);
   return expectSameElementType(*this, getInput(), weights);
+}
+
+LogicalResult DropoutOp::verify() {
+  if (getSite() < 0)
+    return emitOpError() << "site must be non-negative, got " << getSite();
+  return verifyDropoutRate(*this, getRate().convertToDouble());
 }
 
 LogicalResult FeedForwardOp::verify() {

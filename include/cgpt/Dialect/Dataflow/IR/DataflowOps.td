@@ -308,6 +308,34 @@ def Dataflow_MapOp : Dataflow_Kernel<"map", (ins
   }];
 }
 
+def Dataflow_DropoutOp : Dataflow_Kernel<"dropout", (ins
+    Dataflow_Stream:$input, F64Attr:$rate, CGPT_I64Attr:$site), [],
+    ["getExecutedFlopsPerSequence"]> {
+  let summary = "drops elements at a rate with a site's regenerated mask";
+  let description = [{
+    `result = input * keep / (1 - rate)`, where `keep` is 1 unless the
+    counter-based generator of site `site` draws below `rate` for the
+    element (docs/runtime.md, "Dropout"): a function of the step, the site,
+    the element's sequence in the global batch, its row and its column. The
+    mask is never stored: the gradient is the same op with the same site
+    over the result's gradient, and a recomputed forward draws it again.
+
+    Tiling space `[rows, columns]`. No algorithmic FLOPs (the paper's count
+    has none for dropout); the cores execute 20 per element: the generator's
+    ten integer operations (a counter add, a 32-bit hash of seven, a
+    compare, the select-and-scale), two FLOPs to an operation as the
+    timing model counts vector work.
+
+    ```mlir
+    %d = dataflow.dropout %a rate 1.000000e-01 site 2 : (!dataflow.stream<tensor<?x64x256xf32>>) -> !dataflow.stream<tensor<?x64x256xf32>>
+    ```
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $input `rate` $rate `site` $site attr-dict `:` functional-type($input, results)
+  }];
+}
+
 def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
     Dataflow_Stream:$table, Dataflow_Stream:$ids,
     OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelClass",

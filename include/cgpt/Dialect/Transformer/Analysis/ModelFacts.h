@@ -33,6 +33,9 @@ struct ModelFacts {
   /// Key and value heads: numHeads unless attention shares them.
   int64_t kvHeads = 0;
   bool tiedEmbeddings = false;
+  /// Dropout rates (0: none): of the embeddings, of attention's
+  /// probabilities and of the blocks' outputs, as the first layer has them.
+  double embeddingDropout = 0, attentionDropout = 0, blockDropout = 0;
   /// "learned", "rotary", "alibi" or "none".
   std::string positionEmbedding;
   /// "layer_norm" or "rms_norm".

@@ -289,7 +289,9 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
       `out_weight: [H*dh, d_model]`.
 
     Both biases are optional (Model Zoo's `use_projection_bias_in_attention`
-    and `use_ffn_bias_in_attention`).
+    and `use_ffn_bias_in_attention`). With `dropout R site N`, the
+    probabilities are dropped at rate `R` before they weigh the values,
+    with the mask of dropout site `N` (see `transformer.dropout`).
 
     ```mlir
     %a = transformer.attention %n qkv(%wqkv, %bqkv) out(%wo, %bo)
@@ -307,7 +309,9 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
                        CGPT_I64Attr:$num_heads,
                        OptionalAttr<CGPT_I64Attr>:$num_kv_heads,
                        CGPT_I64Attr:$head_size,
-                       Transformer_ScoreScalingAttr:$scaling, UnitAttr:$alibi);
+                       Transformer_ScoreScalingAttr:$scaling, UnitAttr:$alibi,
+                       OptionalAttr<F64Attr>:$dropout,
+                       OptionalAttr<CGPT_I64Attr>:$dropout_site);
   let results = (outs Transformer_ActivationTensor:$result);
   let assemblyFormat = [{
     $input `qkv` `(` $qkv_weight (`,` $qkv_bias^)? `)`
@@ -315,6 +319,7 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
     (`rotary` `(` $rotary^ `)`)?
     `heads` $num_heads (`kv_heads` $num_kv_heads^)? `head_size` $head_size
     `scaling` `` $scaling (`alibi` $alibi^)?
+    (`dropout` $dropout^ `site` $dropout_site)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -384,6 +389,29 @@ def Transformer_ResidualAddOp : Transformer_Op<"residual_add", [
                        Transformer_ActivationTensor:$update);
   let results = (outs Transformer_ActivationTensor:$result);
   let assemblyFormat = "$residual `,` $update attr-dict `:` type($result)";
+}
+
+def Transformer_DropoutOp : Transformer_Op<"dropout", [
+    Pure, SameOperandsAndResultType]> {
+  let summary = "zeroes activations at a rate, scaling the rest up";
+  let description = [{
+    `result = input * mask / (1 - rate)`, `mask` keeping each element with
+    probability `1 - rate`. The mask is a function of the element's place
+    (sequence of the global batch, position, feature), the step and the
+    `site`, so the backward pass and a recomputed forward regenerate the
+    very mask the forward drew instead of keeping it (docs/runtime.md,
+    "Dropout"). Sites are unique in a step; a rate is in `[0, 1)`.
+
+    ```mlir
+    %d = transformer.dropout %a rate 0.1 site 2 : tensor<?x1024x768xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$input, F64Attr:$rate,
+                       CGPT_I64Attr:$site);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat =
+      "$input `rate` $rate `site` $site attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,58 @@
+//===- Dropout.cpp - dropout ----------------------------------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// Dropout of the embeddings and of each block's output: the same kernel,
+// with the same site, forward and backward, since the mask is drawn again
+// rather than kept (include/cgpt/Exec/Dropout.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelModels.h"
+
+#include "cgpt/Exec/Dropout.h"
+
+using namespace mlir;
+using namespace cgpt;
+using namespace cgpt::dataflow;
+using namespace cgpt::exec;
+using namespace cgpt::kernels;
+namespace tf = cgpt::transformer;
+
+namespace {
+
+struct DropoutLowering {
+  static SavedActivations forward(tf::DropoutOp op, StepLowering &s) {
+    s.define(op.getResult(),
+             s.dropout(s.lookup(op.getInput()), op.getRateAttr(),
+                       op.getSiteAttr()));
+    return {};
+  }
+  // d(input) = dy * mask / (1 - rate): the forward's mask, drawn again.
+  static LogicalResult backward(tf::DropoutOp op, ArrayRef<Value>,
+                                StepLowering &s) {
+    FailureOr<Value> dy = s.grad(op.getResult());
+    if (failed(dy))
+      return failure();
+    s.addGrad(op.getInput(),
+              s.dropout(*dy, op.getRateAttr(), op.getSiteAttr()));
+    return success();
+  }
+};
+
+LogicalResult executeDropout(DropoutOp op, KernelFrame &frame,
+                             ArrayRef<int64_t>) {
+  frame.set(op.getResult(),
+            dropout(frame[op.getInput()], op.getRate().convertToDouble(),
+                    op.getSite(), frame.getDropoutStream()));
+  return success();
+}
+
+} // namespace
+
+void kernels::registerDropoutModels(DialectRegistry &registry) {
+  attachLowering<tf::DropoutOp, DropoutLowering>(registry);
+  attachExecution<DropoutOp, executeDropout>(registry);
+}
