@@ -210,20 +210,23 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
       spec.mup ? builder.getF64FloatAttr(spec.embeddingsScale) : FloatAttr();
   Value x = builder.create<TokenEmbeddingOp>(loc("wte", vocabKey), activations(d),
                                              tokens, wte, embeddingsScale);
-  Value rope;
   if (spec.position == PositionKind::Learned) {
     Value wpe = weight("wpe", {spec.maxPositions, d}, std::nullopt,
                        positionsKey);
     x = builder.create<PositionEmbeddingOp>(loc("wpe", positionsKey),
                                             x.getType(), x, wpe);
-  } else if (spec.position == PositionKind::Rotary) {
+  }
+  // Dropped as soon as it is made, so that the dropout joins the
+  // embeddings' region.
+  x = dropout(x, spec.embeddingDropout, loc("drop", vocabKey));
+  Value rope;
+  if (spec.position == PositionKind::Rotary) {
     auto angles = RankedTensorType::get(
         {spec.sequenceLength, spec.rotaryDim / 2, 2}, builder.getF32Type());
     rope = builder.create<RotaryEmbeddingOp>(
         loc("rope", positionsKey), angles, builder.getI64IntegerAttr(spec.rotaryDim),
         builder.getF64FloatAttr(spec.rotaryBase));
   }
-  x = dropout(x, spec.embeddingDropout, loc("drop", vocabKey));
 
   for (int64_t layer = 0; layer < spec.numLayers; ++layer)
     x = decoderBlock(layer, x, rope);

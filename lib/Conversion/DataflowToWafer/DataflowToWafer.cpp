@@ -227,17 +227,21 @@ liveBytes(Block &body, ArrayRef<RegionDraft> drafts,
       consider(result);
   }
 
+  // A region's kernels run together, each taking its operands' elements as
+  // they arrive: a stream live anywhere in its span is live while it runs
+  // (a fused matmul's input and the residual sum it delivers coexist).
   SmallVector<int64_t> live;
   for (const RegionDraft &draft : drafts) {
-    int64_t peak = 0;
+    int64_t begin = end, finish = 0;
     for (Operation *kernel : draft.kernels) {
-      int64_t at = position[kernel], bytes = 0;
-      for (auto [first, last, size] : intervals)
-        if (first <= at && at <= last)
-          bytes += size;
-      peak = std::max(peak, bytes);
+      begin = std::min(begin, position[kernel]);
+      finish = std::max(finish, position[kernel]);
     }
-    live.push_back(peak);
+    int64_t bytes = 0;
+    for (auto [first, last, size] : intervals)
+      if (first <= finish && begin <= last)
+        bytes += size;
+    live.push_back(bytes);
   }
   return live;
 }

@@ -22,9 +22,11 @@
 // CHECK-NEXT: wafer.region @layer_norm.0 reduction "dataflow.layer_norm" {accumulator = 0 : i64, element_bytes = 4 : i64, flops = 224 : i64, live = 256 : i64, operand_bytes = 256 : i64, reads = [], shape = array<i64: 4, 8, 1>}
 // The head split is fused into the QKV projection; attention fuses both
 // products, the softmax and the head merge. Its 4 x 4 scores per head are
-// its own and do not count as live.
+// its own and do not count as live; its kernels run together, so its
+// queries, keys and values, its merged result and the residual stream
+// (128 B each) are all live while it runs: 640 B.
 // CHECK-NEXT: wafer.region @matmul.1 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.split_heads"], {{.*}}reads = [@layer_norm.0], shape = array<i64: 4, 24, 8>, weight_bytes = 768 : i64}
-// CHECK-NEXT: wafer.region @matmul.2 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.merge_heads"], live = 512 : i64, {{.*}}reads = [@matmul.1], shape = array<i64: 8, 4, 4>}
+// CHECK-NEXT: wafer.region @matmul.2 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.merge_heads"], live = 640 : i64, {{.*}}reads = [@matmul.1], shape = array<i64: 8, 4, 4>}
 // CHECK-NEXT: wafer.region @matmul.3 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.map"]
 // CHECK: wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 768
 

@@ -280,8 +280,9 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     attention's products). All sizes are per sequence of the micro-batch:
     `flops` executed; `shape` [rows, columns, contracted] (rows are tokens,
     or heads x tokens for attention); `element_bytes` of its stored
-    operands; `live`, the bytes of activations live while it runs (inputs,
-    results, and what later kernels of the stage still need);
+    operands; `live`, the bytes of activations live while it runs (the
+    inputs and results of all its kernels at once, since fused kernels run
+    together, and what later kernels of the stage still need);
     `operand_bytes`, those of the activations it reads and writes itself
     (what a region on part of the mesh gathers onto its own cores); and, once
     per pass whatever the micro-batch, the `accumulator` bytes of the
