@@ -96,14 +96,20 @@ LogicalResult CompileSession::checkLoweredInput(Phase phase) {
   return success();
 }
 
-LogicalResult CompileSession::lower(ModuleOp module, Phase from, Phase to,
-                                    StringRef targetName) {
-  LowerToDataflowOptions lowering;
+void CompileSession::setLoweringOptions(LowerToDataflowOptions &lowering,
+                                        StringRef targetName,
+                                        dataflow::Recompute policy) const {
   lowering.target = !targetName.empty()
                         ? targetName.str()
                         : options.target.value_or(kDefaultTarget.str());
-  lowering.recompute = options.recompute.value_or(dataflow::Recompute::layer);
+  lowering.recompute = policy;
   lowering.placer = options.placer.value_or("auto");
+}
+
+LogicalResult CompileSession::lower(ModuleOp module, Phase from, Phase to,
+                                    StringRef targetName) {
+  LowerToDataflowOptions lowering;
+  setLoweringOptions(lowering, targetName, recompute);
   PassManager pm(&context);
   DefaultTimingManager timing;
   TimingScope root;
@@ -142,6 +148,7 @@ CompileSession::compileAndSimulate(std::optional<int64_t> systems,
                                    OwningOpRef<ModuleOp> &module,
                                    llvm::raw_ostream &irOut) {
   report::StepReport report;
+  std::string recomputeChoice;
   module = load(systems, report);
   if (!module)
     return failure();
@@ -160,15 +167,21 @@ CompileSession::compileAndSimulate(std::optional<int64_t> systems,
             *module->getOps<transformer::TrainStepOp>().begin(), report)))
       return failure();
     print(EmitKind::Transformer);
-    if (failed(lower(*module, Phase::Transformer, Phase::Dataflow)))
+    chooseRecompute(*module, recomputeChoice);
+    if (chosen)
+      module = std::move(chosen->dataflow);
+    else if (failed(lower(*module, Phase::Transformer, Phase::Dataflow)))
       return failure();
     phase = Phase::Dataflow;
   }
   if (*phase == Phase::Dataflow) {
     report::describeProgram(*module->getOps<dataflow::ProgramOp>().begin(),
                             report);
+    report.dataflow->recomputeChoice = recomputeChoice;
     print(EmitKind::Dataflow);
-    if (failed(lower(*module, Phase::Dataflow, Phase::Wafer)))
+    if (chosen)
+      module = std::move(chosen->wafer);
+    else if (failed(lower(*module, Phase::Dataflow, Phase::Wafer)))
       return failure();
   } else if (failed(lower(*module, Phase::Wafer, Phase::Wafer))) {
     return failure();

@@ -202,7 +202,9 @@ static void printDataflowSummary(llvm::raw_ostream &os,
   os << "  compute     " << approx(c.algorithmicFlopsPerStep())
      << " algorithmic FLOP per step (" << approx(c.flopsPerSequence)
      << " per sequence), " << approx(c.recomputeFlopsPerStep())
-     << " more recomputed (recompute " << flow.recompute << ")\n";
+     << " more recomputed (recompute " << flow.recompute
+     << (flow.recomputeChoice.empty() ? "" : "; ") << flow.recomputeChoice
+     << ")\n";
   os << "  streaming   " << approx(c.weightBytesIn) << " B of weights in, "
      << approx(c.gradientBytesOut)
      << " B of gradients out per micro-batch pass\n";
@@ -394,6 +396,7 @@ static llvm::json::Object constantSections(const StepReport &report) {
     };
     json["dataflow"] = llvm::json::Object{
         {"recompute", report.dataflow->recompute},
+        {"recompute_choice", report.dataflow->recomputeChoice},
         {"algorithmic_flops_per_sequence", c.flopsPerSequence},
         {"recompute_flops_per_sequence", c.recomputeFlopsPerSequence},
         {"weight_bytes_in_per_pass", c.weightBytesIn},

@@ -155,13 +155,17 @@ cl::opt<std::string> placer(
              "side-by-side or pipelined"),
     cl::value_desc("name"), cl::init("auto"), cl::cat(runCategory));
 cl::opt<cgpt::dataflow::Recompute> recompute(
-    "recompute", cl::desc("Which activations the backward pass recomputes"),
+    "recompute",
+    cl::desc("Which activations the backward pass recomputes (default: "
+             "layer or tensor, whichever plans the faster step)"),
     cl::values(clEnumValN(cgpt::dataflow::Recompute::none, "none",
                           "keep every activation the backward pass reads"),
                clEnumValN(cgpt::dataflow::Recompute::layer, "layer",
-                          "keep each layer's input, recompute the rest "
-                          "(default)")),
-    cl::init(cgpt::dataflow::Recompute::layer), cl::cat(runCategory));
+                          "keep each layer's input, recompute the rest"),
+               clEnumValN(cgpt::dataflow::Recompute::tensor, "tensor",
+                          "as layer, and rebuild late the recomputed "
+                          "tensors live across a stage's peak")),
+    cl::cat(runCategory));
 
 cl::OptionCategory functionalCategory(
     "functional mode: execute the placed program with real numbers");

@@ -31,6 +31,11 @@ def ConvertTransformerToDataflow
       `recompute`, at the start of its backward stage. `layer` trades a
       third more compute for activations small enough that the large
       micro-batches weight streaming needs fit in SRAM (docs/dataflow.md);
+      `tensor` does as `layer`, then reruns again, just before the backward
+      kernel that reads it, each recomputed tensor that would stay live
+      across the stage's peak when that costs at most a tenth of the
+      stage's FLOPs (attention's queries, keys and values across the
+      feed-forward's backward);
     - the `dataflow.optimizer_step` the weight servers run.
 
     Before:
@@ -65,7 +70,10 @@ def ConvertTransformerToDataflow
                clEnumValN(::cgpt::dataflow::Recompute::none, "none",
                           "keep every activation the backward pass reads"),
                clEnumValN(::cgpt::dataflow::Recompute::layer, "layer",
-                          "keep each layer's input, recompute the rest"))}]>
+                          "keep each layer's input, recompute the rest"),
+               clEnumValN(::cgpt::dataflow::Recompute::tensor, "tensor",
+                          "as layer, and rebuild late the recomputed "
+                          "tensors live across the stage's peak"))}]>
   ];
 }
 

@@ -86,9 +86,28 @@ public:
 private:
   /// Fails when options ask for what lowered IR has already fixed.
   mlir::LogicalResult checkLoweredInput(Phase phase);
+  /// Sets `lowering` for `targetName` (as lower() reads it) and recompute
+  /// policy `policy`.
+  void setLoweringOptions(LowerToDataflowOptions &lowering,
+                          llvm::StringRef targetName,
+                          dataflow::Recompute policy) const;
+
+  /// The recompute policy of transformer IR `module`'s lowering: the
+  /// user's, else the one whose planned step predicts the most samples per
+  /// second of those that fit (RecomputeChoice.cpp). Sets `recompute`,
+  /// says in `why` what was weighed, and keeps the winner's lowering in
+  /// `chosen` when it said nothing, so that it is not lowered again.
+  void chooseRecompute(mlir::ModuleOp module, std::string &why);
 
   mlir::MLIRContext &context;
   CompileOptions options;
+  /// The policy lowerings from transformer IR use.
+  dataflow::Recompute recompute = dataflow::Recompute::layer;
+  /// The chosen policy's lowering, at the dataflow level and placed.
+  struct Lowered {
+    mlir::OwningOpRef<mlir::ModuleOp> dataflow, wafer;
+  };
+  std::optional<Lowered> chosen;
 };
 
 } // namespace cgpt::driver

@@ -35,7 +35,10 @@ struct LowerToDataflowOptions
           clEnumValN(dataflow::Recompute::none, "none",
                      "keep every activation the backward pass reads"),
           clEnumValN(dataflow::Recompute::layer, "layer",
-                     "keep each layer's input, recompute the rest"))};
+                     "keep each layer's input, recompute the rest"),
+          clEnumValN(dataflow::Recompute::tensor, "tensor",
+                     "as layer, and rebuild late the recomputed tensors "
+                     "live across the stage's peak"))};
   Option<std::string> placer{
       *this, "placer",
       llvm::cl::desc("The placers the batch planner weighs: auto, "

@@ -51,6 +51,8 @@ struct StepReport {
   struct Dataflow {
     std::string target;
     std::string recompute;
+    /// How the policy was chosen, when it was weighed ("" when given).
+    std::string recomputeChoice;
     dataflow::StepCosts costs;
   };
   std::optional<Dataflow> dataflow;

@@ -16,6 +16,7 @@
 
 #include "cgpt/Conversion/TransformerToDataflow/TransformerToDataflow.h"
 
+#include "cgpt/Conversion/TransformerToDataflow/LateRebuild.h"
 #include "cgpt/Conversion/TransformerToDataflow/LoweringInterface.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -258,7 +259,7 @@ LogicalResult TrainStepLowering::lower(const StepStructure &structure,
   for (auto [index, layer] : llvm::enumerate(structure.layers)) {
     auto &[number, ops] = layer;
     s.beginStage("h." + std::to_string(number), Phase::forward, number);
-    if (recompute == Recompute::layer)
+    if (recompute != Recompute::none)
       kept[index].push_back(stash(s.lookup(layerInput(ops))));
     if (failed(forward(ops)))
       return failure();
@@ -283,7 +284,7 @@ LogicalResult TrainStepLowering::lower(const StepStructure &structure,
     s.beginStage("h." + std::to_string(number), Phase::backward, number);
     // The kernels that rebuild the layer's activations, recompute=layer.
     Operation *recomputedAfter = nullptr, *recomputedLast = nullptr;
-    if (recompute == Recompute::layer) {
+    if (recompute != Recompute::none) {
       // Rerun the layer's forward kernels from its kept input.
       s.define(layerInput(ops), fetch(buffers.front()));
       recomputedAfter = s.lastOp();
@@ -305,6 +306,8 @@ LogicalResult TrainStepLowering::lower(const StepStructure &structure,
     if (failed(backward(ops)))
       return failure();
     s.eraseUnreadRecomputation(recomputedAfter, recomputedLast);
+    if (recompute == Recompute::tensor)
+      rebuildLate(s.getBody(), recomputedAfter, s.b());
   }
 
   s.beginStage("embed", Phase::backward, std::nullopt);

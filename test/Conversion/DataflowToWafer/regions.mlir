@@ -57,3 +57,12 @@
 // CHECK: wafer.region @matmul.16 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.matmul", "dataflow.softmax_grad", "dataflow.matmul", "dataflow.matmul", "dataflow.join_heads"]
 
 // UNTILED: error: 'dataflow.program' op is not tiled for a target; run dataflow-tile first
+
+// recompute=tensor rebuilds late what the feed-forward's backward would
+// hold (LateRebuild.h): at its first weight gradient, by hand, the first
+// norm's output (128 B) and statistics (32), the queries, keys and values
+// (3 x 128), the residual (128), the second norm's output (128) and
+// statistics (32) are no longer live: 2,240 - 832 = 1,408 B a sequence.
+// RUN: cgpt-opt %S/../TransformerToDataflow/Inputs/one-layer.mlir --cgpt-lower-to-dataflow="target=mini recompute=tensor" --convert-dataflow-to-wafer | FileCheck %s --check-prefix=TENSOR
+// TENSOR-LABEL: wafer.stage @h.0.backward
+// TENSOR: wafer.region @matmul.6 weight_grad "dataflow.matmul" {{{.*}}live = 1408 : i64,

@@ -39,6 +39,8 @@ public:
   }
 
   mlir::OpBuilder &b() { return builder; }
+  /// The block the step's kernels are built in.
+  mlir::Block &getBody() { return *body; }
   mlir::Location getLoc() const { return loc; }
   transformer::TrainStepOp getStep() { return step; }
 

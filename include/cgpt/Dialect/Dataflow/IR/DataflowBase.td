@@ -118,7 +118,11 @@ def Dataflow_Recompute : I32EnumAttr<"Recompute",
       I32EnumAttrCase<"none", 0>,
       // Keep each decoder layer's input; rerun the layer's forward kernels
       // at the start of its backward stage.
-      I32EnumAttrCase<"layer", 1>
+      I32EnumAttrCase<"layer", 1>,
+      // As layer, then rebuild again, just before the backward kernel that
+      // reads it, each recomputed tensor that would stay live across the
+      // stage's peak (LateRebuild.h).
+      I32EnumAttrCase<"tensor", 2>
     ]> {
   let cppNamespace = "::cgpt::dataflow";
   let genSpecializedAttr = 0;
