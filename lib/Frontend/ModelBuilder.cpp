@@ -134,8 +134,11 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
       loc(p + ".attn", heads), x.getType(), ln1, qkvW, qkvB, outW, outB, rope,
       builder.getI64IntegerAttr(spec.numHeads), kvHeadsAttr,
       builder.getI64IntegerAttr(spec.headSize),
-      ScoreScalingAttr::get(builder.getContext(), scaling), alibi,
-      probabilityDropout, probabilitySite);
+      ScoreScalingAttr::get(builder.getContext(), scaling),
+      spec.attentionLogitsAlpha != 1.0
+          ? builder.getF64FloatAttr(spec.attentionLogitsAlpha)
+          : FloatAttr(),
+      alibi, probabilityDropout, probabilitySite);
   attn = dropout(attn, spec.residualDropout, loc(p + ".attn", heads));
 
   Value ffnInput;

@@ -278,6 +278,8 @@ private:
   void readModel(const Section &model);
   void readMuP(const Section &model);
   void chooseBlockStyle(const Section &model);
+  /// `rotary_dim` and `rope_theta` of a rotary model.
+  void readRotary(const Section &model);
   /// Warns for each of `keys` in `section` whose rate is above zero.
   void readDropout(const Section &section, const DropoutKeys &keys);
   /// Warns that a sparsity section is simulated as dense.
@@ -310,6 +312,9 @@ private:
   /// The batch reading is a default the file cannot confirm (a PyTorch file
   /// of release 1.x): warn when the reading changes the step.
   bool batchSemanticsGuessed = false;
+  /// A Model Zoo file of release 1.x (TensorFlow, or PyTorch spelling
+  /// `optimizer.weight_decay_rate`), whose defaults differ from 2.x's.
+  bool release1x = false;
 };
 
 void ModelReader::read(const YAML::Node &root, const ImportOptions &options) {
@@ -445,12 +450,17 @@ void ModelReader::readTensorFlowOrPyTorch(const Section &root) {
 
   // Keys only the TensorFlow implementation had. `weight_decay_rate` is not
   // one: PyTorch files of 1.7 to 1.9.1 spell the decay that way too.
+  // A PyTorch data processor (HDF5) decides against leftover TensorFlow
+  // keys: R1.7.1's PyTorch GPT-3 13B and 20B files still carry them.
   std::optional<std::string> processor =
       src.readString(trainInput, "data_processor");
+  bool pytorchProcessor = processor && StringRef(*processor).contains("HDF5");
   bool tensorflow =
-      src.lookup(model, "tf_summary").IsDefined() ||
-      src.lookup(model, "boundary_casting").IsDefined() ||
-      (processor && StringRef(*processor).contains("TfRecords"));
+      !pytorchProcessor &&
+      (src.lookup(model, "tf_summary").IsDefined() ||
+       src.lookup(model, "boundary_casting").IsDefined() ||
+       (processor && StringRef(*processor).contains("TfRecords")));
+  release1x = tensorflow || src.lookup(optimizer, "weight_decay_rate").IsDefined();
   if (tensorflow) {
     spec.schema = Schema::ModelZooTensorFlow;
     spec.batchSemantics = BatchSemantics::PerSystem;
@@ -463,8 +473,9 @@ void ModelReader::readTensorFlowOrPyTorch(const Section &root) {
     spec.batchSemantics = BatchSemantics::Global;
     spec.batchSemanticsReason =
         "'" + optimizer.qualify("weight_decay_rate") +
-        "' marks a PyTorch file of release 1.x, read as releases 1.9.0 on "
-        "read it; --batch-semantics=per-system for 1.7 and 1.8";
+        "' marks a PyTorch file of release 1.x; read as the global batch, "
+        "as releases 1.9.0 and later read it; --batch-semantics=per-system "
+        "for 1.7 and 1.8";
     batchSemanticsGuessed = true;
   } else {
     spec.schema = Schema::ModelZooPyTorch;
@@ -473,6 +484,13 @@ void ModelReader::readTensorFlowOrPyTorch(const Section &root) {
   }
 
   readModel(model);
+  // Model Zoo's TensorFlow GPT-J and GPT-NeoX are rotary only: their files
+  // name no position embedding, and the models have no learned table.
+  if (tensorflow && spec.blockStyle == BlockStyle::Parallel &&
+      !src.lookup(model, "position_embedding_type").IsDefined()) {
+    spec.position = PositionKind::Rotary;
+    readRotary(model);
+  }
   if (!src.lookup(model, "vocab_size").IsDefined()) {
     spec.vocabSize = src.requireInt(trainInput, "vocab_size", 1, kMaxVocab);
     spec.locations.vocab = src.locateKey(trainInput, "vocab_size");
@@ -741,16 +759,16 @@ void ModelReader::readModel(const Section &model) {
               "'" + model.qualify("alibi_trainable_slopes") +
                   "' is true; cgpt models ALiBi's fixed slopes only "
                   "(allowed: false)");
-  if (spec.position == PositionKind::Rotary) {
-    spec.rotaryDim = src.readInt(model, "rotary_dim", 2, spec.headSize)
-                         .value_or(spec.headSize);
-    if (spec.rotaryDim % 2 != 0)
-      src.error(src.locateKey(model, "rotary_dim"),
-                "'" + model.qualify("rotary_dim") + "' (" +
-                    std::to_string(spec.rotaryDim) + ") must be even");
-    spec.rotaryBase =
-        src.readDouble(model, "rope_theta", 1.0000001, 1e12).value_or(10000.0);
-  }
+  if (spec.position == PositionKind::Rotary)
+    readRotary(model);
+  // Block-sparse attention is a TensorFlow-era option cgpt does not model.
+  if (YAML::Node sparse = src.lookup(model, "fixed_sparse_attention");
+      sparse.IsDefined() && !sparse.IsNull())
+    src.warning(src.locateKey(model, "fixed_sparse_attention"),
+                "'" + model.qualify("fixed_sparse_attention") +
+                    "' is set; cgpt trains and simulates dense attention, so "
+                    "attention's time, memory and FLOPs are those of dense "
+                    "attention");
 
   readFeedForwardActivation(model, "nonlinearity", Activation::gelu);
   // Only the attention every GPT here uses is modelled.
@@ -776,12 +794,15 @@ void ModelReader::readModel(const Section &model) {
 
   readMuP(model);
 
-  // Mixed precision stores bfloat16 unless a 1.x file says float16
-  // (`use_bfloat16: false`) or a later one names its `fp16_type`.
+  // Mixed precision stores bfloat16 from release 2.0 on unless `fp16_type`
+  // says otherwise; release 1.x stored float16 unless `use_bfloat16: true`
+  // (its default was false, hence those files' dynamic loss scaling).
   if (src.readBool(model, "mixed_precision") == false)
     spec.storage = StorageType::F32;
   else if (std::optional<bool> bf16 = src.readBool(model, "use_bfloat16"))
     spec.storage = *bf16 ? StorageType::BF16 : StorageType::F16;
+  else if (release1x)
+    spec.storage = StorageType::F16;
   readStorageType(model);
   spec.lossScaling = readChoice<LossScaling>(
                          model, "loss_scaling",
@@ -791,6 +812,17 @@ void ModelReader::readModel(const Section &model) {
   spec.lossWeight =
       src.readDouble(model, "loss_weight", 1e-30, 1e30).value_or(1.0);
   chooseBlockStyle(model);
+}
+
+void ModelReader::readRotary(const Section &model) {
+  spec.rotaryDim = src.readInt(model, "rotary_dim", 2, spec.headSize)
+                       .value_or(spec.headSize);
+  if (spec.rotaryDim % 2 != 0)
+    src.error(src.locateKey(model, "rotary_dim"),
+              "'" + model.qualify("rotary_dim") + "' (" +
+                  std::to_string(spec.rotaryDim) + ") must be even");
+  spec.rotaryBase =
+      src.readDouble(model, "rope_theta", 1.0000001, 1e12).value_or(10000.0);
 }
 
 int64_t ModelReader::requireSize(const Section &section, StringRef key,
@@ -828,14 +860,9 @@ void ModelReader::readMuP(const Section &model) {
       src.readInt(model, "mup_base_filter_size", 1, kMaxFfn);
   std::optional<double> logitsAlpha =
       src.readDouble(model, "output_logits_alpha", 1e-12, 1e12);
-  if (std::optional<double> alpha =
-          src.readDouble(model, "attention_logits_alpha", 1e-12, 1e12);
-      alpha && *alpha != 1.0)
-    src.error(src.locateKey(model, "attention_logits_alpha"),
-              "'" + model.qualify("attention_logits_alpha") + "' is " +
-                  formatExactDouble(*alpha) +
-                  "; cgpt scales attention scores by 1/head_size under muP "
-                  "and models no other factor (allowed: 1.0)");
+  spec.attentionLogitsAlpha =
+      src.readDouble(model, "attention_logits_alpha", 1e-12, 1e12)
+          .value_or(1.0);
   if (src.readBool(model, "scale_output_logits_by_d") == false)
     src.error(src.locateKey(model, "scale_output_logits_by_d"),
               "'" + model.qualify("scale_output_logits_by_d") +

@@ -20,12 +20,14 @@ namespace tf = cgpt::transformer;
 
 namespace {
 
-/// 1/sqrt(head_size), or muP's 1/head_size.
+/// 1/sqrt(head_size), or muP's 1/head_size, times the logits' alpha.
 static double attentionScale(tf::AttentionOp op) {
   double headSize = static_cast<double>(op.getHeadSize());
-  return op.getScaling() == tf::ScoreScaling::inv_head_size
-             ? 1.0 / headSize
-             : 1.0 / std::sqrt(headSize);
+  double alpha = op.getLogitsAlpha() ? op.getLogitsAlpha()->convertToDouble()
+                                     : 1.0;
+  return alpha * (op.getScaling() == tf::ScoreScaling::inv_head_size
+                      ? 1.0 / headSize
+                      : 1.0 / std::sqrt(headSize));
 }
 
 struct AttentionLowering {

@@ -269,6 +269,8 @@ class Model:
             scale_qk = True
         self.attention_scale = (1.0 / self.head_size if scale_qk
                                 else 1.0 / math.sqrt(self.head_size))
+        self.attention_scale *= float(model.get("attention_logits_alpha",
+                                                1.0))
         # Dropout rates: each site's key, else dropout_rate, else none.
         def rate(key):
             return float(model.get(key, model.get("dropout_rate", 0.0)))

@@ -122,6 +122,8 @@ struct ModelSpec {
   double outputLogitsScale = 1.0;
   double decoderKernelLrScale = 1.0;
   bool scaleQkByHeadSize = false;
+  /// Model Zoo's `attention_logits_alpha`: a factor on attention's scores.
+  double attentionLogitsAlpha = 1.0;
 
   // Precision.
   StorageType storage = StorageType::BF16;

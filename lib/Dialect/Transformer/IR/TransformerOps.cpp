@@ -356,6 +356,11 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "rotary embedding covers " << angles[0]
                            << " positions but the sequence has " << input[1];
   }
+  if (std::optional<APFloat> alpha = getLogitsAlpha();
+      alpha && !(alpha->convertToDouble() > 0 &&
+                 std::isfinite(alpha->convertToDouble())))
+    return emitOpError() << "logits_alpha must be positive and finite, got "
+                         << formatExactDouble(alpha->convertToDouble());
   if (getDropout().has_value() != getDropoutSite().has_value())
     return emitOpError() << "takes a dropout rate and its site together";
   if (std::optional<APFloat> rate = getDropout())

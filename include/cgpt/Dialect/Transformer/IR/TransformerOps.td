@@ -280,7 +280,8 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
     - with a `rotary` operand, the first `dim` channels of every query and
       key head are rotated by the position angles;
     - `scores = q @ k^T * scale`, `scale` being `1/sqrt(dh)` for
-      `inv_sqrt_head_size` or muP's `1/dh` for `inv_head_size`;
+      `inv_sqrt_head_size` or muP's `1/dh` for `inv_head_size`, times
+      `logits_alpha` when given (Model Zoo's `attention_logits_alpha`);
     - with `alibi`, head `h` adds `m_h * (j - i)` to the score of query
       `i` and key `j`, `m_h` the ALiBi slopes (`2^(-8 (h+1) / H)` for `H` a
       power of two, interleaved for other `H`, as in Press et al.);
@@ -309,7 +310,8 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
                        CGPT_I64Attr:$num_heads,
                        OptionalAttr<CGPT_I64Attr>:$num_kv_heads,
                        CGPT_I64Attr:$head_size,
-                       Transformer_ScoreScalingAttr:$scaling, UnitAttr:$alibi,
+                       Transformer_ScoreScalingAttr:$scaling,
+                       OptionalAttr<F64Attr>:$logits_alpha, UnitAttr:$alibi,
                        OptionalAttr<F64Attr>:$dropout,
                        OptionalAttr<CGPT_I64Attr>:$dropout_site);
   let results = (outs Transformer_ActivationTensor:$result);
@@ -318,7 +320,7 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [
     `out` `(` $out_weight (`,` $out_bias^)? `)`
     (`rotary` `(` $rotary^ `)`)?
     `heads` $num_heads (`kv_heads` $num_kv_heads^)? `head_size` $head_size
-    `scaling` `` $scaling (`alibi` $alibi^)?
+    `scaling` `` $scaling (`alpha` $logits_alpha^)? (`alibi` $alibi^)?
     (`dropout` $dropout^ `site` $dropout_site)?
     attr-dict `:` functional-type(operands, results)
   }];
