@@ -9,6 +9,7 @@
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Sim/Simulator.h"
+#include "cgpt/Support/Format.h"
 #include "cgpt/Support/InputFile.h"
 #include "cgpt/Support/Nesting.h"
 
@@ -187,7 +188,38 @@ CompileSession::compileAndSimulate(std::optional<int64_t> systems,
     return failure();
   }
   print(EmitKind::Wafer);
-  if (failed(simulate(*module->getOps<wafer::DeviceOp>().begin(), report)))
+  auto device = *module->getOps<wafer::DeviceOp>().begin();
+  if (failed(simulate(device, report)))
     return failure();
+  describeTraining(device, report);
   return report;
+}
+
+void CompileSession::describeTraining(wafer::DeviceOp device,
+                                      report::StepReport &report) {
+  report::StepReport::Training training;
+  double tokensPerStep = static_cast<double>(report.model.globalBatch) *
+                         static_cast<double>(report.model.sequenceLength);
+  if (options.trainSteps) {
+    training.steps = *options.trainSteps;
+    training.stepsFrom = "--train-steps";
+  } else if (options.trainTokens && tokensPerStep > 0) {
+    training.steps =
+        static_cast<int64_t>(std::ceil(*options.trainTokens / tokensPerStep));
+    training.stepsFrom = "--train-tokens " +
+                         formatExactDouble(*options.trainTokens) + " over " +
+                         formatGrouped(static_cast<int64_t>(tokensPerStep)) +
+                         " a step";
+  } else if (report.scheduleSteps > 0) {
+    training.steps = report.scheduleSteps;
+    training.stepsFrom = "the learning-rate schedule's";
+  } else {
+    return;
+  }
+  if (FailureOr<const target::WaferTargetModel *> target =
+          device.getTargetModel();
+      succeeded(target))
+    training.powerWatts = (*target)->getSystemPowerWatts();
+  training.pricePerSystemHour = options.pricePerSystemHour;
+  report.training = std::move(training);
 }

@@ -164,6 +164,22 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
                   "runs");
   if (o.steps.value_or(0) < 0 || o.logSteps < 0)
     return refuse("--steps and --log-steps must be 0 or more");
+  const CompileOptions &c = o.compile;
+  if (c.trainSteps && (*c.trainSteps < 1 || *c.trainSteps > kMaxTrainSteps))
+    return refuse("--train-steps is " + std::to_string(*c.trainSteps) +
+                  "; allowed: 1 to " + std::to_string(kMaxTrainSteps));
+  if (c.trainTokens &&
+      !(*c.trainTokens >= 1 && *c.trainTokens <= kMaxTrainTokens))
+    return refuse("--train-tokens is " + formatExactDouble(*c.trainTokens) +
+                  "; allowed: 1 to " + formatExactDouble(kMaxTrainTokens));
+  if (c.trainSteps && c.trainTokens)
+    return refuse("--train-steps and --train-tokens both say how long a run "
+                  "is; give one");
+  if (c.pricePerSystemHour &&
+      !(*c.pricePerSystemHour >= 0 && std::isfinite(*c.pricePerSystemHour)))
+    return refuse("--price-per-system-hour is " +
+                  formatExactDouble(*c.pricePerSystemHour) +
+                  "; allowed: 0 or more");
   if (o.functional && o.steps == 0)
     return refuse("--functional trains at least one step; --steps 0 would "
                   "train none (leave --steps out for one)");

@@ -66,6 +66,15 @@ mlir::LogicalResult describeStep(TrainStepOp step, StepReport &report) {
   PrecisionAttr precision = step.getPrecision();
   report.precision = typeName(precision.getStorage()) + " storage, " +
                      typeName(precision.getAccumulate()) + " accumulation";
+  // The verifier admits steps = 0 (until the end) only in the last phase.
+  report.scheduleSteps = 0;
+  for (auto phase : step.getSchedule().getAsRange<LRPhaseAttr>()) {
+    if (phase.getSteps() == 0) {
+      report.scheduleSteps = 0;
+      break;
+    }
+    report.scheduleSteps += static_cast<int64_t>(phase.getSteps());
+  }
   return mlir::success();
 }
 
@@ -257,6 +266,23 @@ static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
                       r.passes, approx(r.passesSeconds),
                       approx(r.firstPassSeconds), approx(r.drainSeconds),
                       approx(r.reduceSeconds), approx(r.optimizerSeconds));
+  if (report.training) {
+    TrainingEstimate e = estimateTraining(report);
+    os << "  training    " << formatGrouped(report.training->steps)
+       << " steps (" << report.training->stepsFrom << "), "
+       << approx(e.tokens) << " tokens: " << formatRoughDuration(e.seconds)
+       << " on " << r.numCsx << " system(s), "
+       << llvm::formatv("{0:f1}", e.systemHours) << " system-hours";
+    if (e.energyJoules > 0)
+      os << ", " << formatGrouped(std::llround(e.energyJoules / 3.6e6))
+         << " kWh at " << formatExactDouble(report.training->powerWatts / 1e3)
+         << " kW a system";
+    if (e.cost)
+      os << ", cost " << formatGrouped(std::llround(*e.cost)) << " at "
+         << formatExactDouble(*report.training->pricePerSystemHour)
+         << " a system-hour";
+    os << "\n";
+  }
   // What bounds the stages, and the stages that take longest.
   std::map<std::string, int> bounds;
   for (const sim::StageTiming &stage : r.stages)
@@ -279,6 +305,22 @@ static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
        << stage->bound << ")";
   });
   os << "\n";
+}
+
+TrainingEstimate estimateTraining(const StepReport &report) {
+  const StepReport::Training &t = *report.training;
+  StepRates rates = computeStepRates(report);
+  TrainingEstimate e;
+  double steps = static_cast<double>(t.steps);
+  e.tokens = steps * static_cast<double>(report.model.globalBatch) *
+             static_cast<double>(report.model.sequenceLength);
+  e.seconds = steps * rates.seconds;
+  double systems = static_cast<double>(report.simulation->numCsx);
+  e.systemHours = e.seconds * systems / 3600.0;
+  e.energyJoules = t.powerWatts * systems * e.seconds;
+  if (t.pricePerSystemHour)
+    e.cost = e.systemHours * *t.pricePerSystemHour;
+  return e;
 }
 
 void printSummary(llvm::raw_ostream &os, const StepReport &report) {
@@ -451,6 +493,23 @@ static llvm::json::Object constantSections(const StepReport &report) {
     (*step)["drain_seconds"] = r.drainSeconds;
     (*step)["reduce_seconds"] = r.reduceSeconds;
     (*step)["optimizer_seconds"] = r.optimizerSeconds;
+    if (report.training) {
+      TrainingEstimate e = estimateTraining(report);
+      llvm::json::Object training{
+          {"steps", report.training->steps},
+          {"steps_from", report.training->stepsFrom},
+          {"tokens", e.tokens},
+          {"seconds", e.seconds},
+          {"system_hours", e.systemHours},
+      };
+      if (e.energyJoules > 0) {
+        training["energy_joules"] = e.energyJoules;
+        training["power_watts_per_system"] = report.training->powerWatts;
+      }
+      if (e.cost)
+        training["cost"] = *e.cost;
+      json["training"] = std::move(training);
+    }
   }
   return json;
 }

@@ -178,6 +178,9 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
         requireInt(fabric, "queue_wavelets", 1, 1 << 10);
     Section system = source.subsection(top, "system");
     model.ioBytesPerSecond = require(system, "io_bytes_per_second", 1, kMaxRate);
+    // Optional: only the energy of a training run reads it.
+    if (source.lookup(system, "power_watts").IsDefined())
+      model.systemPowerWatts = require(system, "power_watts", 1, 1e7);
     Section servers = source.subsection(top, "weight_servers");
     model.weightServerCapacity =
         require(servers, "capacity_bytes", 1, kMaxRate);
@@ -204,7 +207,7 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
     source.warnUnknownKeys(fabric,
                            {"link_bytes_per_cycle", "hop_latency_cycles",
                             "ramp_latency_cycles", "colors", "queue_wavelets"});
-    source.warnUnknownKeys(system, {"io_bytes_per_second"});
+    source.warnUnknownKeys(system, {"io_bytes_per_second", "power_watts"});
     source.warnUnknownKeys(servers,
                            {"capacity_bytes", "bandwidth_bytes_per_second",
                             "optimizer_bytes_per_second"});

@@ -80,6 +80,20 @@ cl::opt<int64_t> steps(
     "steps",
     cl::desc("Simulate this many optimizer steps, with Model Zoo log lines"),
     cl::init(0), cl::cat(runCategory));
+cl::opt<int64_t> trainSteps(
+    "train-steps",
+    cl::desc("Steps of the training run whose time, tokens and energy the "
+             "summary states (default: the learning-rate schedule's)"),
+    cl::cat(runCategory));
+cl::opt<double> trainTokens(
+    "train-tokens",
+    cl::desc("Tokens the training run trains on, instead of --train-steps"),
+    cl::cat(runCategory));
+cl::opt<double> pricePerSystemHour(
+    "price-per-system-hour",
+    cl::desc("Price of one system for an hour: the summary states the "
+             "training run's cost"),
+    cl::cat(runCategory));
 cl::opt<int64_t>
     logSteps("log-steps",
              cl::desc("With --steps: log every this many steps (default: "
@@ -235,6 +249,12 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
     compile.recompute = recompute;
   if (placer.getNumOccurrences())
     compile.placer = placer;
+  if (trainSteps.getNumOccurrences())
+    compile.trainSteps = trainSteps;
+  if (trainTokens.getNumOccurrences())
+    compile.trainTokens = trainTokens;
+  if (pricePerSystemHour.getNumOccurrences())
+    compile.pricePerSystemHour = pricePerSystemHour;
   compile.emit = emit;
   compile.mlirCommandLine = true;
   options.numCsx.assign(numCsx.begin(), numCsx.end());

@@ -40,6 +40,11 @@ struct CompileOptions {
   /// to IR not yet placed.
   std::optional<std::string> placer;
   EmitKind emit = EmitKind::Summary;
+  /// A training run's length, instead of the schedule's steps, and a price
+  /// per system-hour for its cost.
+  std::optional<int64_t> trainSteps;
+  std::optional<double> trainTokens;
+  std::optional<double> pricePerSystemHour;
   /// Apply MLIR's pass-manager and timing command-line options
   /// (--mlir-print-ir-after-all, --mlir-timing...) to each lowering; a tool
   /// that registered them sets this.
@@ -84,6 +89,10 @@ public:
                      llvm::raw_ostream &irOut);
 
 private:
+  /// Adds to `report` the training run the options or the schedule ask
+  /// for, on the target of `device`.
+  void describeTraining(wafer::DeviceOp device, report::StepReport &report);
+
   /// Fails when options ask for what lowered IR has already fixed.
   mlir::LogicalResult checkLoweredInput(Phase phase);
   /// Sets `lowering` for `targetName` (as lower() reads it) and recompute

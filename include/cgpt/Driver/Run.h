@@ -27,6 +27,10 @@ namespace cgpt::driver {
 
 /// The most entries a --num-csx sweep runs: each is a compile.
 constexpr size_t kMaxSweepEntries = 128;
+/// A training run's length, as --train-steps or --train-tokens give it:
+/// beyond any run trained (Cerebras-GPT 13B: 57,000 steps, 2.6e11 tokens).
+constexpr int64_t kMaxTrainSteps = int64_t(1) << 40;
+constexpr double kMaxTrainTokens = 1e18;
 
 struct RunOptions {
   CompileOptions compile;

@@ -106,6 +106,20 @@ struct StepReport {
   };
   std::optional<Wafer> wafer;
 
+  /// The schedule's steps, its phases' sum (from the transformer step; 0
+  /// when its last phase runs until the end).
+  int64_t scheduleSteps = 0;
+  /// A whole training run: how many steps and where that came from, the
+  /// target's power per system (0: not stated), and a price per
+  /// system-hour when one was given.
+  struct Training {
+    int64_t steps = 0;
+    std::string stepsFrom;
+    double powerWatts = 0;
+    std::optional<double> pricePerSystemHour;
+  };
+  std::optional<Training> training;
+
   // From the simulation of a step.
   std::optional<sim::SimulationResult> simulation;
   /// Each kernel through the cycle-level mesh model (--cycle-level).
@@ -127,6 +141,17 @@ struct StepRates {
 };
 /// The rates of `report`'s step; it must hold a simulation and a wafer.
 StepRates computeStepRates(const StepReport &report);
+
+/// A training run of `report.training`'s steps at the simulated step's
+/// pace.
+struct TrainingEstimate {
+  double tokens = 0, seconds = 0, systemHours = 0;
+  /// 0 when the target states no power.
+  double energyJoules = 0;
+  std::optional<double> cost;
+};
+/// `report` must hold a simulation, a wafer and a training.
+TrainingEstimate estimateTraining(const StepReport &report);
 
 /// Fills the transformer part of a report from `step`.
 mlir::LogicalResult describeStep(transformer::TrainStepOp step,

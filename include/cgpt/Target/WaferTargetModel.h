@@ -87,6 +87,9 @@ public:
 
   // System and cluster.
   double getIoBytesPerSecond() const { return ioBytesPerSecond; }
+  /// A system's power draw in watts (`system.power_watts`); 0 when the
+  /// target states none.
+  double getSystemPowerWatts() const { return systemPowerWatts; }
   double getWeightServerCapacityBytes() const { return weightServerCapacity; }
   double getWeightServerBytesPerSecond() const { return weightServerBandwidth; }
   /// Bytes per second the weight servers' optimizer reads and writes in
@@ -109,6 +112,7 @@ private:
   int64_t rampLatencyCycles = 1;
   int64_t routerQueueWavelets = 0;
   double ioBytesPerSecond = 0;
+  double systemPowerWatts = 0;
   double weightServerCapacity = 0, weightServerBandwidth = 0;
   double optimizerBandwidth = 0;
   double reduceBandwidth = 0, reduceLevelLatency = 0;
