@@ -48,7 +48,7 @@ def option_values(work):
         ("micro-batch-size", ["1", "2", "auto", "explore", "explore:3", "0",
                               "-2", "x"]),
         ("num-csx", ["1", "2", "16", "0", "-1", "1,2,4", "1,1", "3,2",
-                     "99999999"]),
+                     "99999999", "1-4", "4-2", "1-999999999999", "2-", "x"]),
         ("placement-stage", ["x", "h.0.forward", ""]),
         ("plot", outputs(".svg", ".png", ".pdf")),
         ("recompute", ["none", "layer", "tensor", "x"]),

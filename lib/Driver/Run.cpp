@@ -87,6 +87,42 @@ static llvm::Error checkOutputPaths(const RunOptions &o) {
   return llvm::Error::success();
 }
 
+llvm::Expected<std::vector<int64_t>>
+driver::parseSystemsList(llvm::ArrayRef<std::string> items) {
+  std::vector<int64_t> systems;
+  auto number = [](llvm::StringRef text, int64_t &value) {
+    return !text.trim().getAsInteger(10, value);
+  };
+  for (const std::string &item : items) {
+    auto [first, last] = llvm::StringRef(item).split('-');
+    int64_t from = 0, to = 0;
+    bool range = !last.empty() && !first.trim().empty();
+    if (!number(range ? first : llvm::StringRef(item), from) ||
+        (range && !number(last, to)))
+      return refuse("--num-csx has '" + item +
+                    "'; allowed: numbers of systems (4) and ranges (4-8), "
+                    "separated by commas");
+    if (!range) {
+      systems.push_back(from);
+      continue;
+    }
+    if (to < from)
+      return refuse("--num-csx has the range " + item +
+                    ", which runs backwards; write it " + std::to_string(to) +
+                    "-" + std::to_string(from));
+    if (to - from >= static_cast<int64_t>(kMaxSweepEntries))
+      return refuse("--num-csx has the range " + item + ", " +
+                    std::to_string(to - from + 1) +
+                    " numbers of systems; a sweep runs at most " +
+                    std::to_string(kMaxSweepEntries));
+    for (int64_t n = from; n <= to; ++n)
+      systems.push_back(n);
+    if (systems.size() > kMaxSweepEntries)
+      break; // checkSweep says so, with the count
+  }
+  return systems;
+}
+
 /// A --num-csx list, checked whole before the first compile: every entry
 /// a number of systems, none twice, and no more entries than a sweep runs.
 static llvm::Error checkSweep(llvm::ArrayRef<int64_t> numCsx) {

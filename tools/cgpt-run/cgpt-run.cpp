@@ -66,11 +66,12 @@ cl::opt<std::string> tablePath(
 cl::opt<std::string> tracePath(
     "trace", cl::desc("Write the simulated timeline (Chrome trace-event JSON)"),
     cl::value_desc("file"), cl::cat(runCategory));
-cl::list<int64_t>
+cl::list<std::string>
     numCsx("num-csx",
            cl::desc("Number of systems (overrides the file); a list such as "
-                    "1,2,4,8,16 runs a sweep"),
-           cl::CommaSeparated, cl::cat(runCategory));
+                    "1,2,4,8,16 or 1-16 runs a sweep"),
+           cl::value_desc("N|N1,N2,...|A-B"), cl::CommaSeparated,
+           cl::cat(runCategory));
 cl::opt<std::string> plotPath(
     "plot",
     cl::desc("With a --num-csx sweep: draw samples/s by systems (.svg, or "
@@ -257,7 +258,11 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
     compile.pricePerSystemHour = pricePerSystemHour;
   compile.emit = emit;
   compile.mlirCommandLine = true;
-  options.numCsx.assign(numCsx.begin(), numCsx.end());
+  llvm::Expected<std::vector<int64_t>> systems = cgpt::driver::parseSystemsList(
+      std::vector<std::string>(numCsx.begin(), numCsx.end()));
+  if (!systems)
+    return systems.takeError();
+  options.numCsx = std::move(*systems);
   options.placementStage = placementStage;
   if (steps.getNumOccurrences())
     options.steps = steps;
@@ -340,6 +345,12 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   registerAsmPrinterCLOptions();
+  // They stay usable, listed by --help-hidden: --help shows cgpt-run's own.
+  for (auto &entry : cl::getRegisteredOptions())
+    if (llvm::is_contained(entry.second->Categories,
+                           &cl::getGeneralCategory()) &&
+        entry.second->getOptionHiddenFlag() == cl::NotHidden)
+      entry.second->setHiddenFlag(cl::Hidden);
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver(allocator);
   llvm::Expected<llvm::SmallVector<const char *>> args =

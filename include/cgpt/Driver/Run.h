@@ -28,9 +28,17 @@ namespace cgpt::driver {
 /// The most entries a --num-csx sweep runs: each is a compile.
 constexpr size_t kMaxSweepEntries = 128;
 /// A training run's length, as --train-steps or --train-tokens give it:
-/// beyond any run trained (Cerebras-GPT 13B: 57,000 steps, 2.6e11 tokens).
+/// far beyond any run trained (Cerebras-GPT 13B: 174,357 steps, 2.6e11
+/// tokens).
 constexpr int64_t kMaxTrainSteps = int64_t(1) << 40;
 constexpr double kMaxTrainTokens = 1e18;
+
+/// The numbers of systems of a --num-csx value, its comma-separated
+/// `items` each a number (`4`) or an inclusive range (`4-8`), in order; a
+/// range is refused before it is expanded when it alone holds more than a
+/// sweep runs.
+llvm::Expected<std::vector<int64_t>>
+parseSystemsList(llvm::ArrayRef<std::string> items);
 
 struct RunOptions {
   CompileOptions compile;
