@@ -455,7 +455,7 @@ private:
     return std::max<int64_t>(1, total / 10 + (total % 10 != 0));
   }
 
-  /// Model Zoo style log lines for `steps` simulated optimizer steps, with a
+  /// Model Zoo 2.x log lines for `steps` simulated optimizer steps, with a
   /// progress bar when standard error is a terminal.
   void logTraining(const cgpt::report::StepReport &report) {
     cgpt::report::StepRates rates = cgpt::report::computeStepRates(report);
@@ -465,9 +465,9 @@ private:
     int64_t every = logInterval(last);
     for (int64_t step = std::min(every, last); step <= last;) {
       out << llvm::formatv(
-          "global_step = {0}, rate = {1:f4} steps/sec, samples/sec = {2:f2}, "
-          "simulated time = {3:f3} s\n",
-          step, rates.stepsPerSecond, rates.samplesPerSecond,
+          "| Train Device=CSX, Step={0}, Rate={1:f2} samples/sec, "
+          "GlobalRate={1:f2} samples/sec, SimulatedTime={2:f3} s\n",
+          step, rates.samplesPerSecond,
           static_cast<double>(step) * rates.seconds);
       if (step == last)
         break;
@@ -559,7 +559,7 @@ private:
 
   /// --functional: compiles the step for the target (mini by default),
   /// executes `--steps` optimizer steps of it with real numbers and logs the
-  /// loss. Prints what it ran, Model Zoo style log lines and the host time.
+  /// loss. Prints what it ran, Model Zoo 2.x log lines and the host time.
   bool runFunctional(std::optional<int64_t> systems) {
     cgpt::report::StepReport report;
     OwningOpRef<ModuleOp> module = session.load(systems, report);
@@ -642,8 +642,8 @@ private:
     options.initWeightsPath = o.initWeightsPath;
     options.bf16Storage = o.bf16Storage;
     options.dumpLastStep = o.dumpStepPath.has_value();
-    options.stepsPerSecond =
-        cgpt::report::computeStepRates(report).stepsPerSecond;
+    options.samplesPerSecond =
+        cgpt::report::computeStepRates(report).samplesPerSecond;
     options.estimateLog = &llvm::errs();
     llvm::Expected<cgpt::exec::SessionResult> training =
         cgpt::exec::runTrainingSession(program, device, std::move(specs),

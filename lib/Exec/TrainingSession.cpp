@@ -222,9 +222,10 @@ exec::runTrainingSession(dataflow::ProgramOp program, wafer::DeviceOp device,
     if (options.estimateLog)
       progress.afterStep(index + 1);
     if ((index + 1) % options.logEvery == 0 || last)
-      log << llvm::formatv(
-          "global_step = {0}, loss = {1:f5}, rate = {2:f4} steps/sec\n",
-          index + 1, result->loss, options.stepsPerSecond);
+      log << llvm::formatv("| Train Device=CSX, Step={0}, Loss={1:f5}, "
+                           "Rate={2:f2} samples/sec, GlobalRate={2:f2} "
+                           "samples/sec\n",
+                           index + 1, result->loss, options.samplesPerSecond);
     if (options.dumpLastStep && last)
       session.lastStep =
           dumpStep(*trainer, before, *result, options.bf16Storage,

@@ -6,7 +6,7 @@
 //
 // What `cgpt-run --functional` does once the step is compiled: start from
 // seeded weights or a safetensors file, read a text or make synthetic
-// tokens, run the optimizer steps with Model Zoo style log lines, stop on a
+// tokens, run the optimizer steps with Model Zoo 2.x log lines, stop on a
 // loss that is not a number, and hand back the trained weights and the
 // last step in full as safetensors bytes for the caller to write.
 //
@@ -45,8 +45,9 @@ struct SessionOptions {
   /// Keep the last step in full (batch, weights and moments before it,
   /// gradients, loss, weights after it).
   bool dumpLastStep = false;
-  /// The simulated wafer's rate, for the log lines.
-  double stepsPerSecond = 0;
+  /// The simulated system's rate, for the log lines (Model Zoo's Rate and
+  /// GlobalRate; the host's own pace is said apart).
+  double samplesPerSecond = 0;
   /// Where a long run says, after its first step, how long the rest will
   /// take on this host (and, on a terminal, how far it has gone); null:
   /// nowhere.
