@@ -257,7 +257,14 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
   if (pricePerSystemHour.getNumOccurrences())
     compile.pricePerSystemHour = pricePerSystemHour;
   compile.emit = emit;
-  compile.mlirCommandLine = true;
+  // Only when one was given: a compile with them cannot reuse the quiet
+  // lowering that weighed a recompute policy.
+  compile.mlirCommandLine = llvm::any_of(cl::getRegisteredOptions(),
+                                         [](const auto &entry) {
+    return entry.second->getNumOccurrences() &&
+           llvm::is_contained(entry.second->Categories,
+                              &cl::getGeneralCategory());
+  });
   llvm::Expected<std::vector<int64_t>> systems = cgpt::driver::parseSystemsList(
       std::vector<std::string>(numCsx.begin(), numCsx.end()));
   if (!systems)

@@ -47,7 +47,7 @@ struct CompileOptions {
   std::optional<double> pricePerSystemHour;
   /// Apply MLIR's pass-manager and timing command-line options
   /// (--mlir-print-ir-after-all, --mlir-timing...) to each lowering; a tool
-  /// that registered them sets this.
+  /// that registered them sets this when the user gave one.
   bool mlirCommandLine = false;
 };
 
