@@ -460,12 +460,14 @@ void ModelReader::readTensorFlowOrPyTorch(const Section &root) {
       (src.lookup(model, "tf_summary").IsDefined() ||
        src.lookup(model, "boundary_casting").IsDefined() ||
        (processor && StringRef(*processor).contains("TfRecords")));
-  release1x = tensorflow || src.lookup(optimizer, "weight_decay_rate").IsDefined();
+  bool pytorch1x =
+      !tensorflow && src.lookup(optimizer, "weight_decay_rate").IsDefined();
+  release1x = tensorflow || pytorch1x;
   if (tensorflow) {
     spec.schema = Schema::ModelZooTensorFlow;
     spec.batchSemantics = BatchSemantics::PerSystem;
     spec.batchSemanticsReason = "TensorFlow schema";
-  } else if (src.lookup(optimizer, "weight_decay_rate").IsDefined()) {
+  } else if (pytorch1x) {
     // Releases 1.7 to 1.9.1: only 1.9.x reads batch_size as global, and
     // nothing in the file tells them apart. Model Zoo reads it as global
     // today, so cgpt does, and says so where it matters.
