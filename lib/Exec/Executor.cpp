@@ -136,6 +136,7 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                                      int64_t firstSequence, double &loss) {
   KernelFrame frame(tokens, labels, seqLen);
   frame.setDropoutStream({options.dropoutSeed, stepCount, firstSequence});
+  frame.setStoresBF16(options.bf16Storage);
   for (auto stage :
        program.getLoop().getBodyBlock().getOps<dataflow::StageOp>()) {
     for (Operation &op : stage.getBody().front()) {

@@ -40,13 +40,21 @@ uint64_t exec::seedFor(uint64_t seed, llvm::StringRef name) {
 std::vector<ParameterSpec>
 exec::collectParameters(transformer::TrainStepOp step) {
   // Roles come from where each weight is used.
-  llvm::SmallPtrSet<Value, 16> outputProjections, normScales;
+  llvm::SmallPtrSet<Value, 16> outputProjections, normScales, expertBiases;
   int64_t layers = 0;
   step.walk([&](Operation *op) {
     if (auto attention = dyn_cast<transformer::AttentionOp>(op))
       outputProjections.insert(attention.getOutWeight());
     else if (auto ffn = dyn_cast<transformer::FeedForwardOp>(op))
       outputProjections.insert(ffn.getDownWeight());
+    else if (auto moe = dyn_cast<transformer::MixtureOfExpertsOp>(op)) {
+      outputProjections.insert(moe.getDownWeight());
+      // [experts, width]: one bias vector per expert, not a matrix.
+      for (Value bias : {moe.getUpBias(), moe.getGateBias(),
+                         moe.getDownBias()})
+        if (bias)
+          expertBiases.insert(bias);
+    }
     else if (auto norm = dyn_cast<transformer::NormOpInterface>(op))
       normScales.insert(norm.getGamma());
     else if (auto weight = dyn_cast<transformer::WeightOp>(op))
@@ -64,7 +72,8 @@ exec::collectParameters(transformer::TrainStepOp step) {
     spec.name = weight.getName().str();
     auto type = cast<RankedTensorType>(weight.getResult().getType());
     spec.shape.assign(type.getShape().begin(), type.getShape().end());
-    bool matrix = type.getRank() == 2;
+    bool matrix =
+        type.getRank() >= 2 && !expertBiases.contains(weight.getResult());
     bool decoder = weight.getLayer().has_value();
     if (!matrix) {
       spec.initValue = normScales.contains(weight.getResult()) ? 1.0f : 0.0f;

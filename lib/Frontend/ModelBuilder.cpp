@@ -77,6 +77,16 @@ private:
     return present ? weight(name, shape, layer, key) : Value();
   }
   Value layerNorm(StringRef prefix, Value input, std::optional<int64_t> layer);
+  /// A feed-forward block of width `width` named `prefix`.
+  Value feedForward(const std::string &prefix, int64_t layer, Value input,
+                    int64_t width);
+  /// The routed experts of layer `layer` (block `prefix`), and its shared
+  /// experts: one feed-forward block as wide as all of them, since every
+  /// token goes through each and their outputs add.
+  Value mixtureOfExperts(const std::string &prefix, int64_t layer, Value input);
+  LocationAttr ffnKey() const {
+    return spec.locations.ffn ? spec.locations.ffn : spec.locations.hidden;
+  }
   Value decoderBlock(int64_t layer, Value x, Value rope);
 
   const ModelSpec &spec;
@@ -102,6 +112,58 @@ Value TrainStepBuilder::layerNorm(StringRef prefix, Value input,
       builder.getF64FloatAttr(spec.layerNormEpsilon));
 }
 
+Value TrainStepBuilder::feedForward(const std::string &prefix, int64_t layer,
+                                    Value input, int64_t width) {
+  int64_t d = spec.hiddenSize, f = width;
+  LocationAttr key = ffnKey();
+  Value upW = weight(prefix + ".fc.weight", {d, f}, layer, key);
+  Value upB = optionalWeight(spec.ffnBias, prefix + ".fc.bias", {f}, layer, key);
+  Value gateW = optionalWeight(spec.gatedFfn, prefix + ".gate.weight", {d, f},
+                               layer, key);
+  Value gateB = optionalWeight(spec.gatedFfn && spec.ffnBias,
+                               prefix + ".gate.bias", {f}, layer, key);
+  Value downW = weight(prefix + ".proj.weight", {f, d}, layer, key);
+  Value downB =
+      optionalWeight(spec.ffnBias, prefix + ".proj.bias", {d}, layer, key);
+  return builder.create<FeedForwardOp>(loc(prefix, key), input.getType(),
+                                       input, upW, upB, gateW, gateB, downW,
+                                       downB, spec.activation);
+}
+
+Value TrainStepBuilder::mixtureOfExperts(const std::string &prefix,
+                                         int64_t layer, Value input) {
+  int64_t d = spec.hiddenSize, f = spec.ffnSize, e = spec.moe.experts;
+  LocationAttr key = ffnKey();
+  std::string p = prefix + ".moe";
+  Value router = weight(p + ".router.weight", {d, e}, layer, key);
+  std::string x = p + ".experts";
+  Value upW = weight(x + ".fc.weight", {e, d, f}, layer, key);
+  Value upB = optionalWeight(spec.ffnBias, x + ".fc.bias", {e, f}, layer, key);
+  Value gateW = optionalWeight(spec.gatedFfn, x + ".gate.weight", {e, d, f},
+                               layer, key);
+  Value gateB = optionalWeight(spec.gatedFfn && spec.ffnBias,
+                               x + ".gate.bias", {e, f}, layer, key);
+  Value downW = weight(x + ".proj.weight", {e, f, d}, layer, key);
+  Value downB = optionalWeight(spec.ffnBias, x + ".proj.bias", {e, d}, layer, key);
+  // The coefficient weighs the layers' mean balance loss.
+  double balance = spec.moe.balanceCoefficient /
+                   static_cast<double>(spec.numLayers);
+  Value routed = builder.create<MixtureOfExpertsOp>(
+      loc(p, key), input.getType(), input, router, upW, upB, gateW, gateB,
+      downW, downB,
+      ActivationAttr::get(builder.getContext(), spec.activation),
+      builder.getI64IntegerAttr(spec.moe.topK),
+      builder.getF64FloatAttr(balance),
+      spec.moe.nullExpert ? builder.getF64FloatAttr(*spec.moe.nullExpert)
+                          : FloatAttr(),
+      spec.moe.routerF32 ? builder.getUnitAttr() : UnitAttr());
+  if (spec.moe.sharedExperts == 0)
+    return routed;
+  Value shared =
+      feedForward(p + ".shared", layer, input, spec.moe.sharedExperts * f);
+  return builder.create<ResidualAddOp>(loc(p, key), routed, shared);
+}
+
 Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
   std::string p = "h." + std::to_string(layer);
   int64_t d = spec.hiddenSize, inner = spec.numHeads * spec.headSize;
@@ -110,8 +172,7 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
   // Attention is sized by num_heads, the FFN by filter_size (hidden_size
   // when the file leaves it to its default).
   LocationAttr heads = spec.locations.heads;
-  LocationAttr ffnKey =
-      spec.locations.ffn ? spec.locations.ffn : spec.locations.hidden;
+  LocationAttr ffnKey = this->ffnKey();
   Value ln1 = layerNorm(p + ".ln_1", x, layer);
   // Queries of every head, keys and values of the key/value heads.
   int64_t kvHeads = spec.numKvHeads ? spec.numKvHeads : spec.numHeads;
@@ -149,19 +210,9 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
     // Parallel blocks read one normalized input (GPT-J) or two (NeoX).
     ffnInput = spec.untiedLayerNorm ? layerNorm(p + ".ln_2", x, layer) : ln1;
   }
-  Value upW = weight(p + ".mlp.fc.weight", {d, f}, layer, ffnKey);
-  Value upB =
-      optionalWeight(spec.ffnBias, p + ".mlp.fc.bias", {f}, layer, ffnKey);
-  Value gateW = optionalWeight(spec.gatedFfn, p + ".mlp.gate.weight", {d, f},
-                               layer, ffnKey);
-  Value gateB = optionalWeight(spec.gatedFfn && spec.ffnBias,
-                               p + ".mlp.gate.bias", {f}, layer, ffnKey);
-  Value downW = weight(p + ".mlp.proj.weight", {f, d}, layer, ffnKey);
-  Value downB =
-      optionalWeight(spec.ffnBias, p + ".mlp.proj.bias", {d}, layer, ffnKey);
-  Value ffn = builder.create<FeedForwardOp>(loc(p + ".mlp", ffnKey), x.getType(),
-                                            ffnInput, upW, upB, gateW, gateB,
-                                            downW, downB, spec.activation);
+  Value ffn = spec.moe.experts
+                  ? mixtureOfExperts(p, layer, ffnInput)
+                  : feedForward(p + ".mlp", layer, ffnInput, f);
   ffn = dropout(ffn, spec.residualDropout, loc(p + ".mlp", ffnKey));
   if (spec.blockStyle == BlockStyle::Parallel)
     x = builder.create<ResidualAddOp>(loc(p + ".attn", heads), x, attn);

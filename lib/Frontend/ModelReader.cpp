@@ -139,7 +139,7 @@ const StringRef kUsedModelKeys[] = {
     "attention_logits_alpha", "scale_output_logits_by_d", "mixed_precision",
     "use_bfloat16", "fp16_type", "loss_scaling", "loss_weight",
     "extra_attention_params", "attention_module",
-    "attention_sliding_window_length", "alibi_trainable_slopes"};
+    "attention_sliding_window_length", "alibi_trainable_slopes", "moe"};
 /// Dropout rates (readDropout).
 const StringRef kDropoutKeys[] = {"dropout_rate", "attention_dropout_rate",
                                   "embedding_dropout_rate",
@@ -176,7 +176,10 @@ const StringRef kHuggingFaceKeys[] = {
     "mlp_bias", "head_dim", "pretraining_tp", "sliding_window",
     // BTLM and Jais.
     "position_embedding_type", "mup_embeddings_scale", "mup_output_alpha",
-    "mup_scale_qk_dot_by_d", "mup_width_scale", "alibi_scaling", "auto_map"};
+    "mup_scale_qk_dot_by_d", "mup_width_scale", "alibi_scaling", "auto_map",
+    // Mixtral.
+    "num_local_experts", "num_experts_per_tok", "router_aux_loss_coef",
+    "output_router_logits", "router_jitter_noise"};
 /// Where each dropout rate is read, the first key present: Model Zoo's
 /// own key for the site, else its `dropout_rate`; Hugging Face's GPT-2 and
 /// GPT-J keys, GPT-NeoX's (whose hidden dropout also drops the
@@ -270,6 +273,9 @@ private:
   /// Model Zoo's grouped-query attention (`extra_attention_params:
   /// num_kv_groups`) and its sliding window, which cgpt warns it leaves out.
   void readKeyValueHeads(const Section &model);
+  /// Model Zoo's `moe` section, and Hugging Face Mixtral's expert keys.
+  void readMixtureOfExperts(const Section &model);
+  void readHuggingFaceExperts(const Section &root);
   /// Notes a sliding attention window, which finish() warns about when
   /// the sequence is longer: cgpt simulates full causal attention.
   void noteSlidingWindow(mlir::LocationAttr where, const std::string &key,
@@ -422,6 +428,94 @@ void ModelReader::readKeyValueHeads(const Section &model) {
     noteSlidingWindow(src.locateKey(model, "attention_sliding_window_length"),
                       model.qualify("attention_sliding_window_length"),
                       *window);
+}
+
+/// The keys of Model Zoo's `moe` section cgpt reads; any other is refused,
+/// since a routing option silently dropped would train a different model.
+const StringRef kMixtureOfExpertsKeys[] = {
+    "num_experts",    "top_k",           "load_balancing_loss_coef",
+    "router_fp32",    "num_shared_experts", "null_expert_bias",
+    "routing_algorithm"};
+constexpr int64_t kMaxExperts = 4096;
+
+void ModelReader::readMixtureOfExperts(const Section &model) {
+  Section moe = src.subsection(model, "moe");
+  if (!moe.present())
+    return;
+  if (!moe.node.IsMap()) {
+    src.error(src.locateKey(model, "moe"),
+              "'" + model.qualify("moe") + "' must be a mapping of the keys " +
+                  llvm::join(ArrayRef<StringRef>(kMixtureOfExpertsKeys), ", "));
+    return;
+  }
+  for (const auto &entry : moe.node) {
+    std::string key = entry.first.as<std::string>("");
+    if (!llvm::is_contained(kMixtureOfExpertsKeys, key))
+      src.error(src.locate(entry.first),
+                "'" + moe.qualify(key) +
+                    "' is not modelled; cgpt reads the keys " +
+                    llvm::join(ArrayRef<StringRef>(kMixtureOfExpertsKeys), ", "));
+  }
+  std::optional<int64_t> experts =
+      src.readInt(moe, "num_experts", 2, kMaxExperts);
+  if (!experts) {
+    if (!src.hasFailed())
+      src.error(src.locateKey(model, "moe"),
+                "'" + moe.qualify("num_experts") +
+                    "' is required: the experts each token is routed among");
+    return;
+  }
+  spec.moe.experts = *experts;
+  // Model Zoo's default: one expert per token.
+  spec.moe.topK = src.readInt(moe, "top_k", 1, *experts).value_or(1);
+  // Switch Transformer's coefficient (Fedus et al. 2021) where none is given.
+  spec.moe.balanceCoefficient =
+      src.readDouble(moe, "load_balancing_loss_coef", 0.0, 1e3).value_or(0.01);
+  spec.moe.routerF32 = src.readBool(moe, "router_fp32").value_or(true);
+  spec.moe.sharedExperts =
+      src.readInt(moe, "num_shared_experts", 0, kMaxExperts).value_or(0);
+  spec.moe.nullExpert = src.readDouble(moe, "null_expert_bias", -1e3, 1e3);
+  readChoice<int>(moe, "routing_algorithm", {{0, {"learned"}}});
+  if (!spec.gatedFfn && !src.hasFailed())
+    src.warning(src.locateKey(model, "moe"),
+                "'" + model.qualify("moe") +
+                    "' routes to experts of the model's ungated "
+                    "feed-forward block");
+}
+
+void ModelReader::readHuggingFaceExperts(const Section &root) {
+  std::optional<int64_t> experts =
+      src.readInt(root, "num_local_experts", 2, kMaxExperts);
+  if (!experts) {
+    if (!src.hasFailed())
+      src.error(src.fileStart(),
+                "'num_local_experts' is required for model_type 'mixtral'");
+    return;
+  }
+  spec.moe.experts = *experts;
+  // transformers' MixtralConfig defaults.
+  spec.moe.topK =
+      src.readInt(root, "num_experts_per_tok", 1, *experts).value_or(2);
+  double coefficient =
+      src.readDouble(root, "router_aux_loss_coef", 0.0, 1e3).value_or(0.001);
+  // MixtralForCausalLM adds the load-balancing loss only when it outputs
+  // the router logits.
+  if (src.readBool(root, "output_router_logits").value_or(false)) {
+    spec.moe.balanceCoefficient = coefficient;
+  } else if (coefficient > 0.0) {
+    src.warning(src.locateKey(root, "output_router_logits"),
+                "'output_router_logits' is false, so Hugging Face's Mixtral "
+                "adds no load-balancing loss and 'router_aux_loss_coef' is "
+                "not applied; set it to true to train with the loss");
+  }
+  // transformers' Mixtral routes in the hidden states' type.
+  spec.moe.routerF32 = false;
+  if (std::optional<double> jitter =
+          src.readDouble(root, "router_jitter_noise", 0.0, 1.0);
+      jitter && *jitter > 0.0)
+    src.error(src.locateKey(root, "router_jitter_noise"),
+              "'router_jitter_noise' is " + formatExactDouble(*jitter) +
+                  "; cgpt routes without noise (allowed: 0)");
 }
 
 void ModelReader::noteSlidingWindow(mlir::LocationAttr where,
@@ -638,6 +732,14 @@ void ModelReader::readSchedule(const YAML::Node &node, const std::string &what,
                      params.qualify("schedulers"), true);
         return;
       }
+      // Model Zoo 2.x's ScalePerParamLR runs its `scheduler` with each
+      // parameter group's adjust_learning_rate factor, which cgpt applies
+      // to the decoder's matrices whatever the scheduler (muP).
+      if (normalizeName(name) == "scaleperparamlr") {
+        readSchedule(src.lookup(params, "scheduler"),
+                     params.qualify("scheduler"), true);
+        return;
+      }
       readPhase(entry.second, params.name, name, params);
       return;
     }
@@ -681,7 +783,7 @@ void ModelReader::readPhase(const YAML::Node &node, const std::string &what,
     src.error(src.locate(node), "'" + what + "' uses scheduler '" +
                                     schedulerName +
                                     "'; allowed: Linear, CosineDecay, "
-                                    "Constant (and SequentialLR of them)");
+                                    "Constant (and SequentialLR or ScalePerParamLR of them)");
     return;
   }
   if (!initial) {
@@ -773,6 +875,7 @@ void ModelReader::readModel(const Section &model) {
                     "attention");
 
   readFeedForwardActivation(model, "nonlinearity", Activation::gelu);
+  readMixtureOfExperts(model);
   // Only the attention every GPT here uses is modelled.
   readChoice<int>(model, "attention_type", {{0, {"scaled_dot_product"}}});
   readKeyValueHeads(model);
@@ -907,7 +1010,7 @@ void ModelReader::chooseBlockStyle(const Section &model) {
   if (std::optional<BlockStyle> style = readChoice<BlockStyle>(
           model, "name",
           {{BlockStyle::Sequential,
-            {"gpt2", "gpt3", "llama", "mistral", "btlm", "jais"}},
+            {"gpt2", "gpt3", "llama", "mistral", "mixtral", "btlm", "jais"}},
            {BlockStyle::Parallel, {"gptj", "gpt_neox", "neox"}}})) {
     spec.blockStyle = *style;
     spec.blockStyleReason =
@@ -1072,7 +1175,8 @@ void ModelReader::readHuggingFace(const Section &root) {
        {3, {"llama"}},
        {4, {"mistral"}},
        {5, {"btlm"}},
-       {6, {"jais"}}});
+       {6, {"jais"}},
+       {7, {"mixtral"}}});
   if (src.hasFailed())
     return;
   spec.blockStyleReason =
@@ -1091,6 +1195,10 @@ void ModelReader::readHuggingFace(const Section &root) {
   case 3:
   case 4:
     readHuggingFaceLlama(root);
+    break;
+  case 7:
+    readHuggingFaceLlama(root);
+    readHuggingFaceExperts(root);
     break;
   case 5:
   case 6:
@@ -1221,7 +1329,9 @@ void ModelReader::readHuggingFaceNeoX(const Section &root) {
 /// SwiGLU, rotary positions on the whole head, grouped-query attention,
 /// no biases, an untied head.
 void ModelReader::readHuggingFaceLlama(const Section &root) {
-  bool mistral = src.readString(root, "model_type") == "mistral";
+  // Mixtral is Mistral's decoder with experts for its feed-forward blocks.
+  std::optional<std::string> modelType = src.readString(root, "model_type");
+  bool mistral = modelType == "mistral" || modelType == "mixtral";
   readBertStyleShape(root);
   if (std::optional<int64_t> headDim =
           src.readInt(root, "head_dim", 1, kMaxHidden);

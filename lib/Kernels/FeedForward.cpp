@@ -20,21 +20,6 @@ namespace tf = cgpt::transformer;
 
 namespace {
 
-/// The activation and its derivative as elementwise map kinds.
-static std::pair<MapKind, MapKind> activationMaps(tf::Activation activation) {
-  switch (activation) {
-  case tf::Activation::gelu:
-    return {MapKind::gelu, MapKind::gelu_grad};
-  case tf::Activation::gelu_tanh:
-    return {MapKind::gelu_tanh, MapKind::gelu_tanh_grad};
-  case tf::Activation::relu:
-    return {MapKind::relu, MapKind::relu_grad};
-  case tf::Activation::silu:
-    return {MapKind::silu, MapKind::silu_grad};
-  }
-  return {MapKind::gelu, MapKind::gelu_grad};
-}
-
 struct FeedForwardLowering {
   // Saved: x, pre-activation h, activation a; gated, x, up projection u,
   // gate g, act(g) and a = act(g) * u.
@@ -106,6 +91,20 @@ struct FeedForwardLowering {
 };
 
 } // namespace
+
+std::pair<MapKind, MapKind> kernels::activationMaps(tf::Activation activation) {
+  switch (activation) {
+  case tf::Activation::gelu:
+    return {MapKind::gelu, MapKind::gelu_grad};
+  case tf::Activation::gelu_tanh:
+    return {MapKind::gelu_tanh, MapKind::gelu_tanh_grad};
+  case tf::Activation::relu:
+    return {MapKind::relu, MapKind::relu_grad};
+  case tf::Activation::silu:
+    return {MapKind::silu, MapKind::silu_grad};
+  }
+  return {MapKind::gelu, MapKind::gelu_grad};
+}
 
 void kernels::registerFeedForwardModels(DialectRegistry &registry) {
   attachLowering<tf::FeedForwardOp, FeedForwardLowering>(registry);

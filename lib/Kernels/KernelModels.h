@@ -88,6 +88,11 @@ inline float scaleOr1(std::optional<llvm::APFloat> scale) {
   return scale ? static_cast<float>(scale->convertToDouble()) : 1.0f;
 }
 
+/// A feed-forward activation and its derivative as elementwise map kinds
+/// (FeedForward.cpp; the experts of a mixture use them too).
+std::pair<dataflow::MapKind, dataflow::MapKind>
+activationMaps(transformer::Activation activation);
+
 // One per family file.
 void registerCommonModels(mlir::DialectRegistry &registry);
 void registerDropoutModels(mlir::DialectRegistry &registry);
@@ -96,6 +101,7 @@ void registerLayerNormModels(mlir::DialectRegistry &registry);
 void registerAttentionModels(mlir::DialectRegistry &registry);
 void registerFeedForwardModels(mlir::DialectRegistry &registry);
 void registerLossModels(mlir::DialectRegistry &registry);
+void registerMixtureOfExpertsModels(mlir::DialectRegistry &registry);
 void registerRMSNormModels(mlir::DialectRegistry &registry);
 
 } // namespace cgpt::kernels

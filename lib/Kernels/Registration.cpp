@@ -16,5 +16,6 @@ void cgpt::registerKernelModels(mlir::DialectRegistry &registry) {
   kernels::registerAttentionModels(registry);
   kernels::registerFeedForwardModels(registry);
   kernels::registerLossModels(registry);
+  kernels::registerMixtureOfExpertsModels(registry);
   kernels::registerRMSNormModels(registry);
 }

@@ -6,6 +6,8 @@
 
 #include "cgpt/Report/Report.h"
 
+#include "cgpt/Dialect/Wafer/Analysis/MemoryModel.h"
+
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/MicroBatches.h"
 #include "cgpt/Support/Version.h"
@@ -93,6 +95,7 @@ void describeDevice(wafer::DeviceOp device,
   w.targetName = target.getName().str();
   w.targetSource = device.getTarget().str();
   w.meshCores = target.getNumCores();
+  w.serverCapacity = target.getWeightServerCapacityBytes();
   w.clockHz = target.getClockHz();
   w.peakFlops = target.getPeakFlopsPerSecond();
   w.algorithmicFlopsPerStep = device.getAlgorithmicFlopsPerStep();
@@ -223,6 +226,15 @@ static void printDataflowSummary(llvm::raw_ostream &os,
 
 static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
   const StepReport::Wafer &w = *report.wafer;
+  // wafer-plan-batch refused a model the weight servers cannot hold.
+  double serverBytes = static_cast<double>(report.model.parameters) *
+                       static_cast<double>(wafer::kServerBytesPerParameter);
+  os << "  servers     " << approx(serverBytes)
+     << " B of f32 weights and Adam moments: "
+     << formatExactDouble(std::ceil(serverBytes / w.serverCapacity * 100) /
+                          100)
+     << " of the target's " << approx(w.serverCapacity)
+     << " B of weight servers\n";
   os << llvm::formatv("  micro-batch {0} x {1} accumulation step(s) per "
                       "system",
                       w.microBatch, w.gradAccumSteps);
@@ -354,6 +366,9 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
       os << ", " << m.kvHeads
          << (m.kvHeads == 1 ? " key/value head" : " key/value heads");
     os << "\n";
+    if (m.experts)
+      os << "              mixture of " << m.experts << " experts, "
+         << m.expertsPerToken << " per token, in every feed-forward block\n";
     if (m.embeddingDropout || m.attentionDropout || m.blockDropout)
       os << "              dropout " << formatExactDouble(m.embeddingDropout)
          << " embeddings, " << formatExactDouble(m.attentionDropout)
@@ -363,7 +378,11 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
     os << "  model       " << m.layers
        << " layers (from placed wafer IR: the model's shape is not kept)\n";
   }
-  os << "  parameters  " << formatGrouped(m.parameters) << "\n";
+  os << "  parameters  " << formatGrouped(m.parameters);
+  if (m.experts)
+    os << " (" << formatGrouped(m.activeParameters) << " a token meets: "
+       << m.expertsPerToken << " of " << m.experts << " experts)";
+  os << "\n";
   os << llvm::formatv("  batch       {0} sequences x {1} tokens per step on "
                       "{2} system(s): {3} per system",
                       m.globalBatch, m.sequenceLength, m.numCsx,
@@ -405,6 +424,11 @@ static llvm::json::Object constantSections(const StepReport &report) {
     model["norm"] = m.norm;
     model["ffn"] = m.ffn;
     model["tied_embeddings"] = m.tiedEmbeddings;
+    if (m.experts)
+      model["experts"] = llvm::json::Object{
+          {"routed", m.experts},
+          {"per_token", m.expertsPerToken},
+          {"active_parameters", m.activeParameters}};
     model["dropout"] = llvm::json::Object{
         {"embeddings", m.embeddingDropout},
         {"attention_probabilities", m.attentionDropout},

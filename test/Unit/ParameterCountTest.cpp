@@ -113,3 +113,80 @@ TEST(ParameterCount, LlamaCountFollowsItsShape) {
   EXPECT_EQ(llama(128256, 4096, 32, 14336, 1024), 8030261248);
   EXPECT_EQ(llama(32000, 4096, 32, 14336, 1024), 7241732096);
 }
+
+// Mixtral 8x7B (arXiv 2401.04088; the count of its released weights):
+// Mistral 7B's decoder with 8 SwiGLU experts and a router [d, 8] in every
+// layer. A token meets 2 of the 8 experts: 12,879,925,248 parameters.
+TEST(ParameterCount, MixtralMatchesItsPublishedCount) {
+  auto mixtral = [](int64_t experts) {
+    const int64_t vocab = 32000, d = 4096, layers = 32, ffn = 14336,
+                  kvWidth = 1024;
+    return 2 * vocab * d +
+           layers * (2 * d * d + 2 * d * kvWidth + d * 8 +
+                     experts * 3 * d * ffn + 2 * d) +
+           d;
+  };
+  EXPECT_EQ(mixtral(8), 46702792704);
+  EXPECT_EQ(countFromIR("models/mixtral-8x7b.yaml"), 46702792704);
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      test::importSourceModel("models/mixtral-8x7b.yaml", &context);
+  ASSERT_TRUE(module);
+  mlir::FailureOr<transformer::ModelFacts> facts =
+      transformer::computeModelFacts(
+          *module->getOps<transformer::TrainStepOp>().begin());
+  ASSERT_TRUE(mlir::succeeded(facts));
+  EXPECT_EQ(facts->experts, 8);
+  EXPECT_EQ(facts->expertsPerToken, 2);
+  EXPECT_EQ(facts->activeParameters, mixtral(2));
+  EXPECT_EQ(facts->activeParameters, 12879925248);
+}
+
+// Shared experts are one feed-forward block as wide as all of them; expert
+// biases are one vector per expert.
+TEST(ParameterCount, SharedExpertsAndExpertBiases) {
+  std::string path = test::writeTemporary(R"(train_input:
+    batch_size: 2
+    max_sequence_length: 8
+model:
+    name: mixtral
+    vocab_size: 16
+    hidden_size: 8
+    num_hidden_layers: 1
+    num_heads: 2
+    filter_size: 6
+    max_position_embeddings: 8
+    position_embedding_type: rotary
+    norm_type: rmsnorm
+    nonlinearity: swiglu
+    use_projection_bias_in_attention: False
+    use_ffn_bias_in_attention: False
+    use_ffn_bias: True
+    mixed_precision: False
+    moe:
+        num_experts: 3
+        top_k: 1
+        num_shared_experts: 2
+optimizer:
+    learning_rate: 0.001
+)",
+                                          ".yaml");
+  ASSERT_FALSE(path.empty());
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      frontend::importModelFile(path, &context);
+  ASSERT_TRUE(module);
+  mlir::FailureOr<transformer::ModelFacts> facts =
+      transformer::computeModelFacts(
+          *module->getOps<transformer::TrainStepOp>().begin());
+  ASSERT_TRUE(mlir::succeeded(facts));
+  const int64_t d = 8, f = 6, experts = 3, shared = 2;
+  // An expert: up and gate [d, f] with biases [f], down [f, d] with [d].
+  int64_t expert = 3 * d * f + 2 * f + d;
+  int64_t sharedBlock = 3 * d * (shared * f) + 2 * shared * f + d;
+  int64_t layer = 2 * d + 4 * d * d + d * experts + experts * expert +
+                  sharedBlock;
+  EXPECT_EQ(facts->parameters, 16 * d + layer + d);
+  EXPECT_EQ(facts->activeParameters, facts->parameters - 2 * expert);
+}

@@ -186,7 +186,7 @@ def params_from_hugging_face(config):
         model["use_untied_layer_norm"] = True
         if not config.get("use_parallel_residual", True):
             model["name"] = "gpt2"
-    elif kind in ("llama", "mistral"):
+    elif kind in ("llama", "mistral", "mixtral"):
         act = config.get("hidden_act", "silu")
         model["nonlinearity"] = {"silu": "swiglu", "gelu": "geglu",
                                  "relu": "reglu"}[act]
@@ -195,6 +195,16 @@ def params_from_hugging_face(config):
         model["rope_theta"] = config.get("rope_theta", 10000.0)
         model["extra_attention_params"] = {"num_kv_groups": config.get(
             "num_key_value_heads", model["num_heads"])}
+        if kind == "mixtral":
+            # transformers' MixtralForCausalLM: the balance loss only with
+            # output_router_logits; the router in the hidden states' type.
+            model["moe"] = {
+                "num_experts": config["num_local_experts"],
+                "top_k": config.get("num_experts_per_tok", 2),
+                "load_balancing_loss_coef":
+                    config.get("router_aux_loss_coef", 0.001)
+                    if config.get("output_router_logits", False) else 0.0,
+                "router_fp32": False}
     elif kind in ("btlm", "jais"):
         model["position_embedding_type"] = config.get(
             "position_embedding_type", "learned")
@@ -277,6 +287,13 @@ class Model:
         self.embedding_dropout = rate("embedding_dropout_rate")
         self.attention_dropout = rate("attention_dropout_rate")
         self.residual_dropout = rate("residual_dropout_rate")
+        # A mixture of experts in place of each feed-forward block.
+        moe = model.get("moe") or {}
+        self.experts = int(moe.get("num_experts", 0))
+        self.top_k = int(moe.get("top_k", 1))
+        self.shared_experts = int(moe.get("num_shared_experts", 0))
+        self.balance = float(moe.get("load_balancing_loss_coef", 0.01))
+        self.null_expert = moe.get("null_expert_bias")
         self.loss_scaling = model.get("loss_scaling", "num_tokens")
         self.loss_weight = float(model.get("loss_weight", 1.0))
 
@@ -321,6 +338,8 @@ class Model:
             x = x + p["wpe"][:seq]
         x = drop(x, self.embedding_dropout)
         mask = torch.ones(seq, seq, dtype=torch.bool).tril()
+        # Each MoE layer's load-balancing loss, per sequence.
+        balance = []
         for layer in range(self.layers):
             h = f"h.{layer}."
             normed = norm(x, h + "ln_1")
@@ -352,13 +371,12 @@ class Model:
                 # GPT-J: one norm feeds both; NeoX: each has its own.
                 if self.untied_norms:
                     normed = norm(x, h + "ln_2")
-                f = self.feed_forward(normed, h, affine)
-                x = x + attention + drop(affine(f, h + "mlp.proj"),
-                                         self.residual_dropout)
+                f = self.block_ffn(normed, h, p, affine, balance)
+                x = x + attention + drop(f, self.residual_dropout)
             else:
                 x = x + attention
-                f = self.feed_forward(norm(x, h + "ln_2"), h, affine)
-                x = x + drop(affine(f, h + "mlp.proj"), self.residual_dropout)
+                f = self.block_ffn(norm(x, h + "ln_2"), h, p, affine, balance)
+                x = x + drop(f, self.residual_dropout)
         x = norm(x, "ln_f")
         head = p.get("lm_head.weight", p["wte"])
         logits = (x @ head.T) * self.logits_scale
@@ -368,14 +386,61 @@ class Model:
             logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
             reduction="sum")
         count = batch * seq if self.loss_scaling == "num_tokens" else batch
-        return total * self.loss_weight / count
+        loss = total * self.loss_weight / count
+        # The layers' mean balance loss, averaged over the sequences.
+        for per_sequence in balance:
+            loss = loss + self.balance / self.layers * per_sequence.mean()
+        return loss
+
+    def block_ffn(self, x, prefix, p, affine, balance):
+        """The block's feed-forward output: dense, or the mixture of
+        experts (appending its per-sequence balance loss to `balance`)."""
+        if not self.experts:
+            return affine(self.feed_forward(x, prefix + "mlp.", affine),
+                          prefix + "mlp.proj")
+        pre = prefix + "moe."
+        logits = x @ p[pre + "router.weight"]
+        probs = logits.softmax(-1)
+        # No exact ties in these shapes: torch.topk orders none among them.
+        top, experts = torch.topk(probs, self.top_k, dim=-1)
+        chosen = top.sum(-1, keepdim=True)
+        if self.null_expert is not None:
+            # A null expert of fixed logit joins the normalization.
+            chosen = chosen + torch.exp(float(self.null_expert)
+                                        - logits.logsumexp(-1, keepdim=True))
+        weights = top / chosen
+        out = torch.zeros_like(x)
+        for e in range(self.experts):
+            def expert(name):
+                tensor = p.get(pre + "experts." + name)
+                return None if tensor is None else tensor[e]
+
+            def project(v, name):
+                y = v @ expert(name + ".weight")
+                bias = expert(name + ".bias")
+                return y if bias is None else y + bias
+            up = project(x, "fc")
+            a = (self.activate(project(x, "gate")) * up if self.gated
+                 else self.activate(up))
+            share = ((experts == e).to(x.dtype) * weights).sum(-1,
+                                                               keepdim=True)
+            out = out + share * project(a, "proj")
+        if self.shared_experts:
+            out = out + affine(self.feed_forward(x, pre + "shared.", affine),
+                               pre + "shared.proj")
+        if self.balance:
+            seq = x.shape[1]
+            shares = torch.nn.functional.one_hot(
+                experts, self.experts).to(x.dtype).sum((1, 2)) / seq
+            balance.append(self.experts * (shares * probs.mean(1)).sum(-1))
+        return out
 
     def feed_forward(self, x, prefix, affine):
-        """The activation of the up projection, or with a gate,
+        """The activation of the up projection `prefix`fc, or with a gate,
         act(gate) * up."""
-        up = affine(x, prefix + "mlp.fc")
+        up = affine(x, prefix + "fc")
         if self.gated:
-            return self.activate(affine(x, prefix + "mlp.gate")) * up
+            return self.activate(affine(x, prefix + "gate")) * up
         return self.activate(up)
 
     def rotate(self, t):
@@ -423,7 +488,8 @@ class Model:
         decay = float(self.optimizer.get("weight_decay", 0.0))
         groups = []
         for name, tensor in params.items():
-            matrix = tensor.dim() == 2
+            # Expert weights stack matrices; expert biases stack vectors.
+            matrix = tensor.dim() >= 2 and not name.endswith(".bias")
             scale = (self.decoder_lr_scale
                      if matrix and name.startswith("h.") else 1.0)
             groups.append({"params": [tensor], "lr": lr * scale,

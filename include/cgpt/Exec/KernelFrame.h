@@ -46,6 +46,10 @@ public:
     tensors[value] = std::make_shared<const Tensor>(std::move(tensor));
   }
   int64_t getSeqLen() const { return seqLen; }
+  /// True when streams are stored in bfloat16 (the executor rounds every
+  /// result); a kernel that rounds within itself asks.
+  bool storesBF16() const { return bf16Storage; }
+  void setStoresBF16(bool stores) { bf16Storage = stores; }
   /// Where this micro-batch's dropout masks come from.
   const DropoutStream &getDropoutStream() const { return dropoutStream; }
   void setDropoutStream(DropoutStream stream) { dropoutStream = stream; }
@@ -55,6 +59,7 @@ private:
   const IdTensor *ids[2];
   int64_t seqLen;
   DropoutStream dropoutStream;
+  bool bf16Storage = false;
 };
 
 } // namespace cgpt::exec

@@ -110,6 +110,18 @@ struct ModelSpec {
   bool untiedLayerNorm = false;
   NormKind norm = NormKind::LayerNorm;
   double layerNormEpsilon = 1e-5;
+  /// A mixture of experts in place of each feed-forward block, when
+  /// `experts` > 0: `topK` of them per token; `sharedExperts` more that
+  /// every token uses; the load-balancing loss coefficient; a router in
+  /// f32; the fixed logit of a null expert (Model Zoo's null_expert_bias).
+  struct MixtureOfExperts {
+    int64_t experts = 0;
+    int64_t topK = 1;
+    int64_t sharedExperts = 0;
+    double balanceCoefficient = 0.0;
+    bool routerF32 = true;
+    std::optional<double> nullExpert;
+  } moe;
   /// Dropout rates, 0 for none: of the embeddings' sum, of attention's
   /// probabilities, and of each block's output before its residual add.
   double embeddingDropout = 0.0;

@@ -74,6 +74,8 @@ struct StepReport {
     /// The target as the device names it: a built-in name or a file path.
     std::string targetSource;
     int64_t meshCores = 0;
+    /// What the target's weight servers hold, in bytes.
+    double serverCapacity = 0;
     double clockHz = 0;
     double peakFlops = 0;
     double algorithmicFlopsPerStep = 0;

@@ -23,9 +23,11 @@ constexpr int64_t kMaxBatch = int64_t(1) << 24;
 /// memory and timing models form stays within int64_t.
 constexpr int64_t kMaxPerSequence = int64_t(1) << 36;
 /// The most FLOPs one kernel may execute per sequence: a 175B model's
-/// logits at a sequence of 2048 pass 2^40. The timing model forms products
-/// with the batch in double precision.
-constexpr int64_t kMaxFlopsPerSequence = int64_t(1) << 46;
+/// logits at a sequence of 2048 pass 2^40, and attention's scores of
+/// LLaMA 3.1 405B at 131,072 tokens 2^49. The timing model forms products
+/// with the batch in double precision; a step's sums are checked
+/// (StepCosts).
+constexpr int64_t kMaxFlopsPerSequence = int64_t(1) << 52;
 
 /// The most attention work cgpt models per sequence and layer, as
 /// seq_len^2 x num_heads x head_size (4x that is the scores' forward

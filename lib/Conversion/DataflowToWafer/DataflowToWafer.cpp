@@ -264,6 +264,10 @@ public:
     if (failed(target))
       return failure();
     StepCosts costs = computeStepCosts(program);
+    if (costs.overflowed)
+      return program.emitOpError()
+             << "executes more FLOPs per sequence than a 64-bit count holds "
+                "(2^63); a shorter sequence or fewer layers brings it under";
     OptimizerStepOp optimizer = program.getOptimizerStep();
 
     OpBuilder builder(program.getContext());
@@ -362,6 +366,23 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
                      : "a shorter sequence (max_sequence_length, or "
                        "--sequence-length) or a narrower model")
              << " brings it under";
+    // The same for the bytes it streams in or sums (an embedding table and
+    // its gradient grow with the vocabulary).
+    for (auto [what, bytes] :
+         {std::pair{"streams in", weightBytes.value_or(0)},
+          std::pair{"sums a gradient of", accumulator}})
+      if (bytes > kMaxPerSequence)
+        return principal->emitOpError()
+               << what << " " << bytes << " B, over the " << kMaxPerSequence
+               << " B cgpt models per kernel; "
+               << (llvm::any_of(draft.kernels,
+                                [&](Operation *op) {
+                                  return vocabulary.touches(op) ||
+                                         isa<GatherOp, ScatterAddOp>(op);
+                                })
+                       ? "a smaller vocabulary (vocab_size)"
+                       : "a narrower model")
+               << " brings it under";
     // The stored element: of the first stream operand, or of the result for
     // a kernel that reads none (rotary_angles makes its table).
     Value stored = principal->getNumOperands() &&
@@ -411,7 +432,7 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
         liveBytes, operandBytes, accumulator,
         weightBytes ? builder.getI64IntegerAttr(*weightBytes) : IntegerAttr(),
         chunked ? vocabulary.chunks : 1, repeated ? 2 : 1,
-        builder.getArrayAttr(reads), /*colors=*/DenseI64ArrayAttr(),
+        kernel.getRoutedExperts(), builder.getArrayAttr(reads), /*colors=*/DenseI64ArrayAttr(),
         /*sram_bytes=*/IntegerAttr());
     for (Operation *op : draft.kernels)
       regionOf[op] = builder.getStringAttr(draft.symbol);

@@ -162,7 +162,7 @@ void collectChain(Operation *producer, const StageView &stage,
   rebuild.kernels.insert(producer);
   rebuild.flops +=
       cast<KernelOpInterface>(producer).getExecutedFlopsPerSequence();
-  rebuild.products += isa<MatmulOp>(producer);
+  rebuild.products += isa<MatmulOp, ExpertMatmulOp, RouteOp>(producer);
 }
 
 } // namespace

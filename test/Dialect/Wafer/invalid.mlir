@@ -329,8 +329,8 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
 // 2^36 rows: a step of 3e22 s in which every later stage took 0 s.
 wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
   wafer.stage @s0 order 0 "forward" {
-    // expected-error @+1 {{shape 68719476736 x 64 x 64 is more than 70368744177664 multiply-adds per sequence}}
-    wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 68719476736, 64, 64>}
+    // expected-error @+1 {{shape 68719476736 x 1024 x 1024 is more than 4503599627370496 multiply-adds per sequence}}
+    wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 68719476736, 1024, 1024>}
   }
 }
 

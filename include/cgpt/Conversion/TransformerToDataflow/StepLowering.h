@@ -152,6 +152,12 @@ public:
     runs.push_back({name.str(), phase, layer, lastOp()});
     stageWeights.clear();
   }
+  /// True while the backward stage of a layer reruns its forward kernels
+  /// (recompute): what only the first forward pass must do, such as adding
+  /// to the loss, is then not done again.
+  bool isRecomputing() const {
+    return !runs.empty() && runs.back().phase == dataflow::Phase::backward;
+  }
   /// Marks every kernel created after `after` (the body's last op then, or
   /// null for an empty body) as recomputing a forward activation.
   void markRecomputedSince(mlir::Operation *after) {

@@ -8,6 +8,8 @@
 
 using namespace mlir;
 
+#include "llvm/Support/MathExtras.h"
+
 namespace cgpt::dataflow {
 
 StepCosts computeStepCosts(ProgramOp program) {
@@ -20,9 +22,10 @@ StepCosts computeStepCosts(ProgramOp program) {
   int64_t keptInLayers = 0;
   program.walk([&](Operation *op) {
     if (auto kernel = dyn_cast<KernelOpInterface>(op)) {
-      (kernel.isRecompute() ? costs.recomputeFlopsPerSequence
-                            : costs.flopsPerSequence) +=
-          kernel.getFlopsPerSequence();
+      int64_t &sum = kernel.isRecompute() ? costs.recomputeFlopsPerSequence
+                                          : costs.flopsPerSequence;
+      costs.overflowed |=
+          llvm::AddOverflow(sum, kernel.getFlopsPerSequence(), sum);
     } else if (auto in = dyn_cast<WeightInOp>(op)) {
       costs.weightBytesIn += in.getBytesAttr().getInt();
     } else if (auto out = dyn_cast<GradOutOp>(op)) {

@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelChecks.h"
+
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Support/BatchChecks.h"
 #include "cgpt/Support/Format.h"
@@ -12,79 +14,11 @@
 
 using namespace mlir;
 using namespace cgpt::dataflow;
+using namespace cgpt::dataflow::checks;
 using cgpt::formatShape;
 using cgpt::perSequence;
 using cgpt::productPerSequence;
 using cgpt::shapesAgree;
-
-//===----------------------------------------------------------------------===//
-// Helpers
-//===----------------------------------------------------------------------===//
-
-static RankedTensorType tensorOf(Value value) {
-  if (auto stream = dyn_cast<StreamType>(value.getType()))
-    return stream.getTensor();
-  return cast<BufferType>(value.getType()).getTensor();
-}
-
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return tensorOf(value).getShape();
-}
-
-static Type elementTypeOf(Value value) {
-  return tensorOf(value).getElementType();
-}
-
-/// Elements of `value` for one sequence.
-static int64_t elementsPerSequence(Value value) {
-  return productPerSequence(shapeOf(value));
-}
-
-/// [rows, columns] of a stream whose rows are its last dimension.
-static SmallVector<int64_t> rowSpace(Value value) {
-  ArrayRef<int64_t> shape = shapeOf(value);
-  return {productPerSequence(shape.drop_back()), perSequence(shape.back())};
-}
-
-static LogicalResult expectShape(Operation *op, StringRef name, Value value,
-                                 ArrayRef<int64_t> expected, StringRef why) {
-  if (shapesAgree(shapeOf(value), expected))
-    return success();
-  return op->emitOpError() << name << " has shape "
-                           << formatShape(shapeOf(value)) << " but " << why
-                           << " requires " << formatShape(expected);
-}
-
-static LogicalResult expectRank(Operation *op, StringRef name, Value value,
-                                int64_t rank) {
-  if (static_cast<int64_t>(shapeOf(value).size()) == rank)
-    return success();
-  return op->emitOpError() << name << " must have rank " << rank << ", got "
-                           << formatShape(shapeOf(value));
-}
-
-static LogicalResult expectSameElementType(Operation *op, ValueRange values) {
-  for (Value value : values)
-    if (elementTypeOf(value) != elementTypeOf(values.front()))
-      return op->emitOpError()
-             << "mixes element types " << elementTypeOf(values.front())
-             << " and " << elementTypeOf(value);
-  return success();
-}
-
-static LogicalResult expectIds(Operation *op, StringRef name, Value ids) {
-  if (shapeOf(ids).size() == 2 && elementTypeOf(ids).isSignlessInteger())
-    return success();
-  return op->emitOpError() << name << " must be [batch, seq] integer ids, got "
-                           << tensorOf(ids);
-}
-
-static LogicalResult expectF32(Operation *op, StringRef name, Value value) {
-  if (elementTypeOf(value).isF32())
-    return success();
-  return op->emitOpError() << name << " must be f32, got "
-                           << elementTypeOf(value);
-}
 
 LogicalResult cgpt::dataflow::verifyKernel(Operation *op) {
   auto kernel = cast<KernelOpInterface>(op);
@@ -127,7 +61,8 @@ int64_t cgpt::dataflow::tileWorkingSetBytes(KernelOpInterface kernel,
                                             ArrayRef<int64_t> tile) {
   Operation *op = kernel.getOperation();
   int64_t bytes = kernelStorageBytes(op);
-  if (isa<MatmulOp>(op))
+  // A product's [M, N, K] tile: its operands' blocks and the f32 sums.
+  if (tile.size() == 3)
     return (tile[0] * tile[2] + tile[2] * tile[1]) * bytes +
            tile[0] * tile[1] * kAccumulatorBytes;
   int64_t streams = std::max<int64_t>(
@@ -139,7 +74,7 @@ int64_t cgpt::dataflow::tileInputBytes(KernelOpInterface kernel,
                                        ArrayRef<int64_t> tile) {
   Operation *op = kernel.getOperation();
   int64_t bytes = kernelStorageBytes(op);
-  if (isa<MatmulOp>(op))
+  if (tile.size() == 3)
     return (tile[0] * tile[2] + tile[2] * tile[1]) * bytes;
   return tile[0] * tile[1] *
          std::max<int64_t>(1, static_cast<int64_t>(op->getNumOperands())) *

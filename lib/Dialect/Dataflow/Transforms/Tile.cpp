@@ -98,7 +98,8 @@ struct DataflowTile : cgpt::dataflow::impl::DataflowTileBase<DataflowTile> {
     module.walk([&](KernelOpInterface kernel) {
       Operation *op = kernel.getOperation();
       SmallVector<int64_t> space = kernel.getTilingSpace();
-      SmallVector<int64_t> tile = isa<MatmulOp>(op)
+      // Products tile [M, N, K]; everything else [rows, columns].
+      SmallVector<int64_t> tile = space.size() == 3
                                       ? tileMatmul(kernel, space, budget)
                                       : tileRows(kernel, space, budget);
       op->setAttr("tile", TileAttr::get(&getContext(), tile));

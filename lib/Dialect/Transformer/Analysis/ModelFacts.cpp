@@ -31,10 +31,12 @@ FailureOr<ModelFacts> computeModelFacts(TrainStepOp step) {
   auto embeddings = body.getOps<TokenEmbeddingOp>();
   auto attentions = body.getOps<AttentionOp>();
   auto ffns = body.getOps<FeedForwardOp>();
-  if (embeddings.empty() || attentions.empty() || ffns.empty())
+  auto mixtures = body.getOps<MixtureOfExpertsOp>();
+  if (embeddings.empty() || attentions.empty() ||
+      (ffns.empty() && mixtures.empty()))
     return step.emitOpError()
            << "is not a GPT: it needs a token_embedding, an attention and an "
-              "ffn";
+              "ffn or a moe";
   auto table = cast<ShapedType>((*embeddings.begin()).getTable().getType());
   facts.vocabSize = table.getDimSize(0);
   facts.hiddenSize = table.getDimSize(1);
@@ -42,10 +44,30 @@ FailureOr<ModelFacts> computeModelFacts(TrainStepOp step) {
   facts.numHeads = attention.getNumHeads();
   facts.kvHeads = attention.getKvHeads();
   facts.headSize = attention.getHeadSize();
-  FeedForwardOp ffn = *ffns.begin();
-  facts.ffnSize = cast<ShapedType>(ffn.getUpWeight().getType()).getDimSize(1);
-  StringRef activation = stringifyActivation(ffn.getActivation());
-  if (!ffn.getGateWeight())
+  facts.activeParameters = facts.parameters;
+  for (MixtureOfExpertsOp moe : mixtures) {
+    facts.experts = moe.getNumExperts();
+    facts.expertsPerToken = static_cast<int64_t>(moe.getTopK());
+    int64_t stacked = 0;
+    for (Value weight : {moe.getUpWeight(), moe.getUpBias(),
+                         moe.getGateWeight(), moe.getGateBias(),
+                         moe.getDownWeight(), moe.getDownBias()})
+      if (weight)
+        stacked += cast<ShapedType>(weight.getType()).getNumElements();
+    facts.activeParameters -=
+        stacked / facts.experts * (facts.experts - facts.expertsPerToken);
+  }
+  bool dense = mixtures.empty();
+  Value up = dense ? (*ffns.begin()).getUpWeight()
+                   : (*mixtures.begin()).getUpWeight();
+  auto upType = cast<ShapedType>(up.getType());
+  facts.ffnSize = upType.getDimSize(upType.getRank() - 1);
+  Activation kind = dense ? (*ffns.begin()).getActivation()
+                          : (*mixtures.begin()).getActivation();
+  bool gated = dense ? bool((*ffns.begin()).getGateWeight())
+                     : bool((*mixtures.begin()).getGateWeight());
+  StringRef activation = stringifyActivation(kind);
+  if (!gated)
     facts.ffn = activation.str();
   else
     facts.ffn = activation == "silu"   ? "swiglu"
@@ -55,7 +77,8 @@ FailureOr<ModelFacts> computeModelFacts(TrainStepOp step) {
     facts.attentionDropout = rate->convertToDouble();
   for (auto dropout : body.getOps<DropoutOp>()) {
     Operation *producer = dropout.getInput().getDefiningOp();
-    double &rate = isa_and_nonnull<AttentionOp, FeedForwardOp>(producer)
+    double &rate = isa_and_nonnull<AttentionOp, FeedForwardOp,
+                                   MixtureOfExpertsOp, ResidualAddOp>(producer)
                        ? facts.blockDropout
                        : facts.embeddingDropout;
     if (rate == 0)

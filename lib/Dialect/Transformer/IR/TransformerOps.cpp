@@ -413,6 +413,59 @@ LogicalResult FeedForwardOp::verify() {
   return expectSameElementType(*this, getInput(), weights);
 }
 
+LogicalResult MixtureOfExpertsOp::verify() {
+  int64_t model = shapeOf(getInput())[2];
+  ArrayRef<int64_t> router = shapeOf(getRouterWeight());
+  if (router[0] != model)
+    return emitOpError() << "router_weight has shape " << formatShape(router)
+                         << " but d_model is " << model
+                         << " (the router is [d_model, experts])";
+  int64_t experts = router[1];
+  if (experts < 2)
+    return emitOpError() << "routes to " << experts
+                         << " experts; a mixture needs at least 2";
+  if (getTopK() < 1 || getTopK() > experts)
+    return emitOpError() << "top_k must be between 1 and the " << experts
+                         << " experts, got " << getTopK();
+  ArrayRef<int64_t> up = shapeOf(getUpWeight());
+  if (up[0] != experts || up[1] != model)
+    return emitOpError() << "up_weight has shape " << formatShape(up)
+                         << " but " << experts << " experts of d_model "
+                         << model << " require [" << experts << ", " << model
+                         << ", d_ffn]";
+  int64_t ffn = up[2];
+  std::string why = std::to_string(experts) + " experts, d_model " +
+                    std::to_string(model) + " and d_ffn " + std::to_string(ffn);
+  if (failed(expectShape(*this, "down_weight", getDownWeight(),
+                         {experts, ffn, model}, why)))
+    return failure();
+  if (getGateBias() && !getGateWeight())
+    return emitOpError() << "has a gate_bias but no gate_weight";
+  if (getGateWeight() &&
+      failed(expectShape(*this, "gate_weight", getGateWeight(), up, why)))
+    return failure();
+  for (auto [name, bias, width] :
+       {std::tuple{"up_bias", getUpBias(), ffn},
+        std::tuple{"gate_bias", getGateBias(), ffn},
+        std::tuple{"down_bias", getDownBias(), model}})
+    if (bias && failed(expectShape(*this, name, bias, {experts, width}, why)))
+      return failure();
+  double balance = getBalance().convertToDouble();
+  if (!std::isfinite(balance) || balance < 0.0)
+    return emitOpError() << "balance must be a finite weight of 0 or more, got "
+                         << formatExactDouble(balance);
+  if (std::optional<APFloat> null = getNullExpert();
+      null && !std::isfinite(null->convertToDouble()))
+    return emitOpError() << "null_expert must be a finite logit";
+  SmallVector<Value> weights = {getRouterWeight(), getUpWeight(),
+                                getDownWeight()};
+  for (Value optional : {getUpBias(), getGateWeight(), getGateBias(),
+                         getDownBias()})
+    if (optional)
+      weights.push_back(optional);
+  return expectSameElementType(*this, getInput(), weights);
+}
+
 //===----------------------------------------------------------------------===//
 // Output head and loss
 //===----------------------------------------------------------------------===//

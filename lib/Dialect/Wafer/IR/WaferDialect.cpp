@@ -370,6 +370,9 @@ LogicalResult RegionOp::verify() {
     return emitOpError() << "chunks must be 1 to " << cgpt::kMaxPerSequence
                          << " and repeats 1 to 16, got " << getChunks()
                          << " and " << getRepeats();
+  if (getExperts() < 0 || getExperts() > cgpt::kMaxPerSequence)
+    return emitOpError() << "experts must be 0 to " << cgpt::kMaxPerSequence
+                         << ", got " << getExperts();
   if (getElementBytes() < 1 || getElementBytes() > 8)
     return emitOpError() << "element_bytes must be 1 to 8, got "
                          << getElementBytes();

@@ -26,8 +26,6 @@ using cgpt::training::MicroBatchMode;
 
 namespace {
 
-/// f32 weights and two f32 Adam moments per parameter on the weight servers.
-constexpr int64_t kServerBytesPerParameter = 12;
 
 /// One (micro-batch, placer, checkpoint policy) the planner weighed.
 struct Candidate {

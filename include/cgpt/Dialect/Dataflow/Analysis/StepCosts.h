@@ -19,6 +19,9 @@ struct StepCosts {
   int64_t flopsPerSequence = 0;
   /// FLOPs of the `recompute` kernels, for one sequence.
   int64_t recomputeFlopsPerSequence = 0;
+  /// A sum above passed int64_t (kernels each within kMaxFlopsPerSequence,
+  /// but very many): the figures are then meaningless and refused.
+  bool overflowed = false;
   /// Bytes that one micro-batch pass streams: weights in, gradients out.
   int64_t weightBytesIn = 0;
   int64_t gradientBytesOut = 0;

@@ -200,6 +200,13 @@ def Dataflow_KernelOpInterface : OpInterface<"KernelOpInterface"> {
       }], "::mlir::Value", "getAccumulatedGradient", (ins), [{}], [{
         return {};
       }]>,
+    InterfaceMethod<[{
+        The experts a routed kernel runs one after another, each on the
+        tokens routed to it (its tiling space counts every routed token),
+        or 0: dataflow-to-wafer records it as the region's `experts`.
+      }], "int64_t", "getRoutedExperts", (ins), [{}], [{
+        return 0;
+      }]>,
   ];
   let extraSharedClassDeclaration = [{
     /// The tile chosen by dataflow-tile, if any.

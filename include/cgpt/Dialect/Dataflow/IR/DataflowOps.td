@@ -670,4 +670,169 @@ def Dataflow_CrossEntropyGradOp : Dataflow_Kernel<"cross_entropy_grad", (ins
   }];
 }
 
+
+//===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+def Dataflow_RouteOp : Dataflow_Kernel<"route", (ins
+    Dataflow_Stream:$input, Dataflow_Stream:$router, CGPT_I64Attr:$top_k,
+    OptionalAttr<F64Attr>:$null_expert, UnitAttr:$router_f32), [],
+    ["getKernelClass", "getStreamedWeight"]> {
+  let summary = "the router: its product, softmax and top-k choice";
+  let description = [{
+    For every token, `logits = input @ router` (`[d_model, E]`, summed in
+    f32 and, unless `router_f32`, rounded to the storage type), `probs =
+    softmax(logits)` in f32, `experts` the `top_k` largest (ties to the
+    lower index) and `weights` their probabilities over the chosen ones'
+    sum, plus, with `null_expert L`, `exp(L) / sum exp(logits)` (see
+    `transformer.moe`). `weights` and `probs` are f32; `experts` are i32.
+
+    Tiling space `[seq, E, d_model]`. FLOPs: `2 d_model E` per token for
+    the product and 5 per logit for the softmax (max, subtract and exp,
+    sum, divide); the top-k compares are not counted.
+
+    ```mlir
+    %w, %e, %p = dataflow.route %x, %wr {top_k = 2 : i64}
+        : (!dataflow.stream<tensor<?x64x32xf32>>, !dataflow.stream<tensor<32x4xf32>>)
+        -> (!dataflow.stream<tensor<?x64x2xf32>>, !dataflow.stream<tensor<?x64x2xi32>>,
+            !dataflow.stream<tensor<?x64x4xf32>>)
+    ```
+  }];
+  let results = (outs Dataflow_Stream:$weights, Dataflow_Stream:$experts,
+                      Dataflow_Stream:$probs);
+  let assemblyFormat = "$input `,` $router attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_BalanceLossOp : Dataflow_Kernel<"balance_loss", (ins
+    Dataflow_Stream:$probs, Dataflow_Stream:$experts, F64Attr:$scale), [],
+    ["getKernelClass"]> {
+  let summary = "the router's load-balancing loss of a micro-batch";
+  let description = [{
+    `loss = scale * E * sum_b sum_e f[b, e] * P[b, e]`, per sequence `b`:
+    `f` the share of its tokens whose `experts` hold `e`, `P` the mean of
+    `probs[b, :, e]`. `scale` folds the balance weight and the global
+    batch's sequence count, so the shares of all micro-batches and systems
+    add up to the step's. Tiling space `[seq, E]`; 2 FLOPs per probability
+    and one per choice.
+  }];
+  let results = (outs Dataflow_Stream:$loss);
+  let assemblyFormat = "$probs `,` $experts attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_RouteGradOp : Dataflow_Kernel<"route_grad", (ins
+    Dataflow_Stream:$probs, Dataflow_Stream:$experts, Dataflow_Stream:$weights,
+    Dataflow_Stream:$weights_grad, F64Attr:$balance_scale)> {
+  let summary = "the router logits' gradient";
+  let description = [{
+    From the chosen experts' weights `w` and their gradient `dw`:
+    `dlogits[e_j] += w_j * (dw_j - sum_l w_l dw_l)` (a null expert's fixed
+    logit takes none); from the load-balancing loss of `balance_scale`
+    (`balance_loss`'s scale), `g[t, e] = balance_scale * E * f[e] / seq`
+    through the softmax: `dlogits += p * (g - sum_e p g)`. Stored in the
+    storage type, the product's gradients then run as matmuls. Tiling
+    space `[seq, E]`; 4 FLOPs per logit and 4 per choice.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $probs `,` $experts `,` $weights `,` $weights_grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Dataflow_DispatchOp : Dataflow_Kernel<"dispatch", (ins
+    Dataflow_Stream:$input, Dataflow_Stream:$experts)> {
+  let summary = "sends each token to its chosen experts";
+  let description = [{
+    `result[b, t * k + j] = input[b, t]` for each of a token's `k` choices:
+    the routed rows the expert kernels read, row `t * k + j` for expert
+    `experts[b, t, j]`. On the wafer the rows move over the fabric to the
+    expert's pass. Data movement only: no FLOPs. Tiling space
+    `[seq * k, d_model]`.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$input `,` $experts attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_CombineOp : Dataflow_Kernel<"combine", (ins
+    Dataflow_Stream:$routed, Optional<Dataflow_Stream>:$weights)> {
+  let summary = "sums each token's expert outputs, weighted";
+  let description = [{
+    `result[b, t] = sum_j weights[b, t, j] * routed[b, t * k + j]` (weights
+    1 when absent: the gradient of `dispatch`). Tiling space
+    `[seq, d_model]`; `2 k` FLOPs per element (`k - 1` without weights).
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$routed (`weights` $weights^)? attr-dict `:` functional-type(operands, results)";
+}
+
+def Dataflow_CombineGradOp : Dataflow_Kernel<"combine_grad", (ins
+    Dataflow_Stream:$routed, Dataflow_Stream:$weights, Dataflow_Stream:$grad)> {
+  let summary = "the gradients of a weighted combine";
+  let description = [{
+    `routed_grad[b, t * k + j] = weights[b, t, j] * grad[b, t]` and
+    `weights_grad[b, t, j] = routed[b, t * k + j] . grad[b, t]` (f32).
+    Tiling space `[seq * k, d_model]`; 3 FLOPs per routed element.
+  }];
+  let results = (outs Dataflow_Stream:$routed_grad,
+                      Dataflow_Stream:$weights_grad);
+  let assemblyFormat = [{
+    $routed `,` $weights `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_ExpertMatmulOp : Dataflow_Kernel<"expert_matmul", (ins
+    Dataflow_Stream:$lhs, Dataflow_Stream:$rhs, Dataflow_Stream:$experts,
+    Optional<Dataflow_Stream>:$bias, UnitAttr:$transpose_rhs), [],
+    ["getKernelClass", "getStreamedWeight", "getRoutedExperts"]> {
+  let summary = "each routed row times its expert's weight";
+  let description = [{
+    `result[b, r] = lhs[b, r] @ op(rhs[e]) (+ bias[e])` with `e` the expert
+    of routed row `r` (`experts[b, r / k, r % k]`), `rhs` the experts'
+    stacked weights `[E, K, N]` (`[E, N, K]` with `transpose_rhs`). Products
+    accumulate in f32. Tiling space `[seq * k, N, K]`; FLOPs `2 N K` per
+    routed row (+ `N` for a bias): the work done, `k` experts' worth per
+    token, not the `E` a dense layer of all experts would do.
+
+    ```mlir
+    %h = dataflow.expert_matmul %r, %w1, %e : (!dataflow.stream<tensor<?x128x32xf32>>,
+        !dataflow.stream<tensor<4x32x48xf32>>, !dataflow.stream<tensor<?x64x2xi32>>)
+        -> !dataflow.stream<tensor<?x128x48xf32>>
+    ```
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $experts (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Dataflow_ExpertWeightGradOp : Dataflow_Kernel<"expert_weight_grad", (ins
+    Dataflow_Stream:$lhs, Dataflow_Stream:$grad, Dataflow_Stream:$experts), [],
+    ["getKernelClass", "getAccumulatedGradient", "getRoutedExperts"]> {
+  let summary = "the experts' weight gradients, each over its own rows";
+  let description = [{
+    `result[e] = sum over the routed rows r of expert e of lhs[r]^T @
+    grad[r]`, summed over the micro-batch: `[E, K, N]` from `lhs [?, R, K]`
+    and `grad [?, R, N]`, accumulated in f32. Tiling space
+    `[K, N, seq * k]`; `2 K N` FLOPs per routed row.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = [{
+    $lhs `,` $grad `,` $experts attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Dataflow_ExpertBiasGradOp : Dataflow_Kernel<"expert_bias_grad", (ins
+    Dataflow_Stream:$grad, Dataflow_Stream:$experts), [],
+    ["getKernelClass", "getAccumulatedGradient"]> {
+  let summary = "the experts' bias gradients, each over its own rows";
+  let description = [{
+    `result[e] = sum over the routed rows r of expert e of grad[r]`:
+    `[E, N]`. Tiling space `[seq * k, N]`; one FLOP per element.
+  }];
+  let results = (outs Dataflow_Stream:$result);
+  let assemblyFormat = "$grad `,` $experts attr-dict `:` functional-type(operands, results)";
+}
+
 #endif // CGPT_DIALECT_DATAFLOW_IR_DATAFLOWOPS_TD

@@ -43,6 +43,11 @@ struct ModelFacts {
   /// The feed-forward nonlinearity: an activation ("gelu", "silu", ...) or
   /// a gated unit ("swiglu", "geglu", "reglu").
   std::string ffn;
+  /// A mixture of experts: the routed experts of each MoE layer and those
+  /// a token uses (0 for a dense model), and the parameters one token
+  /// meets: all but the experts it is not routed to.
+  int64_t experts = 0, expertsPerToken = 0;
+  int64_t activeParameters = 0;
 };
 
 /// Computes the facts of `step`; fails with a diagnostic on the step when

@@ -377,6 +377,76 @@ def Transformer_FeedForwardOp : Transformer_Op<"ffn", [
   let hasVerifier = 1;
 }
 
+def Transformer_ExpertWeights : TensorRankOf<[AnyFloat], [3]>;
+
+def Transformer_MixtureOfExpertsOp : Transformer_Op<"moe", [
+    Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
+  let summary = "a routed mixture of feed-forward experts";
+  let description = [{
+    A router picks, for every token, `top_k` of `E` experts, each a
+    feed-forward block as `transformer.ffn` computes it (weights stacked on
+    a leading expert dimension: `up_weight: [E, d_model, d_ffn]`,
+    `down_weight: [E, d_ffn, d_model]`, biases `[E, d_ffn]` and
+    `[E, d_model]`), and sums their outputs weighted by the router:
+
+    - `logits = input @ router_weight` (`[d_model, E]`), accumulated in f32
+      and, unless `router_f32`, rounded to the storage type;
+    - `p = softmax(logits)` in f32; the experts chosen are the `top_k`
+      largest `p`, ties to the lower expert index (`torch.topk` promises
+      no order among ties: on a CPU, `topk([1, 2, 2, 2], 2)` picks
+      experts 1 and 3);
+    - each chosen expert's weight is its `p` over the chosen experts' sum
+      (Mixtral's renormalization); with `null_expert L`, the sum also holds
+      `exp(L) / sum_e exp(logits_e)`, the share a null expert of fixed
+      logit `L` would have: it is never chosen, but a single chosen
+      expert's weight is then not always 1 and the router learns from it;
+    - `result[t] = sum_j weight[t, j] * expert_{e[t, j]}(input[t])`.
+
+    With `balance W > 0` the op adds to the step's loss, per sequence of
+    `S` tokens and averaged over the global batch's sequences,
+    `W * E * sum_e f_e * P_e`: `f_e` the share of the sequence's tokens
+    that chose expert `e` (summing to `top_k`), `P_e` the mean of `p_e`
+    (Switch Transformer's load-balancing loss; the frontend gives each of
+    `L` layers `W = coefficient / L`, so the loss is the layers' mean).
+
+    ```mlir
+    %m = transformer.moe %n router(%wr) up(%w1) gate(%wg) down(%w2)
+        activation silu top_k 2 balance 6.25e-04 router_f32
+        : (tensor<?x4096x4096xbf16>, tensor<4096x8xbf16>, tensor<8x4096x14336xbf16>,
+           tensor<8x4096x14336xbf16>, tensor<8x14336x4096xbf16>) -> tensor<?x4096x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_ActivationTensor:$input,
+                       Transformer_Matrix:$router_weight,
+                       Transformer_ExpertWeights:$up_weight,
+                       Optional<Transformer_Matrix>:$up_bias,
+                       Optional<Transformer_ExpertWeights>:$gate_weight,
+                       Optional<Transformer_Matrix>:$gate_bias,
+                       Transformer_ExpertWeights:$down_weight,
+                       Optional<Transformer_Matrix>:$down_bias,
+                       Transformer_ActivationAttr:$activation,
+                       CGPT_I64Attr:$top_k,
+                       DefaultValuedAttr<F64Attr, "0.0">:$balance,
+                       OptionalAttr<F64Attr>:$null_expert,
+                       UnitAttr:$router_f32);
+  let results = (outs Transformer_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `router` `(` $router_weight `)` `up` `(` $up_weight (`,` $up_bias^)? `)`
+    (`gate` `(` $gate_weight^ (`,` $gate_bias^)? `)`)?
+    `down` `(` $down_weight (`,` $down_bias^)? `)`
+    `activation` `` $activation `top_k` $top_k (`balance` $balance^)?
+    (`null_expert` $null_expert^)? (`router_f32` $router_f32^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumExperts() {
+      return ::llvm::cast<::mlir::ShapedType>(getRouterWeight().getType())
+          .getShape()[1];
+    }
+  }];
+}
+
 def Transformer_ResidualAddOp : Transformer_Op<"residual_add", [
     Pure, Commutative, SameOperandsAndResultType]> {
   let summary = "adds a block's output to the residual stream";

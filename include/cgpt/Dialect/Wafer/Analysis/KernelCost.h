@@ -54,6 +54,18 @@ Layout bestAttentionBlock(const KernelShape &shape, int64_t microBatch,
 /// and bytes divided among the chunks. The kernel itself when it has one.
 KernelShape vocabularyChunk(const KernelShape &shape);
 
+/// The expected load of the most loaded of `experts` experts when `rows`
+/// routed rows each pick one uniformly: the mean plus the binomial spread
+/// times the expected largest of `experts` standard normals, at most
+/// `rows` (docs/wafer.md, "Mixture of experts").
+double expectedLargestLoad(int64_t rows, int64_t experts);
+
+/// One expert's pass of a routed kernel (`shape.experts` > 1) at
+/// `microBatch`: its routed rows those of the expected most loaded expert
+/// over the whole micro-batch (so the pass runs at a micro-batch of 1),
+/// its weight and accumulator one expert's. The kernel itself otherwise.
+KernelShape expertPass(const KernelShape &shape, int64_t microBatch);
+
 /// What a weight kernel sums in f32 on each core, the unit of its layout's
 /// `sum_block`: `columns` output columns (a resident matmul: tokens), each
 /// of `perColumn` sums, each made from `streamed` elements that arrive for

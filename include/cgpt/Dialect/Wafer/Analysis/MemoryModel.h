@@ -21,6 +21,9 @@
 
 namespace cgpt::wafer {
 
+/// f32 weights and two f32 Adam moments per parameter on the weight servers.
+constexpr int64_t kServerBytesPerParameter = 12;
+
 /// What one core holds while a region runs, in bytes.
 struct CoreMemory {
   /// Code, queues and stack (the target's `reserved_bytes`).

@@ -290,7 +290,10 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     `weight_bytes`. The loss turn-around runs over the vocabulary in
     `chunks` (its logits never exist whole, only one chunk's worth is
     live), and the logits product `repeats` twice: once to find each
-    token's log-sum-exp, once to form the gradient. `reads` names the
+    token's log-sum-exp, once to form the gradient. A routed-expert kernel
+    runs one pass for each of its `experts`, its shape counting every
+    routed row of a sequence (docs/wafer.md, "Mixture of experts"). `reads`
+    names the
     regions of the same stage whose results it reads; a region may not
     run before them.
 
@@ -322,6 +325,7 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
                        OptionalAttr<CGPT_I64Attr>:$weight_bytes,
                        DefaultValuedAttr<CGPT_I64Attr, "1">:$chunks,
                        DefaultValuedAttr<CGPT_I64Attr, "1">:$repeats,
+                       DefaultValuedAttr<CGPT_I64Attr, "0">:$experts,
                        OptionalAttr<FlatSymbolRefArrayAttr>:$reads,
                        OptionalAttr<DenseI64ArrayAttr>:$colors,
                        OptionalAttr<CGPT_I64Attr>:$sram_bytes);
