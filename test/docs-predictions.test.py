@@ -15,8 +15,8 @@ def rows(text):
     return out
 
 
-fresh = rows(open(sys.argv[1]).read()) + rows(open(sys.argv[2]).read())
-documented = rows(open(sys.argv[3]).read())
+fresh = [row for path in sys.argv[1:-1] for row in rows(open(path).read())]
+documented = rows(open(sys.argv[-1]).read())
 missing = [row for row in fresh if row not in documented]
 if missing:
     print("docs/runtime.md lacks these predicted rows:")

@@ -189,4 +189,46 @@ TEST(KernelCost, AttentionBlocksTakeTurns) {
   EXPECT_GT(crowded.compute, 1.9 * (roomy.compute - 2 * 2));
 }
 
+/// The load a static program plans for an expert: the mean plus the
+/// binomial spread times the expected largest of E standard normals
+/// (1.0294 for 4, 1.4236 for 8: the order statistics' tables), never more
+/// than every row.
+TEST(KernelCost, ExpectedLargestExpertLoad) {
+  EXPECT_EQ(expectedLargestLoad(131072, 8), 16555.0);
+  EXPECT_EQ(expectedLargestLoad(2048, 4), 533.0);
+  EXPECT_EQ(expectedLargestLoad(3, 2), 2.0);
+  EXPECT_EQ(expectedLargestLoad(100, 1), 100.0);
+  // The imbalance shrinks as 1 / sqrt(rows).
+  double small = expectedLargestLoad(800, 8) / 100.0;
+  double large = expectedLargestLoad(80000, 8) / 10000.0;
+  EXPECT_GT(small - 1.0, 9.0 * (large - 1.0));
+}
+
+/// A routed kernel runs expert after expert: E passes of one expert's
+/// product on the most loaded expert's rows, with one expert's weight.
+TEST(KernelCost, RoutedKernelRunsOnePassAnExpert) {
+  mlir::MLIRContext context(test::allDialects());
+  KernelShape routed = matmul64();
+  routed.rows = 128; // 64 tokens a sequence, 2 choices each
+  routed.flops = 2 * 128 * 64 * 64;
+  routed.weightBytes = 4 * 64 * 64 * 2;
+  routed.experts = 4;
+  KernelShape pass = expertPass(routed, 2);
+  EXPECT_EQ(pass.experts, 0);
+  EXPECT_EQ(pass.rows, static_cast<int64_t>(expectedLargestLoad(256, 4)));
+  EXPECT_EQ(pass.weightBytes, 64 * 64 * 2);
+  Layout layout{16, 12, Edge::north};
+  Rect rect{0, 0, 16, 12};
+  KernelTime all = kernelTime({routed, layout, rect, 2, mini(context)});
+  KernelTime one = kernelTime({pass, layout, rect, 1, mini(context)});
+  EXPECT_EQ(all.compute, 4 * one.compute);
+  EXPECT_EQ(all.fabric, 4 * one.fabric);
+  EXPECT_EQ(all.fixed, 4 * one.fixed);
+  // A weight gradient's routed rows are the tokens it sums over.
+  KernelShape grad = routed;
+  grad.kind = KernelKind::weight_grad;
+  std::swap(grad.rows, grad.contracted);
+  EXPECT_EQ(expertPass(grad, 2).contracted, pass.rows);
+}
+
 } // namespace

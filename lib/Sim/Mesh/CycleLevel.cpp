@@ -115,17 +115,22 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   int64_t micro = device.getMicroBatch();
 
   // Each region as placed: one run of it (of one chunk, for a kernel run
-  // in chunks over the vocabulary).
+  // in chunks over the vocabulary; of one expert's pass, the rows of the
+  // most loaded, for a routed kernel).
   std::vector<Planned> planned;
   for (auto [s, stage] : llvm::enumerate(program->getStages())) {
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
       const RegionPlacement &placed = placement->regions[s][r];
       KernelShape kernel = vocabularyChunk(region.shape);
       kernel.repeats = 1;
-      double analytic =
-          region.cost({kernel, placed.layout, placed.rect, micro, target})
-              .cycles();
       int64_t batch = micro;
+      if (kernel.experts > 1) {
+        kernel = expertPass(kernel, micro);
+        batch = 1;
+      }
+      double analytic =
+          region.cost({kernel, placed.layout, placed.rect, batch, target})
+              .cycles();
       if (kernel.kind == KernelKind::attention) {
         // One block of one head with its share of the (sequence, head)
         // pairs, one after another: the blocks run side by side, each
