@@ -28,8 +28,8 @@ ENGINE = ["reference/mesh-engine.test"]
 MUTATIONS = [
     ("the planner ignores a region's gradient accumulator",
      "lib/Dialect/Wafer/Analysis/MemoryModel.cpp",
-     "memory.accumulator = ceilDiv(region.shape.accumulator, cores);",
-     "memory.accumulator = 0;",
+     "ceilDiv(expertPass(region.shape, microBatch).accumulator, cores);",
+     "0;",
      ["Dialect/Wafer/errors.test"]),
     ("--bf16 no longer rounds the streamed weights",
      "lib/Exec/Executor.cpp",

@@ -276,6 +276,9 @@ private:
   /// Model Zoo's `moe` section, and Hugging Face Mixtral's expert keys.
   void readMixtureOfExperts(const Section &model);
   void readHuggingFaceExperts(const Section &root);
+  /// Refuses, at `where` (the experts' count), experts whose weights pass
+  /// kMaxExpertParameters.
+  void checkExpertParameters(mlir::Location where, const std::string &key);
   /// Notes a sliding attention window, which finish() warns about when
   /// the sequence is longer: cgpt simulates full causal attention.
   void noteSlidingWindow(mlir::LocationAttr where, const std::string &key,
@@ -437,6 +440,10 @@ const StringRef kMixtureOfExpertsKeys[] = {
     "router_fp32",    "num_shared_experts", "null_expert_bias",
     "routing_algorithm"};
 constexpr int64_t kMaxExperts = 4096;
+/// The most expert parameters cgpt models: 2^48, more than the largest
+/// MemoryX (2.4 PB) holds at 12 B a parameter, and far inside int64_t
+/// when summed with the rest of the model.
+constexpr double kMaxExpertParameters = 281474976710656.0;
 
 void ModelReader::readMixtureOfExperts(const Section &model) {
   Section moe = src.subsection(model, "moe");
@@ -466,6 +473,8 @@ void ModelReader::readMixtureOfExperts(const Section &model) {
     return;
   }
   spec.moe.experts = *experts;
+  checkExpertParameters(src.locateKey(moe, "num_experts"),
+                        moe.qualify("num_experts"));
   // Model Zoo's default: one expert per token.
   spec.moe.topK = src.readInt(moe, "top_k", 1, *experts).value_or(1);
   // Switch Transformer's coefficient (Fedus et al. 2021) where none is given.
@@ -476,11 +485,25 @@ void ModelReader::readMixtureOfExperts(const Section &model) {
       src.readInt(moe, "num_shared_experts", 0, kMaxExperts).value_or(0);
   spec.moe.nullExpert = src.readDouble(moe, "null_expert_bias", -1e3, 1e3);
   readChoice<int>(moe, "routing_algorithm", {{0, {"learned"}}});
-  if (!spec.gatedFfn && !src.hasFailed())
-    src.warning(src.locateKey(model, "moe"),
-                "'" + model.qualify("moe") +
-                    "' routes to experts of the model's ungated "
-                    "feed-forward block");
+}
+
+void ModelReader::checkExpertParameters(mlir::Location where,
+                                        const std::string &key) {
+  // Up, gate and down projections of every expert of every layer.
+  double parameters = static_cast<double>(spec.moe.experts) * 3.0 *
+                      static_cast<double>(spec.hiddenSize) *
+                      static_cast<double>(spec.ffnSize) *
+                      static_cast<double>(spec.numLayers);
+  if (parameters > kMaxExpertParameters)
+    src.error(where, llvm::formatv("'{0}' ({1}) gives about {2:e2} expert "
+                                   "parameters ({3} layers of {1} experts of "
+                                   "3 x {4} x {5}); cgpt models at most "
+                                   "2^48, more than the largest weight "
+                                   "servers (2.4 PB) hold",
+                                   key, spec.moe.experts, parameters,
+                                   spec.numLayers, spec.hiddenSize,
+                                   spec.ffnSize)
+                         .str());
 }
 
 void ModelReader::readHuggingFaceExperts(const Section &root) {
@@ -493,6 +516,8 @@ void ModelReader::readHuggingFaceExperts(const Section &root) {
     return;
   }
   spec.moe.experts = *experts;
+  checkExpertParameters(src.locateKey(root, "num_local_experts"),
+                        "num_local_experts");
   // transformers' MixtralConfig defaults.
   spec.moe.topK =
       src.readInt(root, "num_experts_per_tok", 1, *experts).value_or(2);

@@ -12,7 +12,8 @@ a Hugging Face config.json of any model_type cgpt reads, with --cgpt-args
 for the batch it lacks), builds the
 model in plain PyTorch in float64 (sequential GPT-2/3 or parallel GPT-J/NeoX
 blocks; learned, rotary or ALiBi positions; layer or RMS norm; plain or
-gated (SwiGLU, GeGLU) feed-forward; grouped-query attention; muP
+gated (SwiGLU, GeGLU) feed-forward or a mixture of experts; grouped-query
+attention; muP
 multipliers), loads those weights and that batch, and compares:
 
 - the loss (relative error <= 1e-5),

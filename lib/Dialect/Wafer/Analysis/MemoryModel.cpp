@@ -186,7 +186,10 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
   memory.checkpoints = wholeMesh
                            ? spread(s, r, checkpointBytes)
                            : ceilDiv(microBatch * checkpointBytes, meshCores);
-  memory.accumulator = ceilDiv(region.shape.accumulator, cores);
+  // A routed kernel's experts each stream their gradient out after their
+  // own pass: one expert's accumulator is held at a time.
+  memory.accumulator =
+      ceilDiv(expertPass(region.shape, microBatch).accumulator, cores);
   return memory;
 }
 
