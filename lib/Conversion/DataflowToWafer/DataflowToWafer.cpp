@@ -432,7 +432,8 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
         liveBytes, operandBytes, accumulator,
         weightBytes ? builder.getI64IntegerAttr(*weightBytes) : IntegerAttr(),
         chunked ? vocabulary.chunks : 1, repeated ? 2 : 1,
-        kernel.getRoutedExperts(), builder.getArrayAttr(reads), /*colors=*/DenseI64ArrayAttr(),
+        kernel.getRoutedExperts(), /*expert_rows=*/IntegerAttr(),
+        builder.getArrayAttr(reads), /*colors=*/DenseI64ArrayAttr(),
         /*sram_bytes=*/IntegerAttr());
     for (Operation *op : draft.kernels)
       regionOf[op] = builder.getStringAttr(draft.symbol);

@@ -58,6 +58,7 @@ KernelShape shapeOf(RegionOp region) {
   shape.chunks = region.getChunks();
   shape.repeats = region.getRepeats();
   shape.experts = region.getExperts();
+  shape.expertRows = region.getExpertRows().value_or(0);
   return shape;
 }
 
@@ -146,8 +147,11 @@ KernelShape expertPass(const KernelShape &shape, int64_t microBatch) {
   // A weight gradient's routed rows are the tokens it sums over.
   int64_t &routed =
       shape.kind == KernelKind::weight_grad ? pass.contracted : pass.rows;
-  auto load = static_cast<int64_t>(
-      expectedLargestLoad(microBatch * routed, shape.experts));
+  // As planned and written in the IR, else the expected largest load.
+  auto load = shape.expertRows > 0
+                  ? shape.expertRows
+                  : static_cast<int64_t>(expectedLargestLoad(
+                        microBatch * routed, shape.experts));
   // In double: the load spans the micro-batch, the FLOPs one sequence.
   pass.flops = static_cast<int64_t>(std::min(
       9.0e18, std::ceil(static_cast<double>(shape.flops) *

@@ -373,6 +373,13 @@ LogicalResult RegionOp::verify() {
   if (getExperts() < 0 || getExperts() > cgpt::kMaxPerSequence)
     return emitOpError() << "experts must be 0 to " << cgpt::kMaxPerSequence
                          << ", got " << getExperts();
+  if (std::optional<uint64_t> rows = getExpertRows()) {
+    if (getExperts() < 2)
+      return emitOpError() << "has expert_rows but routes to no experts";
+    if (*rows < 1 || *rows > static_cast<uint64_t>(cgpt::kMaxPerSequence))
+      return emitOpError() << "expert_rows must be 1 to "
+                           << cgpt::kMaxPerSequence << ", got " << *rows;
+  }
   if (getElementBytes() < 1 || getElementBytes() > 8)
     return emitOpError() << "element_bytes must be 1 to 8, got "
                          << getElementBytes();

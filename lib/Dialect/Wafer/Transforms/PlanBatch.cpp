@@ -345,6 +345,18 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
   device.setCheckpointAttr(chosen.policy.toAttr(&getContext()));
   device.setPlacerAttr(builder.getStringAttr(chosen.placer));
   device.setPlanAttr(builder.getStringAttr(reason));
+  // Each routed kernel's passes are laid out for the expected load of the
+  // most loaded expert at the chosen micro-batch: stated in the IR, so that
+  // what runs is what was planned.
+  device.walk([&](RegionOp region) {
+    KernelShape shape = shapeOf(region);
+    if (shape.experts < 2)
+      return;
+    shape.expertRows = 0;
+    KernelShape pass = expertPass(shape, chosen.microBatch);
+    region.setExpertRowsAttr(builder.getI64IntegerAttr(
+        shape.kind == KernelKind::weight_grad ? pass.contracted : pass.rows));
+  });
   return success();
 }
 

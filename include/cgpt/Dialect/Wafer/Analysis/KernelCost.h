@@ -61,9 +61,10 @@ KernelShape vocabularyChunk(const KernelShape &shape);
 double expectedLargestLoad(int64_t rows, int64_t experts);
 
 /// One expert's pass of a routed kernel (`shape.experts` > 1) at
-/// `microBatch`: its routed rows those of the expected most loaded expert
-/// over the whole micro-batch (so the pass runs at a micro-batch of 1),
-/// its weight and accumulator one expert's. The kernel itself otherwise.
+/// `microBatch`: its routed rows `shape.expertRows` as planned, or before
+/// planning those of the expected most loaded expert over the whole
+/// micro-batch (so the pass runs at a micro-batch of 1); its weight and
+/// accumulator one expert's. The kernel itself otherwise.
 KernelShape expertPass(const KernelShape &shape, int64_t microBatch);
 
 /// What a weight kernel sums in f32 on each core, the unit of its layout's

@@ -63,8 +63,10 @@ struct KernelShape {
   int64_t rows = 1, columns = 1, contracted = 1, flops = 0;
   int64_t elementBytes = 2, weightBytes = 0, accumulator = 0;
   int64_t chunks = 1, repeats = 1;
-  /// Routed experts run one pass each (0: not a routed kernel).
-  int64_t experts = 0;
+  /// Routed experts run one pass each (0: not a routed kernel), each on
+  /// `expertRows` rows of the micro-batch (0: not planned yet; the
+  /// expected largest load is derived).
+  int64_t experts = 0, expertRows = 0;
 };
 
 /// The time of one kernel run, in cycles, by bound: a core's tasks and

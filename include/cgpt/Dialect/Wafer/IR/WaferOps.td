@@ -292,7 +292,9 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     live), and the logits product `repeats` twice: once to find each
     token's log-sum-exp, once to form the gradient. A routed-expert kernel
     runs one pass for each of its `experts`, its shape counting every
-    routed row of a sequence (docs/wafer.md, "Mixture of experts"). `reads`
+    routed row of a sequence, each pass laid out for `expert_rows` rows of
+    the micro-batch: the load `wafer-plan-batch` plans for the most loaded
+    expert (docs/wafer.md, "Mixture of experts"). `reads`
     names the
     regions of the same stage whose results it reads; a region may not
     run before them.
@@ -326,6 +328,7 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
                        DefaultValuedAttr<CGPT_I64Attr, "1">:$chunks,
                        DefaultValuedAttr<CGPT_I64Attr, "1">:$repeats,
                        DefaultValuedAttr<CGPT_I64Attr, "0">:$experts,
+                       OptionalAttr<CGPT_I64Attr>:$expert_rows,
                        OptionalAttr<FlatSymbolRefArrayAttr>:$reads,
                        OptionalAttr<DenseI64ArrayAttr>:$colors,
                        OptionalAttr<CGPT_I64Attr>:$sram_bytes);
