@@ -13,6 +13,7 @@
 #include "cgpt/Exec/TrainingSession.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/MeshKernelOffload.h"
+#include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/HostMachine.h"
 
@@ -252,7 +253,8 @@ class Runner {
 public:
   Runner(MLIRContext &context, const RunOptions &o, llvm::raw_ostream &out,
          OutputFiles &outputs)
-      : o(o), out(out), outputs(outputs), session(context, o.compile) {}
+      : o(o), out(out), outputs(outputs), session(context, o.compile),
+        warnings(&context) {}
 
   /// Compiles, simulates, sweeps or trains as the options say.
   LogicalResult runCommand() {
@@ -293,6 +295,7 @@ private:
       if (o.reportPath) {
         report->simulation->trace.clear();
         report->simulation->trace.shrink_to_fit();
+        report->warnings = warnings.getWarnings();
         reports.push_back(std::move(*report));
       }
     }
@@ -384,6 +387,7 @@ private:
       }
       report->cycleLevel = std::move(*run);
     }
+    report->warnings = warnings.getWarnings();
     if (!writeReport(*report))
       return failure();
     if (o.compile.emit == EmitKind::Summary)
@@ -688,6 +692,8 @@ private:
   llvm::raw_ostream &out;
   OutputFiles &outputs;
   CompileSession session;
+  /// Every warning said so far, for the reports.
+  cgpt::WarningRecorder warnings;
 };
 
 } // namespace

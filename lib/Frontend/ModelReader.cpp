@@ -1552,6 +1552,21 @@ void ModelReader::finish(const ImportOptions &options) {
                     " tokens; cgpt models full causal attention, so each "
                     "query attends to (and pays for) every earlier key");
   int64_t perSystem = llvm::divideCeil(spec.globalBatch, spec.numCsx);
+  if (int64_t left = spec.globalBatch % spec.numCsx) {
+    // Model Zoo 1.9 to 2.4 refuse it; the busiest systems set the pace.
+    mlir::Location where = spec.locations.batch
+                               ? mlir::Location(spec.locations.batch)
+                               : src.fileStart();
+    src.warning(where,
+                llvm::formatv("the global batch of {0} does not divide by "
+                              "{1} systems, which Model Zoo releases 1.9 to "
+                              "2.4 refuse; cgpt splits it as evenly as it "
+                              "goes ({3} sequences on {2} system(s), {5} on "
+                              "{4})",
+                              spec.globalBatch, spec.numCsx, left, perSystem,
+                              spec.numCsx - left, perSystem - 1)
+                    .str());
+  }
   if (spec.microBatchMode == MicroBatchMode::fixed) {
     // Model Zoo 2.5+ adjusts a micro-batch to split the batch evenly and
     // says so; the planner runs it that way.

@@ -549,6 +549,12 @@ void writeReport(llvm::json::OStream &json, const StepReport &report) {
     sections[key.str()] = [&json, &key = key, &value = value] {
       json.attribute(key, value);
     };
+  sections["warnings"] = [&] {
+    json.attributeArray("warnings", [&] {
+      for (const std::string &warning : report.warnings)
+        json.value(warning);
+    });
+  };
   if (report.wafer) {
     const StepReport::Wafer &w = *report.wafer;
     sections["placement"] = [&] {

@@ -64,4 +64,18 @@ PlainDiagnosticHandler::PlainDiagnosticHandler(MLIRContext *context,
   });
 }
 
+WarningRecorder::WarningRecorder(MLIRContext *context)
+    : ScopedDiagnosticHandler(context) {
+  setHandler([this](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Warning) {
+      std::string line;
+      llvm::raw_string_ostream os(line);
+      printOne(os, diag.getLocation(), diag.getSeverity(), diag);
+      warnings.push_back(StringRef(line).rtrim("\n").str());
+    }
+    // Not handled here: the handler before prints it.
+    return failure();
+  });
+}
+
 } // namespace cgpt

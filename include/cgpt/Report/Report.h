@@ -37,6 +37,10 @@ struct StepReport {
   /// How the model file's batch_size was read (empty for IR).
   std::string batchReading;
 
+  /// The warnings said while the step was read, compiled and run, as
+  /// printed.
+  std::vector<std::string> warnings;
+
   // From the transformer step; for wafer IR input only what the device
   // keeps (name, parameters, layers, batch and sequence length).
   bool fromStep = false;

@@ -9,6 +9,9 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <string>
+#include <vector>
+
 namespace cgpt {
 
 /// Prints every diagnostic of `context` as one line,
@@ -18,6 +21,18 @@ namespace cgpt {
 class PlainDiagnosticHandler : public mlir::ScopedDiagnosticHandler {
 public:
   PlainDiagnosticHandler(mlir::MLIRContext *context, llvm::raw_ostream &os);
+};
+
+/// Keeps every warning emitted while it lives, as the line the plain
+/// handler prints ("file:line:col: warning: ..."), and passes each on to
+/// the handler installed before it: for reports that list them.
+class WarningRecorder : public mlir::ScopedDiagnosticHandler {
+public:
+  explicit WarningRecorder(mlir::MLIRContext *context);
+  const std::vector<std::string> &getWarnings() const { return warnings; }
+
+private:
+  std::vector<std::string> warnings;
 };
 
 } // namespace cgpt

@@ -19,6 +19,7 @@ REQUIRED = {
 FROM_STEP = {"model": ["hidden_size"]}
 
 report = json.load(open(sys.argv[1]))
+assert isinstance(report.get("warnings"), list), "no warnings[] list"
 wafer_input = len(sys.argv) > 2 and sys.argv[2] == "--wafer-input"
 if not wafer_input:
     for section, keys in FROM_STEP.items():
