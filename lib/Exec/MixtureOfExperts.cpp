@@ -19,9 +19,8 @@ static int64_t expertOf(const Tensor &experts, int64_t b, int64_t row) {
   return static_cast<int64_t>(experts.data[b * rows + row]);
 }
 
-RouteResult exec::route(const Tensor &input, const Tensor &router,
-                        int64_t topK, std::optional<double> nullExpert,
-                        bool roundLogits) {
+RouteResult exec::route(const Tensor &input, const Tensor &router, int64_t topK,
+                        std::optional<double> nullExpert, bool roundLogits) {
   int64_t batch = input.dim(0), seq = input.dim(1), model = input.dim(2);
   int64_t numExperts = router.dim(1);
   RouteResult r{Tensor({batch, seq, topK}), Tensor({batch, seq, topK}),
@@ -86,8 +85,8 @@ Tensor exec::balanceLoss(const Tensor &probs, const Tensor &experts,
     }
   }
   Tensor result(llvm::ArrayRef<int64_t>{});
-  result.data[0] = static_cast<float>(scale * static_cast<double>(numExperts) *
-                                      loss);
+  result.data[0] =
+      static_cast<float>(scale * static_cast<double>(numExperts) * loss);
   return result;
 }
 
@@ -137,8 +136,7 @@ Tensor exec::dispatch(const Tensor &input, int64_t k) {
 }
 
 Tensor exec::combine(const Tensor &routed, const Tensor *weights, int64_t k) {
-  int64_t batch = routed.dim(0), seq = routed.dim(1) / k,
-          width = routed.dim(2);
+  int64_t batch = routed.dim(0), seq = routed.dim(1) / k, width = routed.dim(2);
   Tensor result({batch, seq, width});
   for (int64_t t = 0; t < batch * seq; ++t) {
     float *out = &result.data[t * width];
@@ -188,8 +186,8 @@ Tensor exec::expertMatmul(const Tensor &lhs, const Tensor &rhs,
       for (int64_t n = 0; n < columns; ++n) {
         float sum = 0.0f;
         for (int64_t c = 0; c < contracted; ++c)
-          sum += x[c] * (transposeRhs ? w[n * contracted + c]
-                                      : w[c * columns + n]);
+          sum += x[c] *
+                 (transposeRhs ? w[n * contracted + c] : w[c * columns + n]);
         out[n] = sum + (bias ? bias->data[e * columns + n] : 0.0f);
       }
     }

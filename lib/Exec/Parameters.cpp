@@ -50,12 +50,10 @@ exec::collectParameters(transformer::TrainStepOp step) {
     else if (auto moe = dyn_cast<transformer::MixtureOfExpertsOp>(op)) {
       outputProjections.insert(moe.getDownWeight());
       // [experts, width]: one bias vector per expert, not a matrix.
-      for (Value bias : {moe.getUpBias(), moe.getGateBias(),
-                         moe.getDownBias()})
+      for (Value bias : {moe.getUpBias(), moe.getGateBias(), moe.getDownBias()})
         if (bias)
           expertBiases.insert(bias);
-    }
-    else if (auto norm = dyn_cast<transformer::NormOpInterface>(op))
+    } else if (auto norm = dyn_cast<transformer::NormOpInterface>(op))
       normScales.insert(norm.getGamma());
     else if (auto weight = dyn_cast<transformer::WeightOp>(op))
       if (std::optional<uint64_t> layer = weight.getLayer())

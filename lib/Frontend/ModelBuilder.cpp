@@ -117,7 +117,8 @@ Value TrainStepBuilder::feedForward(const std::string &prefix, int64_t layer,
   int64_t d = spec.hiddenSize, f = width;
   LocationAttr key = ffnKey();
   Value upW = weight(prefix + ".fc.weight", {d, f}, layer, key);
-  Value upB = optionalWeight(spec.ffnBias, prefix + ".fc.bias", {f}, layer, key);
+  Value upB =
+      optionalWeight(spec.ffnBias, prefix + ".fc.bias", {f}, layer, key);
   Value gateW = optionalWeight(spec.gatedFfn, prefix + ".gate.weight", {d, f},
                                layer, key);
   Value gateB = optionalWeight(spec.gatedFfn && spec.ffnBias,
@@ -125,9 +126,9 @@ Value TrainStepBuilder::feedForward(const std::string &prefix, int64_t layer,
   Value downW = weight(prefix + ".proj.weight", {f, d}, layer, key);
   Value downB =
       optionalWeight(spec.ffnBias, prefix + ".proj.bias", {d}, layer, key);
-  return builder.create<FeedForwardOp>(loc(prefix, key), input.getType(),
-                                       input, upW, upB, gateW, gateB, downW,
-                                       downB, spec.activation);
+  return builder.create<FeedForwardOp>(loc(prefix, key), input.getType(), input,
+                                       upW, upB, gateW, gateB, downW, downB,
+                                       spec.activation);
 }
 
 Value TrainStepBuilder::mixtureOfExperts(const std::string &prefix,
@@ -139,19 +140,19 @@ Value TrainStepBuilder::mixtureOfExperts(const std::string &prefix,
   std::string x = p + ".experts";
   Value upW = weight(x + ".fc.weight", {e, d, f}, layer, key);
   Value upB = optionalWeight(spec.ffnBias, x + ".fc.bias", {e, f}, layer, key);
-  Value gateW = optionalWeight(spec.gatedFfn, x + ".gate.weight", {e, d, f},
-                               layer, key);
-  Value gateB = optionalWeight(spec.gatedFfn && spec.ffnBias,
-                               x + ".gate.bias", {e, f}, layer, key);
+  Value gateW =
+      optionalWeight(spec.gatedFfn, x + ".gate.weight", {e, d, f}, layer, key);
+  Value gateB = optionalWeight(spec.gatedFfn && spec.ffnBias, x + ".gate.bias",
+                               {e, f}, layer, key);
   Value downW = weight(x + ".proj.weight", {e, f, d}, layer, key);
-  Value downB = optionalWeight(spec.ffnBias, x + ".proj.bias", {e, d}, layer, key);
+  Value downB =
+      optionalWeight(spec.ffnBias, x + ".proj.bias", {e, d}, layer, key);
   // The coefficient weighs the layers' mean balance loss.
-  double balance = spec.moe.balanceCoefficient /
-                   static_cast<double>(spec.numLayers);
+  double balance =
+      spec.moe.balanceCoefficient / static_cast<double>(spec.numLayers);
   Value routed = builder.create<MixtureOfExpertsOp>(
       loc(p, key), input.getType(), input, router, upW, upB, gateW, gateB,
-      downW, downB,
-      ActivationAttr::get(builder.getContext(), spec.activation),
+      downW, downB, ActivationAttr::get(builder.getContext(), spec.activation),
       builder.getI64IntegerAttr(spec.moe.topK),
       builder.getF64FloatAttr(balance),
       spec.moe.nullExpert ? builder.getF64FloatAttr(*spec.moe.nullExpert)
@@ -210,9 +211,8 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
     // Parallel blocks read one normalized input (GPT-J) or two (NeoX).
     ffnInput = spec.untiedLayerNorm ? layerNorm(p + ".ln_2", x, layer) : ln1;
   }
-  Value ffn = spec.moe.experts
-                  ? mixtureOfExperts(p, layer, ffnInput)
-                  : feedForward(p + ".mlp", layer, ffnInput, f);
+  Value ffn = spec.moe.experts ? mixtureOfExperts(p, layer, ffnInput)
+                               : feedForward(p + ".mlp", layer, ffnInput, f);
   ffn = dropout(ffn, spec.residualDropout, loc(p + ".mlp", ffnKey));
   if (spec.blockStyle == BlockStyle::Parallel)
     x = builder.create<ResidualAddOp>(loc(p + ".attn", heads), x, attn);

@@ -127,19 +127,45 @@ std::optional<ModelFormat> sniffModelFormat(StringRef text) {
 namespace {
 
 /// Model-section keys the compiler reads.
-const StringRef kUsedModelKeys[] = {
-    "name", "hidden_size", "num_hidden_layers", "num_heads", "filter_size",
-    "max_position_embeddings", "vocab_size", "position_embedding_type",
-    "use_position_embedding", "rotary_dim", "rope_theta", "nonlinearity",
-    "share_embedding_weights", "use_bias_in_output", "layer_norm_epsilon",
-    "use_projection_bias_in_attention", "use_ffn_bias_in_attention",
-    "use_ffn_bias", "use_untied_layer_norm", "attention_type", "norm_type",
-    "scale_qk_dot_by_d", "output_logits_scale", "embeddings_scale",
-    "mup_base_hidden_size", "mup_base_filter_size", "output_logits_alpha",
-    "attention_logits_alpha", "scale_output_logits_by_d", "mixed_precision",
-    "use_bfloat16", "fp16_type", "loss_scaling", "loss_weight",
-    "extra_attention_params", "attention_module",
-    "attention_sliding_window_length", "alibi_trainable_slopes", "moe"};
+const StringRef kUsedModelKeys[] = {"name",
+                                    "hidden_size",
+                                    "num_hidden_layers",
+                                    "num_heads",
+                                    "filter_size",
+                                    "max_position_embeddings",
+                                    "vocab_size",
+                                    "position_embedding_type",
+                                    "use_position_embedding",
+                                    "rotary_dim",
+                                    "rope_theta",
+                                    "nonlinearity",
+                                    "share_embedding_weights",
+                                    "use_bias_in_output",
+                                    "layer_norm_epsilon",
+                                    "use_projection_bias_in_attention",
+                                    "use_ffn_bias_in_attention",
+                                    "use_ffn_bias",
+                                    "use_untied_layer_norm",
+                                    "attention_type",
+                                    "norm_type",
+                                    "scale_qk_dot_by_d",
+                                    "output_logits_scale",
+                                    "embeddings_scale",
+                                    "mup_base_hidden_size",
+                                    "mup_base_filter_size",
+                                    "output_logits_alpha",
+                                    "attention_logits_alpha",
+                                    "scale_output_logits_by_d",
+                                    "mixed_precision",
+                                    "use_bfloat16",
+                                    "fp16_type",
+                                    "loss_scaling",
+                                    "loss_weight",
+                                    "extra_attention_params",
+                                    "attention_module",
+                                    "attention_sliding_window_length",
+                                    "alibi_trainable_slopes",
+                                    "moe"};
 /// Dropout rates (readDropout).
 const StringRef kDropoutKeys[] = {"dropout_rate", "attention_dropout_rate",
                                   "embedding_dropout_rate",
@@ -435,10 +461,13 @@ void ModelReader::readKeyValueHeads(const Section &model) {
 
 /// The keys of Model Zoo's `moe` section cgpt reads; any other is refused,
 /// since a routing option silently dropped would train a different model.
-const StringRef kMixtureOfExpertsKeys[] = {
-    "num_experts",    "top_k",           "load_balancing_loss_coef",
-    "router_fp32",    "num_shared_experts", "null_expert_bias",
-    "routing_algorithm"};
+const StringRef kMixtureOfExpertsKeys[] = {"num_experts",
+                                           "top_k",
+                                           "load_balancing_loss_coef",
+                                           "router_fp32",
+                                           "num_shared_experts",
+                                           "null_expert_bias",
+                                           "routing_algorithm"};
 constexpr int64_t kMaxExperts = 4096;
 /// The most expert parameters cgpt models: 2^48, more than the largest
 /// MemoryX (2.4 PB) holds at 12 B a parameter, and far inside int64_t
@@ -458,10 +487,10 @@ void ModelReader::readMixtureOfExperts(const Section &model) {
   for (const auto &entry : moe.node) {
     std::string key = entry.first.as<std::string>("");
     if (!llvm::is_contained(kMixtureOfExpertsKeys, key))
-      src.error(src.locate(entry.first),
-                "'" + moe.qualify(key) +
-                    "' is not modelled; cgpt reads the keys " +
-                    llvm::join(ArrayRef<StringRef>(kMixtureOfExpertsKeys), ", "));
+      src.error(
+          src.locate(entry.first),
+          "'" + moe.qualify(key) + "' is not modelled; cgpt reads the keys " +
+              llvm::join(ArrayRef<StringRef>(kMixtureOfExpertsKeys), ", "));
   }
   std::optional<int64_t> experts =
       src.readInt(moe, "num_experts", 2, kMaxExperts);
@@ -495,15 +524,15 @@ void ModelReader::checkExpertParameters(mlir::Location where,
                       static_cast<double>(spec.ffnSize) *
                       static_cast<double>(spec.numLayers);
   if (parameters > kMaxExpertParameters)
-    src.error(where, llvm::formatv("'{0}' ({1}) gives about {2:e2} expert "
-                                   "parameters ({3} layers of {1} experts of "
-                                   "3 x {4} x {5}); cgpt models at most "
-                                   "2^48, more than the largest weight "
-                                   "servers (2.4 PB) hold",
-                                   key, spec.moe.experts, parameters,
-                                   spec.numLayers, spec.hiddenSize,
-                                   spec.ffnSize)
-                         .str());
+    src.error(where,
+              llvm::formatv("'{0}' ({1}) gives about {2:e2} expert "
+                            "parameters ({3} layers of {1} experts of "
+                            "3 x {4} x {5}); cgpt models at most "
+                            "2^48, more than the largest weight "
+                            "servers (2.4 PB) hold",
+                            key, spec.moe.experts, parameters, spec.numLayers,
+                            spec.hiddenSize, spec.ffnSize)
+                  .str());
 }
 
 void ModelReader::readHuggingFaceExperts(const Section &root) {
@@ -805,10 +834,10 @@ void ModelReader::readPhase(const YAML::Node &node, const std::string &what,
     return;
   }
   if (kind != "linear" && kind != "cosine" && kind != "cosinedecay") {
-    src.error(src.locate(node), "'" + what + "' uses scheduler '" +
-                                    schedulerName +
-                                    "'; allowed: Linear, CosineDecay, "
-                                    "Constant (and SequentialLR or ScalePerParamLR of them)");
+    src.error(src.locate(node),
+              "'" + what + "' uses scheduler '" + schedulerName +
+                  "'; allowed: Linear, CosineDecay, "
+                  "Constant (and SequentialLR or ScalePerParamLR of them)");
     return;
   }
   if (!initial) {
@@ -1192,16 +1221,15 @@ void ModelReader::readTrainerOptimizer(const Section &init) {
 
 void ModelReader::readHuggingFace(const Section &root) {
   src.warnUnknownKeys(root, kHuggingFaceKeys);
-  std::optional<int> type = readChoice<int>(
-      root, "model_type",
-      {{0, {"gpt2"}},
-       {1, {"gptj"}},
-       {2, {"gpt_neox"}},
-       {3, {"llama"}},
-       {4, {"mistral"}},
-       {5, {"btlm"}},
-       {6, {"jais"}},
-       {7, {"mixtral"}}});
+  std::optional<int> type = readChoice<int>(root, "model_type",
+                                            {{0, {"gpt2"}},
+                                             {1, {"gptj"}},
+                                             {2, {"gpt_neox"}},
+                                             {3, {"llama"}},
+                                             {4, {"mistral"}},
+                                             {5, {"btlm"}},
+                                             {6, {"jais"}},
+                                             {7, {"mixtral"}}});
   if (src.hasFailed())
     return;
   spec.blockStyleReason =

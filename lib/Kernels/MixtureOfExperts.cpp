@@ -27,7 +27,18 @@ namespace {
 
 struct MixtureOfExpertsLowering {
   /// What the forward pass keeps for the backward one, by name.
-  enum Saved { X, Weights, Experts, Probs, Routed, Up, Hidden, Out, Gate, Gated };
+  enum Saved {
+    X,
+    Weights,
+    Experts,
+    Probs,
+    Routed,
+    Up,
+    Hidden,
+    Out,
+    Gate,
+    Gated
+  };
 
   /// `balance_loss`'s scale: the op's balance weight over the global
   /// batch's sequences, so that micro-batches and systems add up.
@@ -38,9 +49,9 @@ struct MixtureOfExpertsLowering {
 
   static Value expertMatmul(StepLowering &s, Type type, Value lhs, Value rhs,
                             Value experts, Value bias, bool transposeRhs) {
-    return s.kernel<ExpertMatmulOp>(
-        type, lhs, rhs, experts, bias,
-        transposeRhs ? s.b().getUnitAttr() : UnitAttr());
+    return s.kernel<ExpertMatmulOp>(type, lhs, rhs, experts, bias,
+                                    transposeRhs ? s.b().getUnitAttr()
+                                                 : UnitAttr());
   }
 
   static SavedActivations forward(tf::MixtureOfExpertsOp op, StepLowering &s) {
@@ -51,17 +62,17 @@ struct MixtureOfExpertsLowering {
     SmallVector<int64_t> choices = {xs[0], xs[1], k};
     auto route = s.kernel<RouteOp>(
         StepLowering::f32Stream(ctx, choices),
-        StreamType::get(ctx, RankedTensorType::get(
-                                 choices, IntegerType::get(ctx, 32))),
+        StreamType::get(
+            ctx, RankedTensorType::get(choices, IntegerType::get(ctx, 32))),
         StepLowering::f32Stream(ctx, {xs[0], xs[1], experts}), x,
         s.weight(op.getRouterWeight()), op.getTopKAttr(),
         op.getNullExpertAttr(), op.getRouterF32Attr());
     Value choice = route.getExperts();
     double balance = balanceScale(op, s);
     if (balance > 0.0 && !s.isRecomputing()) {
-      Value loss = s.kernel<BalanceLossOp>(
-          StepLowering::f32Stream(ctx, {}), route.getProbs(), choice,
-          s.b().getF64FloatAttr(balance));
+      Value loss = s.kernel<BalanceLossOp>(StepLowering::f32Stream(ctx, {}),
+                                           route.getProbs(), choice,
+                                           s.b().getF64FloatAttr(balance));
       s.b().create<LossOutOp>(s.getLoc(), loss);
     }
 
@@ -82,13 +93,13 @@ struct MixtureOfExpertsLowering {
     } else {
       a = s.map(activation, h);
     }
-    Value out = expertMatmul(s, routed.getType(), a,
-                             s.weight(op.getDownWeight()), choice,
-                             s.optionalWeight(op.getDownBias()), false);
-    s.define(op.getResult(), s.kernel<CombineOp>(x.getType(), out,
-                                                 route.getWeights()));
-    SavedActivations saved = {x,  route.getWeights(), choice, route.getProbs(),
-                              routed, h, a, out};
+    Value out =
+        expertMatmul(s, routed.getType(), a, s.weight(op.getDownWeight()),
+                     choice, s.optionalWeight(op.getDownBias()), false);
+    s.define(op.getResult(),
+             s.kernel<CombineOp>(x.getType(), out, route.getWeights()));
+    SavedActivations saved = {
+        x, route.getWeights(), choice, route.getProbs(), routed, h, a, out};
     if (g)
       saved.append({g, gated});
     return saved;
@@ -103,8 +114,8 @@ struct MixtureOfExpertsLowering {
   static void expertBiasGradOut(StepLowering &s, Value bias, Value grad,
                                 Value experts) {
     if (bias)
-      s.gradOut(bias, s.kernel<ExpertBiasGradOp>(s.weight(bias).getType(),
-                                                 grad, experts));
+      s.gradOut(bias, s.kernel<ExpertBiasGradOp>(s.weight(bias).getType(), grad,
+                                                 experts));
   }
 
   static LogicalResult backward(tf::MixtureOfExpertsOp op,
@@ -114,9 +125,8 @@ struct MixtureOfExpertsLowering {
       return failure();
     Value x = saved[X], weights = saved[Weights], choice = saved[Experts];
     Value routed = saved[Routed], h = saved[Up], a = saved[Hidden];
-    auto combined = s.kernel<CombineGradOp>(saved[Out].getType(),
-                                            weights.getType(), saved[Out],
-                                            weights, *dy);
+    auto combined = s.kernel<CombineGradOp>(
+        saved[Out].getType(), weights.getType(), saved[Out], weights, *dy);
     Value dOut = combined.getRoutedGrad();
     // As in the dense block, each weight gradient comes before its input's.
     expertGradOut(s, op.getDownWeight(), a, dOut, choice);
@@ -129,9 +139,9 @@ struct MixtureOfExpertsLowering {
       Value dg = s.map(derivative, {saved[Gate], s.map(MapKind::mul, {da, h})});
       expertGradOut(s, op.getGateWeight(), routed, dg, choice);
       expertBiasGradOut(s, op.getGateBias(), dg, choice);
-      dRouted = expertMatmul(s, routed.getType(), dg,
-                             s.weight(op.getGateWeight()), choice, Value(),
-                             true);
+      dRouted =
+          expertMatmul(s, routed.getType(), dg, s.weight(op.getGateWeight()),
+                       choice, Value(), true);
       da = s.map(MapKind::mul, {da, saved[Gated]});
     } else {
       da = s.map(derivative, {h, da});
@@ -141,7 +151,8 @@ struct MixtureOfExpertsLowering {
     Value dUp = expertMatmul(s, routed.getType(), da,
                              s.weight(op.getUpWeight()), choice, Value(), true);
     dRouted = dRouted ? s.map(MapKind::add, {dRouted, dUp}) : dUp;
-    s.addGrad(op.getInput(), s.kernel<CombineOp>(x.getType(), dRouted, Value()));
+    s.addGrad(op.getInput(),
+              s.kernel<CombineOp>(x.getType(), dRouted, Value()));
 
     ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
     Value dLogits = s.kernel<RouteGradOp>(
@@ -161,9 +172,9 @@ LogicalResult executeRoute(RouteOp op, KernelFrame &frame, ArrayRef<int64_t>) {
   std::optional<double> null;
   if (std::optional<APFloat> logit = op.getNullExpert())
     null = logit->convertToDouble();
-  RouteResult r = route(frame[op.getInput()], frame[op.getRouter()],
-                        op.getTopK(), null,
-                        !op.getRouterF32() && frame.storesBF16());
+  RouteResult r =
+      route(frame[op.getInput()], frame[op.getRouter()], op.getTopK(), null,
+            !op.getRouterF32() && frame.storesBF16());
   frame.set(op.getWeights(), std::move(r.weights));
   frame.set(op.getExperts(), std::move(r.experts));
   frame.set(op.getProbs(), std::move(r.probs));
@@ -172,9 +183,9 @@ LogicalResult executeRoute(RouteOp op, KernelFrame &frame, ArrayRef<int64_t>) {
 
 LogicalResult executeBalanceLoss(BalanceLossOp op, KernelFrame &frame,
                                  ArrayRef<int64_t>) {
-  frame.set(op.getLoss(), balanceLoss(frame[op.getProbs()],
-                                      frame[op.getExperts()],
-                                      op.getScale().convertToDouble()));
+  frame.set(op.getLoss(),
+            balanceLoss(frame[op.getProbs()], frame[op.getExperts()],
+                        op.getScale().convertToDouble()));
   return success();
 }
 
@@ -227,8 +238,8 @@ LogicalResult executeExpertMatmul(ExpertMatmulOp op, KernelFrame &frame,
   return success();
 }
 
-LogicalResult executeExpertWeightGrad(ExpertWeightGradOp op,
-                                      KernelFrame &frame, ArrayRef<int64_t>) {
+LogicalResult executeExpertWeightGrad(ExpertWeightGradOp op, KernelFrame &frame,
+                                      ArrayRef<int64_t>) {
   frame.set(op.getResult(),
             expertWeightGrad(frame[op.getLhs()], frame[op.getGrad()],
                              frame[op.getExperts()], op.getRoutedExperts()));

@@ -231,8 +231,7 @@ static void printWaferSummary(llvm::raw_ostream &os, const StepReport &report) {
                        static_cast<double>(wafer::kServerBytesPerParameter);
   os << "  servers     " << approx(serverBytes)
      << " B of f32 weights and Adam moments: "
-     << formatExactDouble(std::ceil(serverBytes / w.serverCapacity * 100) /
-                          100)
+     << formatExactDouble(std::ceil(serverBytes / w.serverCapacity * 100) / 100)
      << " of the target's " << approx(w.serverCapacity)
      << " B of weight servers\n";
   os << llvm::formatv("  micro-batch {0} x {1} accumulation step(s) per "
@@ -380,8 +379,9 @@ void printSummary(llvm::raw_ostream &os, const StepReport &report) {
   }
   os << "  parameters  " << formatGrouped(m.parameters);
   if (m.experts)
-    os << " (" << formatGrouped(m.activeParameters) << " a token meets: "
-       << m.expertsPerToken << " of " << m.experts << " experts)";
+    os << " (" << formatGrouped(m.activeParameters)
+       << " a token meets: " << m.expertsPerToken << " of " << m.experts
+       << " experts)";
   os << "\n";
   os << llvm::formatv("  batch       {0} sequences x {1} tokens per step on "
                       "{2} system(s): {3} per system",
@@ -425,10 +425,10 @@ static llvm::json::Object constantSections(const StepReport &report) {
     model["ffn"] = m.ffn;
     model["tied_embeddings"] = m.tiedEmbeddings;
     if (m.experts)
-      model["experts"] = llvm::json::Object{
-          {"routed", m.experts},
-          {"per_token", m.expertsPerToken},
-          {"active_parameters", m.activeParameters}};
+      model["experts"] =
+          llvm::json::Object{{"routed", m.experts},
+                             {"per_token", m.expertsPerToken},
+                             {"active_parameters", m.activeParameters}};
     model["dropout"] = llvm::json::Object{
         {"embeddings", m.embeddingDropout},
         {"attention_probabilities", m.attentionDropout},

@@ -185,8 +185,8 @@ optimizer:
   // An expert: up and gate [d, f] with biases [f], down [f, d] with [d].
   int64_t expert = 3 * d * f + 2 * f + d;
   int64_t sharedBlock = 3 * d * (shared * f) + 2 * shared * f + d;
-  int64_t layer = 2 * d + 4 * d * d + d * experts + experts * expert +
-                  sharedBlock;
+  int64_t layer =
+      2 * d + 4 * d * d + d * experts + experts * expert + sharedBlock;
   EXPECT_EQ(facts->parameters, 16 * d + layer + d);
   EXPECT_EQ(facts->activeParameters, facts->parameters - 2 * expert);
 }

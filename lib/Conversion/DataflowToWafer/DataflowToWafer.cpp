@@ -368,9 +368,8 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
              << " brings it under";
     // The same for the bytes it streams in or sums (an embedding table and
     // its gradient grow with the vocabulary).
-    for (auto [what, bytes] :
-         {std::pair{"streams in", weightBytes.value_or(0)},
-          std::pair{"sums a gradient of", accumulator}})
+    for (auto [what, bytes] : {std::pair{"streams in", weightBytes.value_or(0)},
+                               std::pair{"sums a gradient of", accumulator}})
       if (bytes > kMaxPerSequence)
         return principal->emitOpError()
                << what << " " << bytes << " B, over the " << kMaxPerSequence

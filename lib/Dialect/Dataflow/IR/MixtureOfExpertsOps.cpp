@@ -135,15 +135,15 @@ LogicalResult RouteGradOp::verify() {
   ArrayRef<int64_t> choices = shapeOf(getExperts());
   std::string why = "experts " + formatShape(choices);
   if (failed(expectShape(*this, "weights", getWeights(), choices, why)) ||
-      failed(expectShape(*this, "weights_grad", getWeightsGrad(), choices,
-                         why)) ||
+      failed(
+          expectShape(*this, "weights_grad", getWeightsGrad(), choices, why)) ||
       failed(expectRank(*this, "probs", getProbs(), 3)) ||
       failed(expectShape(*this, "result", getResult(), shapeOf(getProbs()),
                          "probs " + formatShape(shapeOf(getProbs())))))
     return failure();
-  for (auto [name, value] : {std::pair{"probs", getProbs()},
-                             std::pair{"weights", getWeights()},
-                             std::pair{"weights_grad", getWeightsGrad()}})
+  for (auto [name, value] :
+       {std::pair{"probs", getProbs()}, std::pair{"weights", getWeights()},
+        std::pair{"weights_grad", getWeightsGrad()}})
     if (failed(expectF32(*this, name, value)))
       return failure();
   double scale = getBalanceScale().convertToDouble();
@@ -189,7 +189,8 @@ LogicalResult CombineOp::verify() {
   if (failed(expectRank(*this, "routed", getRouted(), 3)) ||
       failed(expectRank(*this, "result", getResult(), 3)))
     return failure();
-  ArrayRef<int64_t> routed = shapeOf(getRouted()), result = shapeOf(getResult());
+  ArrayRef<int64_t> routed = shapeOf(getRouted()),
+                    result = shapeOf(getResult());
   if (!cgpt::dimsAgree(routed[2], result[2]) ||
       !cgpt::dimsAgree(routed[0], result[0]) || result[1] < 1 ||
       (!ShapedType::isDynamic(routed[1]) && routed[1] % result[1] != 0))
@@ -264,8 +265,8 @@ LogicalResult ExpertMatmulOp::verify() {
   if (failed(expectShape(*this, "result", getResult(),
                          {lhs[0], lhs[1], columns}, why)))
     return failure();
-  if (getBias() && failed(expectShape(*this, "bias", getBias(),
-                                      {rhs[0], columns}, why)))
+  if (getBias() &&
+      failed(expectShape(*this, "bias", getBias(), {rhs[0], columns}, why)))
     return failure();
   SmallVector<Value> values = {getLhs(), getRhs(), getResult()};
   if (getBias())
@@ -300,11 +301,11 @@ LogicalResult ExpertWeightGradOp::verify() {
       failed(expectRank(*this, "result", getResult(), 3)))
     return failure();
   ArrayRef<int64_t> result = shapeOf(getResult());
-  if (failed(expectShape(*this, "result", getResult(),
-                         {result[0], shapeOf(getLhs())[2],
-                          shapeOf(getGrad())[2]},
-                         "lhs " + formatShape(shapeOf(getLhs())) +
-                             " and grad " + formatShape(shapeOf(getGrad())))))
+  if (failed(
+          expectShape(*this, "result", getResult(),
+                      {result[0], shapeOf(getLhs())[2], shapeOf(getGrad())[2]},
+                      "lhs " + formatShape(shapeOf(getLhs())) + " and grad " +
+                          formatShape(shapeOf(getGrad())))))
     return failure();
   return expectSameElementType(*this, {getLhs(), getGrad(), getResult()});
 }
@@ -336,8 +337,8 @@ LogicalResult ExpertBiasGradOp::verify() {
     return failure();
   if (!cgpt::dimsAgree(shapeOf(getResult())[1], shapeOf(getGrad())[2]))
     return emitOpError() << "result " << formatShape(shapeOf(getResult()))
-                         << " is not [experts, "
-                         << shapeOf(getGrad())[2] << "]";
+                         << " is not [experts, " << shapeOf(getGrad())[2]
+                         << "]";
   return expectSameElementType(*this, {getGrad(), getResult()});
 }
 

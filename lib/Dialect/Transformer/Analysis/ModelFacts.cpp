@@ -49,17 +49,17 @@ FailureOr<ModelFacts> computeModelFacts(TrainStepOp step) {
     facts.experts = moe.getNumExperts();
     facts.expertsPerToken = static_cast<int64_t>(moe.getTopK());
     int64_t stacked = 0;
-    for (Value weight : {moe.getUpWeight(), moe.getUpBias(),
-                         moe.getGateWeight(), moe.getGateBias(),
-                         moe.getDownWeight(), moe.getDownBias()})
+    for (Value weight :
+         {moe.getUpWeight(), moe.getUpBias(), moe.getGateWeight(),
+          moe.getGateBias(), moe.getDownWeight(), moe.getDownBias()})
       if (weight)
         stacked += cast<ShapedType>(weight.getType()).getNumElements();
     facts.activeParameters -=
         stacked / facts.experts * (facts.experts - facts.expertsPerToken);
   }
   bool dense = mixtures.empty();
-  Value up = dense ? (*ffns.begin()).getUpWeight()
-                   : (*mixtures.begin()).getUpWeight();
+  Value up =
+      dense ? (*ffns.begin()).getUpWeight() : (*mixtures.begin()).getUpWeight();
   auto upType = cast<ShapedType>(up.getType());
   facts.ffnSize = upType.getDimSize(upType.getRank() - 1);
   Activation kind = dense ? (*ffns.begin()).getActivation()

@@ -429,9 +429,9 @@ LogicalResult MixtureOfExpertsOp::verify() {
                          << " experts, got " << getTopK();
   ArrayRef<int64_t> up = shapeOf(getUpWeight());
   if (up[0] != experts || up[1] != model)
-    return emitOpError() << "up_weight has shape " << formatShape(up)
-                         << " but " << experts << " experts of d_model "
-                         << model << " require [" << experts << ", " << model
+    return emitOpError() << "up_weight has shape " << formatShape(up) << " but "
+                         << experts << " experts of d_model " << model
+                         << " require [" << experts << ", " << model
                          << ", d_ffn]";
   int64_t ffn = up[2];
   std::string why = std::to_string(experts) + " experts, d_model " +
@@ -459,8 +459,8 @@ LogicalResult MixtureOfExpertsOp::verify() {
     return emitOpError() << "null_expert must be a finite logit";
   SmallVector<Value> weights = {getRouterWeight(), getUpWeight(),
                                 getDownWeight()};
-  for (Value optional : {getUpBias(), getGateWeight(), getGateBias(),
-                         getDownBias()})
+  for (Value optional :
+       {getUpBias(), getGateWeight(), getGateBias(), getDownBias()})
     if (optional)
       weights.push_back(optional);
   return expectSameElementType(*this, getInput(), weights);

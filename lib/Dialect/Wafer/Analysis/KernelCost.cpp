@@ -135,8 +135,8 @@ double expectedLargestLoad(int64_t rows, int64_t experts) {
   if (experts <= 1)
     return n;
   double mean = n / e, deviation = std::sqrt(n * (1.0 / e) * (1.0 - 1.0 / e));
-  return std::min(n, std::ceil(mean + deviation *
-                                          expectedStandardMaximum(experts)));
+  return std::min(
+      n, std::ceil(mean + deviation * expectedStandardMaximum(experts)));
 }
 
 KernelShape expertPass(const KernelShape &shape, int64_t microBatch) {
@@ -148,15 +148,14 @@ KernelShape expertPass(const KernelShape &shape, int64_t microBatch) {
   int64_t &routed =
       shape.kind == KernelKind::weight_grad ? pass.contracted : pass.rows;
   // As planned and written in the IR, else the expected largest load.
-  auto load = shape.expertRows > 0
-                  ? shape.expertRows
-                  : static_cast<int64_t>(expectedLargestLoad(
-                        microBatch * routed, shape.experts));
+  auto load = shape.expertRows > 0 ? shape.expertRows
+                                   : static_cast<int64_t>(expectedLargestLoad(
+                                         microBatch * routed, shape.experts));
   // In double: the load spans the micro-batch, the FLOPs one sequence.
   pass.flops = static_cast<int64_t>(std::min(
-      9.0e18, std::ceil(static_cast<double>(shape.flops) *
-                        static_cast<double>(load) /
-                        static_cast<double>(std::max<int64_t>(1, routed)))));
+      9.0e18,
+      std::ceil(static_cast<double>(shape.flops) * static_cast<double>(load) /
+                static_cast<double>(std::max<int64_t>(1, routed)))));
   routed = load;
   pass.weightBytes = ceilDiv(shape.weightBytes, shape.experts);
   pass.accumulator = ceilDiv(shape.accumulator, shape.experts);

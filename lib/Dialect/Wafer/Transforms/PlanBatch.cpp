@@ -26,7 +26,6 @@ using cgpt::training::MicroBatchMode;
 
 namespace {
 
-
 /// One (micro-batch, placer, checkpoint policy) the planner weighed.
 struct Candidate {
   int64_t microBatch = 0;
