@@ -379,6 +379,18 @@ LogicalResult DropoutOp::verify() {
   return verifyDropoutRate(*this, getRate().convertToDouble());
 }
 
+/// A gated block's gate weight is shaped as its up projection, and a gate
+/// bias comes only with a gate weight.
+static LogicalResult verifyGate(Operation *op, Value gateWeight,
+                                Value gateBias, ArrayRef<int64_t> up,
+                                StringRef why) {
+  if (gateBias && !gateWeight)
+    return op->emitOpError() << "has a gate_bias but no gate_weight";
+  if (gateWeight && failed(expectShape(op, "gate_weight", gateWeight, up, why)))
+    return failure();
+  return success();
+}
+
 LogicalResult FeedForwardOp::verify() {
   int64_t model = shapeOf(getInput())[2];
   ArrayRef<int64_t> up = shapeOf(getUpWeight());
@@ -397,10 +409,7 @@ LogicalResult FeedForwardOp::verify() {
   if (getDownBias() &&
       failed(expectShape(*this, "down_bias", getDownBias(), {model}, why)))
     return failure();
-  if (getGateBias() && !getGateWeight())
-    return emitOpError() << "has a gate_bias but no gate_weight";
-  if (getGateWeight() &&
-      failed(expectShape(*this, "gate_weight", getGateWeight(), up, why)))
+  if (failed(verifyGate(*this, getGateWeight(), getGateBias(), up, why)))
     return failure();
   if (getGateBias() &&
       failed(expectShape(*this, "gate_bias", getGateBias(), {ffn}, why)))
@@ -439,10 +448,7 @@ LogicalResult MixtureOfExpertsOp::verify() {
   if (failed(expectShape(*this, "down_weight", getDownWeight(),
                          {experts, ffn, model}, why)))
     return failure();
-  if (getGateBias() && !getGateWeight())
-    return emitOpError() << "has a gate_bias but no gate_weight";
-  if (getGateWeight() &&
-      failed(expectShape(*this, "gate_weight", getGateWeight(), up, why)))
+  if (failed(verifyGate(*this, getGateWeight(), getGateBias(), up, why)))
     return failure();
   for (auto [name, bias, width] :
        {std::tuple{"up_bias", getUpBias(), ffn},

@@ -288,11 +288,7 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     // the most loaded expert.
     KernelTime time = kernelTime({expertPass(query.shape, query.microBatch),
                                   query.layout, query.rect, 1, query.target});
-    double experts = static_cast<double>(query.shape.experts);
-    time.compute *= experts;
-    time.fabric *= experts;
-    time.sram *= experts;
-    time.fixed *= experts;
+    time *= static_cast<double>(query.shape.experts);
     return time;
   }
   if (query.shape.chunks > 1) {
@@ -300,11 +296,7 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     KernelShape chunk = vocabularyChunk(query.shape);
     KernelTime time = kernelTime({chunk, query.layout, query.rect,
                                   query.microBatch, query.target});
-    double chunks = static_cast<double>(query.shape.chunks);
-    time.compute *= chunks;
-    time.fabric *= chunks;
-    time.sram *= chunks;
-    time.fixed *= chunks;
+    time *= static_cast<double>(query.shape.chunks);
     return time;
   }
   const KernelShape &k = query.shape;
@@ -484,11 +476,7 @@ KernelTime kernelTime(const KernelCostQuery &query) {
   time.sram = work.sram;
   time.fabric *= cyclesPerWavelet(t);
   // A kernel run again repeats all of its work.
-  double repeats = static_cast<double>(k.repeats);
-  time.compute *= repeats;
-  time.fabric *= repeats;
-  time.sram *= repeats;
-  time.fixed *= repeats;
+  time *= static_cast<double>(k.repeats);
   return time;
 }
 

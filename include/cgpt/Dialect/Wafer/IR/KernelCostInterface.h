@@ -78,6 +78,15 @@ struct KernelTime {
   /// Configuring the kernel and filling and draining its streams.
   double fixed = 0;
   double cycles() const { return std::max({compute, fabric, sram}) + fixed; }
+  /// The time of `runs` runs one after another: every bound and the fixed
+  /// cost repeat.
+  KernelTime &operator*=(double runs) {
+    compute *= runs;
+    fabric *= runs;
+    sram *= runs;
+    fixed *= runs;
+    return *this;
+  }
   /// "compute", "fabric" or "sram": the largest bound.
   const char *bound() const;
 };
