@@ -29,7 +29,8 @@ OwningOpRef<ModuleOp> CompileSession::load(std::optional<int64_t> systems,
   StringRef inputPath = options.inputPath;
   report.sourcePath = options.inputPath;
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      readToolInput(inputPath);
+      options.inputText ? readInputText(inputPath, *options.inputText)
+                        : readToolInput(inputPath);
   if (!buffer) {
     std::string reason = llvm::toString(buffer.takeError());
     if (frontend::modelFormatOf(inputPath))

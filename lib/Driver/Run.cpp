@@ -66,8 +66,14 @@ static llvm::Error checkOutputPaths(const RunOptions &o) {
       {&o.lossCurvePath, "--loss-curve"}};
   std::vector<std::string> inputs = {o.compile.inputPath, o.dataPath,
                                      o.initWeightsPath};
-  if (o.compile.target && llvm::sys::fs::is_regular_file(*o.compile.target))
-    inputs.push_back(*o.compile.target);
+  for (const ModelInput &input : o.sweep.inputs)
+    inputs.push_back(input.path);
+  std::vector<std::string> targets = o.sweep.targets;
+  if (o.compile.target)
+    targets.push_back(*o.compile.target);
+  for (const std::string &target : targets)
+    if (llvm::sys::fs::is_regular_file(target))
+      inputs.push_back(target);
   std::vector<std::string> seen;
   for (auto [option, name] : outputs) {
     if (!*option)
@@ -89,8 +95,9 @@ static llvm::Error checkOutputPaths(const RunOptions &o) {
 }
 
 llvm::Expected<std::vector<int64_t>>
-driver::parseSystemsList(llvm::ArrayRef<std::string> items) {
-  std::vector<int64_t> systems;
+driver::parseNumberList(llvm::StringRef option,
+                        llvm::ArrayRef<std::string> items) {
+  std::vector<int64_t> numbers;
   auto number = [](llvm::StringRef text, int64_t &value) {
     return !text.trim().getAsInteger(10, value);
   };
@@ -100,46 +107,95 @@ driver::parseSystemsList(llvm::ArrayRef<std::string> items) {
     bool range = !last.empty() && !first.trim().empty();
     if (!number(range ? first : llvm::StringRef(item), from) ||
         (range && !number(last, to)))
-      return refuse("--num-csx has '" + item +
-                    "'; allowed: numbers of systems (4) and ranges (4-8), "
-                    "separated by commas");
+      return refuse(option + " has '" + item +
+                    "'; allowed: numbers (4) and ranges (4-8), separated by "
+                    "commas");
     if (!range) {
-      systems.push_back(from);
+      numbers.push_back(from);
       continue;
     }
     if (to < from)
-      return refuse("--num-csx has the range " + item +
+      return refuse(option + " has the range " + item +
                     ", which runs backwards; write it " + std::to_string(to) +
                     "-" + std::to_string(from));
     if (to - from >= static_cast<int64_t>(kMaxSweepEntries))
-      return refuse("--num-csx has the range " + item + ", " +
+      return refuse(option + " has the range " + item + ", " +
                     std::to_string(to - from + 1) +
-                    " numbers of systems; a sweep runs at most " +
-                    std::to_string(kMaxSweepEntries));
+                    " numbers; a sweep runs at most " +
+                    std::to_string(kMaxSweepEntries) + " points");
     for (int64_t n = from; n <= to; ++n)
-      systems.push_back(n);
-    if (systems.size() > kMaxSweepEntries)
+      numbers.push_back(n);
+    if (numbers.size() > kMaxSweepEntries)
       break; // checkSweep says so, with the count
   }
-  return systems;
+  return numbers;
 }
 
-/// A --num-csx list, checked whole before the first compile: every entry
-/// a number of systems, none twice, and no more entries than a sweep runs.
-static llvm::Error checkSweep(llvm::ArrayRef<int64_t> numCsx) {
-  if (numCsx.size() > kMaxSweepEntries)
-    return refuse("a --num-csx sweep runs at most " +
-                  std::to_string(kMaxSweepEntries) +
-                  " numbers of systems, one compile each; the list has " +
-                  std::to_string(numCsx.size()));
-  for (auto [index, systems] : llvm::enumerate(numCsx)) {
+size_t RunOptions::sweepSize() const {
+  // Each axis is checked to hold at most kMaxSweepEntries values before
+  // this is used to bound the run, so the product cannot overflow.
+  size_t size = 1;
+  for (size_t axis : {numCsx.size(), sweep.inputs.size(),
+                      sweep.targets.size(), sweep.sequenceLengths.size(),
+                      sweep.batchSizes.size(), sweep.microBatches.size()})
+    size *= std::max<size_t>(1, std::min(axis, kMaxSweepEntries + 1));
+  return size;
+}
+
+/// A sweep, checked whole before the first compile: no axis names a value
+/// twice, every number of systems is one a cluster has, and all the axes
+/// together hold no more points than a sweep runs.
+static llvm::Error checkSweep(const RunOptions &o) {
+  auto checkAxis = [](llvm::StringRef option, auto values,
+                      auto describe) -> llvm::Error {
+    if (values.size() > kMaxSweepEntries)
+      return refuse("a sweep runs at most " + std::to_string(kMaxSweepEntries) +
+                    " points, one compile each; " + option + " has " +
+                    std::to_string(values.size()) + " values");
+    for (size_t index = 0; index < values.size(); ++index)
+      for (size_t before = 0; before < index; ++before)
+        if (describe(values[before]) == describe(values[index]))
+          return refuse(option + " names " + describe(values[index]) +
+                        " twice");
+    return llvm::Error::success();
+  };
+  auto number = [](int64_t value) { return std::to_string(value); };
+  auto text = [](const std::string &value) { return value; };
+  const SweepAxes &axes = o.sweep;
+  std::vector<std::string> inputs;
+  for (const ModelInput &input : axes.inputs)
+    inputs.push_back(input.path);
+  for (const std::string &choice : axes.microBatches)
+    if (llvm::Expected<frontend::MicroBatchChoice> parsed =
+            frontend::parseMicroBatchChoice(choice);
+        !parsed)
+      return parsed.takeError();
+  if (llvm::Error error =
+          checkAxis("--num-csx", llvm::ArrayRef(o.numCsx), number))
+    return error;
+  if (llvm::Error error =
+          checkAxis("the model inputs", llvm::ArrayRef(inputs), text))
+    return error;
+  if (llvm::Error error =
+          checkAxis("--target", llvm::ArrayRef(axes.targets), text))
+    return error;
+  if (llvm::Error error = checkAxis(
+          "--sequence-length", llvm::ArrayRef(axes.sequenceLengths), number))
+    return error;
+  if (llvm::Error error =
+          checkAxis("--batch-size", llvm::ArrayRef(axes.batchSizes), number))
+    return error;
+  if (llvm::Error error = checkAxis("--micro-batch-size",
+                                    llvm::ArrayRef(axes.microBatches), text))
+    return error;
+  for (int64_t systems : o.numCsx)
     if (systems < 1 || systems > frontend::kMaxSystems)
       return refuse("--num-csx is " + std::to_string(systems) +
                     "; allowed 1 to " + std::to_string(frontend::kMaxSystems));
-    if (llvm::is_contained(numCsx.take_front(index), systems))
-      return refuse("--num-csx names " + std::to_string(systems) +
-                    " systems twice");
-  }
+  if (o.sweepSize() > kMaxSweepEntries)
+    return refuse("a sweep runs at most " + std::to_string(kMaxSweepEntries) +
+                  " points, one compile each; its lists make " +
+                  std::to_string(o.sweepSize()));
   return llvm::Error::success();
 }
 
@@ -148,37 +204,37 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
     return error;
   if (o.plotPath) {
     if (o.numCsx.size() < 2)
-      return refuse("--plot draws a sweep; give --num-csx a list such as "
-                    "1,2,4,8,16");
+      return refuse("--plot draws samples/s by systems; give --num-csx a "
+                    "list such as 1,2,4,8,16");
     if (llvm::Error error = checkSuffix("--plot", *o.plotPath, kChartSuffixes))
       return error;
   }
-  if (o.numCsx.size() > 1 &&
+  if (o.isSweep() &&
       (o.tracePath || o.placementPath || o.steps.value_or(0) > 0 ||
        o.compile.emit != EmitKind::Summary))
-    return refuse("a --num-csx sweep prints its table (and writes --report, "
-                  "--table, --plot); run one number of systems for --trace, "
-                  "--emit-placement, --steps or --emit");
+    return refuse("a sweep prints its table (and writes --report, --table, "
+                  "--plot); run one point for --trace, --emit-placement, "
+                  "--steps or --emit");
   if (o.tablePath) {
     if (llvm::Error error =
             checkSuffix("--table", *o.tablePath, {".csv", ".json"}))
       return error;
     const std::optional<cgpt::frontend::MicroBatchChoice> &microBatch =
         o.compile.import.microBatch;
-    if (o.numCsx.size() < 2 && microBatch &&
+    if (!o.isSweep() && microBatch &&
         microBatch->mode != cgpt::training::MicroBatchMode::explore)
-      return refuse("--table writes a --num-csx sweep's table or explore's; "
+      return refuse("--table writes a sweep's table or explore's; "
                     "--micro-batch-size " +
                     (microBatch->mode == cgpt::training::MicroBatchMode::fixed
                          ? std::to_string(microBatch->size)
                          : stringifyMicroBatchMode(microBatch->mode).str()) +
                     " has none");
   }
-  if (llvm::Error error = checkSweep(o.numCsx))
+  if (llvm::Error error = checkSweep(o))
     return error;
-  if (o.cycleLevel && o.numCsx.size() > 1)
+  if (o.cycleLevel && o.isSweep())
     return refuse("--cycle-level runs one simulation; it does not apply to "
-                  "--num-csx sweeps");
+                  "sweeps");
   if (o.threads < 0 || o.threads > 4096)
     return refuse("--threads takes 1 to 4096 threads (0: one per host "
                   "core), not " +
@@ -234,10 +290,10 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
                     " reads a file; '-' would be standard input, which "
                     "cgpt-run reads a model from: name the file");
   if (o.functional) {
-    if (o.numCsx.size() > 1 || o.reportPath || o.tracePath || o.tablePath ||
+    if (o.isSweep() || o.reportPath || o.tracePath || o.tablePath ||
         o.placementPath || o.compile.emit != EmitKind::Summary)
       return refuse("--functional runs one number of systems and prints its "
-                    "log; --num-csx sweeps, --report, --trace, --table, "
+                    "log; sweeps, --report, --trace, --table, "
                     "--emit-placement and --emit belong to simulation runs");
     if (o.lossCurvePath)
       return checkSuffix("--loss-curve", *o.lossCurvePath, kChartSuffixes);
@@ -253,12 +309,12 @@ class Runner {
 public:
   Runner(MLIRContext &context, const RunOptions &o, llvm::raw_ostream &out,
          OutputFiles &outputs)
-      : o(o), out(out), outputs(outputs), session(context, o.compile),
-        warnings(&context) {}
+      : context(context), o(o), out(out), outputs(outputs),
+        session(context, o.compile), warnings(&context) {}
 
   /// Compiles, simulates, sweeps or trains as the options say.
   LogicalResult runCommand() {
-    if (o.numCsx.size() > 1)
+    if (o.isSweep())
       return runSweep();
     std::optional<int64_t> systems;
     if (!o.numCsx.empty())
@@ -269,65 +325,31 @@ public:
   }
 
 private:
-  /// A sweep: one compile and simulation per number of systems, a table of
-  /// them, and the report, table and plot asked for.
+  /// A sweep: one compile and simulation per point, a table of them, and
+  /// the report, table and plot asked for.
   LogicalResult runSweep() {
-    std::vector<cgpt::report::ScalingRow> rows;
-    // What each compile reports, for the JSON written after the last; the
-    // timelines, which it does not hold, are dropped.
-    std::vector<cgpt::report::StepReport> reports;
-    std::string model;
-    for (int64_t systems : o.numCsx) {
-      OwningOpRef<ModuleOp> module;
-      FailureOr<cgpt::report::StepReport> report =
-          session.compileAndSimulate(systems, module, out);
-      if (failed(report))
-        return failure();
-      // The first compile reads the batch: an entry with more systems than
-      // sequences is refused now, not after the compiles before it.
-      if (rows.empty() && failed(checkSweepBatch(report->model)))
-        return failure();
-      model = report->model.name;
-      cgpt::report::StepRates rates = cgpt::report::computeStepRates(*report);
-      rows.push_back({systems, report->wafer->microBatch,
-                      report->wafer->gradAccumSteps, rates.seconds,
-                      rates.samplesPerSecond});
-      if (o.reportPath) {
-        report->simulation->trace.clear();
-        report->simulation->trace.shrink_to_fit();
-        report->warnings = warnings.getWarnings();
-        reports.push_back(std::move(*report));
-      }
-    }
-    cgpt::report::printScalingTable(out, rows);
+    FailureOr<SweepResult> result = driver::runSweep(
+        context, o, out, o.reportPath.has_value(), &warnings);
+    if (failed(result))
+      return failure();
+    cgpt::report::printSweepTable(out, result->rows);
     if (o.reportPath)
       stage(*o.reportPath, [&](llvm::raw_ostream &os) {
         llvm::json::OStream json(os, 2);
         json.object([&] {
           json.attributeArray("sweep", [&] {
-            for (const cgpt::report::StepReport &report : reports)
+            for (const cgpt::report::StepReport &report : result->reports)
               cgpt::report::writeReport(json, report);
           });
         });
         os << "\n";
       });
     if (o.tablePath)
-      stageTable(cgpt::report::scalingData(rows));
+      stageTable(cgpt::report::sweepData(result->rows));
     if (o.plotPath && !writeChart(*o.plotPath, [&](llvm::raw_ostream &os) {
-          cgpt::report::printScalingPlot(os, model, rows);
+          cgpt::report::printSweepPlot(os, result->rows);
         }))
       return failure();
-    return success();
-  }
-
-  /// Refuses a sweep entry with more systems than the step has sequences.
-  LogicalResult checkSweepBatch(const transformer::ModelFacts &model) {
-    for (int64_t systems : o.numCsx)
-      if (systems > model.globalBatch)
-        return emitError(session.inputLoc())
-               << "--num-csx names " << systems << " systems, more than the "
-               << model.globalBatch
-               << " sequences of a step: every system needs at least one";
     return success();
   }
 
@@ -486,7 +508,7 @@ private:
       });
     if (o.tablePath) {
       if (report.wafer->explored.empty()) {
-        llvm::errs() << "cgpt-run: --table writes a --num-csx sweep's table or "
+        llvm::errs() << "cgpt-run: --table writes a sweep's table or "
                         "explore's; this run explored no micro-batches (give "
                         "--micro-batch-size explore)\n";
         return false;
@@ -688,6 +710,7 @@ private:
                            why);
   }
 
+  MLIRContext &context;
   const RunOptions &o;
   llvm::raw_ostream &out;
   OutputFiles &outputs;
@@ -697,6 +720,93 @@ private:
 };
 
 } // namespace
+
+/// The compile options of each point of `o`'s sweep but the systems, in
+/// order: inputs, then targets, sequence lengths, batches and micro-batches.
+static std::vector<CompileOptions> sweepPoints(const RunOptions &o) {
+  std::vector<CompileOptions> points{o.compile};
+  // Replaces `points` by each of them with each value of an axis.
+  auto expand = [&](auto values, auto set) {
+    if (values.empty())
+      return;
+    std::vector<CompileOptions> expanded;
+    for (const CompileOptions &point : points)
+      for (const auto &value : values) {
+        expanded.push_back(point);
+        set(expanded.back(), value);
+      }
+    points = std::move(expanded);
+  };
+  const SweepAxes &axes = o.sweep;
+  expand(llvm::ArrayRef(axes.inputs),
+         [](CompileOptions &c, const ModelInput &input) {
+           c.inputPath = input.path;
+           c.inputText = input.text;
+         });
+  expand(llvm::ArrayRef(axes.targets),
+         [](CompileOptions &c, const std::string &target) {
+           c.target = target;
+         });
+  expand(llvm::ArrayRef(axes.sequenceLengths),
+         [](CompileOptions &c, int64_t length) {
+           c.import.sequenceLength = length;
+         });
+  expand(llvm::ArrayRef(axes.batchSizes), [](CompileOptions &c, int64_t batch) {
+    c.import.batchSize = batch;
+  });
+  expand(llvm::ArrayRef(axes.microBatches),
+         [](CompileOptions &c, const std::string &choice) {
+           // checkRunOptions parsed every choice already.
+           c.import.microBatch = llvm::cantFail(
+               frontend::parseMicroBatchChoice(choice));
+         });
+  return points;
+}
+
+FailureOr<SweepResult> driver::runSweep(MLIRContext &context,
+                                        const RunOptions &o,
+                                        llvm::raw_ostream &irOut,
+                                        bool keepReports,
+                                        const WarningRecorder *warnings) {
+  SweepResult result;
+  std::vector<std::optional<int64_t>> systemsList(o.numCsx.begin(),
+                                                  o.numCsx.end());
+  if (systemsList.empty())
+    systemsList.push_back(std::nullopt);
+  for (const CompileOptions &point : sweepPoints(o)) {
+    CompileSession session(context, point);
+    size_t groupFirst = result.rows.size();
+    for (std::optional<int64_t> systems : systemsList) {
+      OwningOpRef<ModuleOp> module;
+      FailureOr<report::StepReport> report =
+          session.compileAndSimulate(systems, module, irOut);
+      if (failed(report))
+        return failure();
+      // The group's first compile reads the batch: an entry with more
+      // systems than sequences is refused now, not after the compiles
+      // before it.
+      if (result.rows.size() == groupFirst)
+        for (int64_t other : o.numCsx)
+          if (other > report->model.globalBatch)
+            return emitError(session.inputLoc())
+                   << "--num-csx names " << other
+                   << " systems, more than the " << report->model.globalBatch
+                   << " sequences of a step: every system needs at least "
+                      "one";
+      report::SweepRow row = report::sweepRow(*report);
+      row.groupFirst = groupFirst;
+      result.rows.push_back(std::move(row));
+      if (keepReports) {
+        report->simulation->trace.clear();
+        report->simulation->trace.shrink_to_fit();
+        if (warnings)
+          report->warnings = warnings->getWarnings();
+        result.reports.push_back(std::move(*report));
+      }
+    }
+  }
+  return result;
+}
 
 LogicalResult driver::runCommand(MLIRContext &context,
                                  const RunOptions &options,

@@ -64,21 +64,6 @@ std::string heatColor(double share) {
   return llvm::formatv("#{0:x-2}{1:x-2}{2:x-2}", red, green, 60).str();
 }
 
-std::string escape(llvm::StringRef text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
-  }
-  return out;
-}
-
 /// Pixels per row of the region table.
 constexpr double kRowHeight = 20;
 constexpr double kBarWidth = 180;
@@ -169,13 +154,13 @@ void SvgWriter::write() {
   os << llvm::formatv(
       "<text x=\"{0}\" y=\"22\" font-size=\"15\">{1}: stage @{2}, {3} "
       "x {4} mesh of {5}</text>\n",
-      kMargin, escape(device.getSymName()), escape(stage.getSymName()),
-      target.getMeshWidth(), target.getMeshHeight(), escape(target.getName()));
+      kMargin, escapeXml(device.getSymName()), escapeXml(stage.getSymName()),
+      target.getMeshWidth(), target.getMeshHeight(), escapeXml(target.getName()));
   os << llvm::formatv(
       "<text x=\"{0}\" y=\"40\">{1} placer, {2}, micro-batch {3}: {4} "
       "wave(s) one after another, the regions of a wave at once, each on its "
       "rectangle, to scale</text>\n",
-      kMargin, escape(device.getPlacer().value_or("?")),
+      kMargin, escapeXml(device.getPlacer().value_or("?")),
       pipelined ? "layer pipelined" : "weight streaming",
       device.getMicroBatch(), waves.size());
   os << llvm::formatv(
@@ -246,7 +231,7 @@ void SvgWriter::writeWave(ArrayRef<Drawn> wave, double left, double top) {
         "<rect data-kernel=\"{0}\" data-at=\"{1} {2} {3} {4}\" x=\"{5}\" "
         "y=\"{6}\" width=\"{7}\" height=\"{8}\" fill=\"{9}\" "
         "fill-opacity=\"0.75\" stroke=\"#222\"/>\n",
-        escape(region.op.getSymName()), region.rect.getX(), region.rect.getY(),
+        escapeXml(region.op.getSymName()), region.rect.getX(), region.rect.getY(),
         region.rect.getW(), region.rect.getH(), x, y, w, h,
         kernelColor(region.op.getKernel()));
     LayoutAttr layout = region.layout;
@@ -257,7 +242,7 @@ void SvgWriter::writeWave(ArrayRef<Drawn> wave, double left, double top) {
           "<path data-weights=\"{0}\" d=\"M{1},{2} L{1},{3} M{4},{5} "
           "L{1},{3} L{6},{5}\" stroke=\"#d62728\" stroke-width=\"2\" "
           "fill=\"none\"/>\n",
-          escape(region.op.getSymName()), cx, meshTop - 12, y + 2, cx - 4,
+          escapeXml(region.op.getSymName()), cx, meshTop - 12, y + 2, cx - 4,
           y - 4, cx + 4);
     if (layout && layout.getPartials() != ReduceAxis::none) {
       // Partial sums along the rows (west to east) or down the columns.
@@ -269,7 +254,7 @@ void SvgWriter::writeWave(ArrayRef<Drawn> wave, double left, double top) {
           "stroke=\"#1f77b4\" stroke-width=\"2\" fill=\"none\"/>\n"
           "<path d=\"M{5},{6} L{3},{4} L{7},{8}\" stroke=\"#1f77b4\" "
           "stroke-width=\"2\" fill=\"none\"/>\n",
-          escape(stringifyReduceAxis(layout.getPartials())), x0, y0, x1, y1,
+          escapeXml(stringifyReduceAxis(layout.getPartials())), x0, y0, x1, y1,
           rows ? x1 - 5 : x1 - 4, rows ? y1 - 4 : y1 - 5,
           rows ? x1 - 5 : x1 + 4, rows ? y1 + 4 : y1 - 5);
     }
@@ -286,7 +271,7 @@ void SvgWriter::writeWave(ArrayRef<Drawn> wave, double left, double top) {
       os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\">"
                           "{2}</text>\n",
                           x + 3, y + 13 + 12 * static_cast<double>(i),
-                          escape(lines[i]));
+                          escapeXml(lines[i]));
   }
 }
 
@@ -301,11 +286,11 @@ void SvgWriter::writeLegend(double top) {
   for (llvm::StringRef kernel : kernels) {
     os << llvm::formatv("<rect data-legend=\"{0}\" x=\"{1}\" y=\"{2}\" "
                         "width=\"10\" height=\"10\" fill=\"{3}\"/>\n",
-                        escape(kernel), x, top - 9, kernelColor(kernel));
+                        escapeXml(kernel), x, top - 9, kernelColor(kernel));
     llvm::StringRef shortName = kernel.split('.').second;
     os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\">{2}"
                         "</text>\n",
-                        x + 13, top, escape(shortName));
+                        x + 13, top, escapeXml(shortName));
     x += 13 + 6.5 * static_cast<double>(shortName.size()) + 12;
   }
   double barLeft = kWidth - kMargin - kBarWidth;
@@ -347,14 +332,14 @@ void SvgWriter::writeTable(double top) {
     double share = static_cast<double>(region.sramBytes) / sram;
     os << llvm::formatv("<rect data-region=\"{0}\" x=\"{1}\" y=\"{2}\" "
                         "width=\"12\" height=\"12\" fill=\"{3}\"/>\n",
-                        escape(region.op.getSymName()), kMargin, y - 11,
+                        escapeXml(region.op.getSymName()), kMargin, y - 11,
                         kernelColor(region.op.getKernel()));
     os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\">{2} "
                         "@{3} {4}: {5}; {6}; {7}</text>\n",
                         kMargin + 18, y, region.wave,
-                        escape(region.op.getSymName()),
+                        escapeXml(region.op.getSymName()),
                         stringifyKernelKind(region.op.getKind()),
-                        escape(kernels), where, layout);
+                        escapeXml(kernels), where, layout);
     os << llvm::formatv("<rect data-sram=\"{0}\" x=\"{1}\" y=\"{2}\" "
                         "width=\"{3}\" height=\"12\" fill=\"{4}\"/>\n",
                         region.sramBytes, barLeft, y - 11,

@@ -13,12 +13,14 @@
 #include "cgpt/Support/Version.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <fmt/format.h>
 
 #include <functional>
 #include <map>
+#include <set>
 
 using namespace cgpt::transformer;
 using namespace cgpt::training;
@@ -755,18 +757,107 @@ void printTrace(llvm::raw_ostream &os, llvm::StringRef processName,
   os << "\n";
 }
 
-void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows) {
-  os << llvm::formatv("{0,8} {1,12} {2,12} {3,14} {4,10}\n", "systems",
-                      "micro-batch", "step (s)", "samples/s", "speed-up");
-  for (const ScalingRow &row : rows)
-    os << llvm::formatv(
-        "{0,8} {1,12} {2,12} {3,14} {4,10}\n", row.systems,
-        llvm::formatv("{0} x {1}", row.microBatch, row.gradAccumSteps).str(),
-        llvm::formatv("{0:e3}", row.stepSeconds).str(),
-        llvm::formatv("{0:f2}", row.samplesPerSecond).str(),
-        llvm::formatv("{0:f2}",
-                      row.samplesPerSecond / rows.front().samplesPerSecond)
-            .str());
+SweepRow sweepRow(const StepReport &report) {
+  StepRates rates = computeStepRates(report);
+  SweepRow row;
+  row.model = report.model.name;
+  row.target = report.wafer->targetName;
+  row.sequenceLength = report.model.sequenceLength;
+  row.globalBatch = report.model.globalBatch;
+  row.systems = report.simulation->numCsx;
+  row.microBatchRequest = report.microBatchRequest;
+  row.microBatch = report.wafer->microBatch;
+  row.gradAccumSteps = report.wafer->gradAccumSteps;
+  row.stepSeconds = rates.seconds;
+  row.samplesPerSecond = rates.samplesPerSecond;
+  if (report.training && report.training->steps > 0) {
+    row.trainSteps = report.training->steps;
+    row.training = estimateTraining(report);
+  }
+  return row;
+}
+
+namespace {
+/// Which of a sweep's axes other than the systems differ between its rows.
+struct VaryingAxes {
+  bool model = false, target = false, sequence = false, batch = false,
+       microBatch = false;
+
+  explicit VaryingAxes(llvm::ArrayRef<SweepRow> rows) {
+    for (const SweepRow &row : rows) {
+      const SweepRow &first = rows.front();
+      model |= row.model != first.model;
+      target |= row.target != first.target;
+      sequence |= row.sequenceLength != first.sequenceLength;
+      batch |= row.globalBatch != first.globalBatch;
+      microBatch |= row.microBatchRequest != first.microBatchRequest;
+    }
+  }
+  /// What tells `row`'s group from the others, for a chart's legend.
+  std::string label(const SweepRow &row) const {
+    llvm::SmallVector<std::string> parts;
+    if (model)
+      parts.push_back(row.model);
+    if (target)
+      parts.push_back(row.target);
+    if (sequence)
+      parts.push_back("sequence " + std::to_string(row.sequenceLength));
+    if (batch)
+      parts.push_back("batch " + std::to_string(row.globalBatch));
+    if (microBatch)
+      parts.push_back("micro-batch " + row.microBatchRequest);
+    return llvm::join(parts, ", ");
+  }
+};
+} // namespace
+
+static double speedUp(llvm::ArrayRef<SweepRow> rows, const SweepRow &row) {
+  return row.samplesPerSecond / rows[row.groupFirst].samplesPerSecond;
+}
+
+void printSweepTable(llvm::raw_ostream &os, llvm::ArrayRef<SweepRow> rows) {
+  VaryingAxes varying(rows);
+  auto printRow = [&](llvm::ArrayRef<std::string> prefix,
+                      llvm::ArrayRef<std::string> fields) {
+    for (const std::string &field : prefix)
+      os << field << "  ";
+    os << llvm::formatv("{0,8} {1,12} {2,12} {3,14} {4,10}\n", fields[0],
+                        fields[1], fields[2], fields[3], fields[4]);
+  };
+  // The varying axes' columns as wide as their widest entry.
+  std::vector<std::vector<std::string>> prefixes(rows.size() + 1);
+  auto addColumn = [&](bool shown, llvm::StringRef header,
+                       llvm::function_ref<std::string(const SweepRow &)> cell) {
+    if (!shown)
+      return;
+    size_t width = header.size();
+    for (const SweepRow &row : rows)
+      width = std::max(width, cell(row).size());
+    auto pad = [&](llvm::StringRef text) {
+      return text.str() + std::string(width - text.size(), ' ');
+    };
+    prefixes[0].push_back(pad(header));
+    for (auto [index, row] : llvm::enumerate(rows))
+      prefixes[index + 1].push_back(pad(cell(row)));
+  };
+  addColumn(varying.model, "model", [](const SweepRow &r) { return r.model; });
+  addColumn(varying.target, "target",
+            [](const SweepRow &r) { return r.target; });
+  addColumn(varying.sequence, "sequence", [](const SweepRow &r) {
+    return std::to_string(r.sequenceLength);
+  });
+  addColumn(varying.batch, "batch",
+            [](const SweepRow &r) { return std::to_string(r.globalBatch); });
+  printRow(prefixes[0],
+           {"systems", "micro-batch", "step (s)", "samples/s", "speed-up"});
+  for (auto [index, row] : llvm::enumerate(rows))
+    printRow(prefixes[index + 1],
+             {std::to_string(row.systems),
+              llvm::formatv("{0} x {1}", row.microBatch, row.gradAccumSteps)
+                  .str(),
+              llvm::formatv("{0:e3}", row.stepSeconds).str(),
+              llvm::formatv("{0:f2}", row.samplesPerSecond).str(),
+              llvm::formatv("{0:f2}", speedUp(rows, row)).str()});
 }
 
 void printExploreTable(llvm::raw_ostream &os,
@@ -784,18 +875,45 @@ void printExploreTable(llvm::raw_ostream &os,
                                  : std::string("-"));
 }
 
-DataTable scalingData(llvm::ArrayRef<ScalingRow> rows) {
-  DataTable table{{"systems", "micro_batch", "grad_accum_steps",
-                   "step_seconds", "samples_per_second", "speed_up"},
+DataTable sweepData(llvm::ArrayRef<SweepRow> rows) {
+  DataTable table{{"model", "target", "sequence_length", "global_batch",
+                   "systems", "micro_batch_request", "micro_batch",
+                   "grad_accum_steps", "step_seconds", "samples_per_second",
+                   "speed_up", "train_steps", "train_tokens", "train_hours",
+                   "train_system_hours", "train_energy_kwh", "train_cost"},
                   {}};
-  for (const ScalingRow &row : rows)
-    table.rows.push_back(llvm::json::Object{
+  for (const SweepRow &row : rows) {
+    llvm::json::Object object{
+        {"model", row.model},
+        {"target", row.target},
+        {"sequence_length", row.sequenceLength},
+        {"global_batch", row.globalBatch},
         {"systems", row.systems},
+        {"micro_batch_request", row.microBatchRequest},
         {"micro_batch", row.microBatch},
         {"grad_accum_steps", row.gradAccumSteps},
         {"step_seconds", row.stepSeconds},
         {"samples_per_second", row.samplesPerSecond},
-        {"speed_up", row.samplesPerSecond / rows.front().samplesPerSecond}});
+        {"speed_up", speedUp(rows, row)},
+        {"train_steps", nullptr},
+        {"train_tokens", nullptr},
+        {"train_hours", nullptr},
+        {"train_system_hours", nullptr},
+        {"train_energy_kwh", nullptr},
+        {"train_cost", nullptr}};
+    if (row.training) {
+      const TrainingEstimate &e = *row.training;
+      object["train_steps"] = *row.trainSteps;
+      object["train_tokens"] = e.tokens;
+      object["train_hours"] = e.seconds / 3600.0;
+      object["train_system_hours"] = e.systemHours;
+      if (e.energyJoules > 0)
+        object["train_energy_kwh"] = e.energyJoules / 3.6e6;
+      if (e.cost)
+        object["train_cost"] = *e.cost;
+    }
+    table.rows.push_back(std::move(object));
+  }
   return table;
 }
 
@@ -910,7 +1028,7 @@ struct ChartFrame {
     os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
     os << llvm::formatv("<text x=\"{0}\" y=\"24\" font-size=\"15\" "
                         "font-weight=\"bold\">{1}</text>\n",
-                        left, title.str());
+                        left, escapeXml(title.str()));
     os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
                         "y2=\"{1}\" stroke=\"black\"/>\n<line "
                         "x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\" "
@@ -948,40 +1066,70 @@ struct ChartFrame {
 };
 } // namespace
 
-void printScalingPlot(llvm::raw_ostream &os, llvm::StringRef model,
-                      llvm::ArrayRef<ScalingRow> rows) {
+void printSweepPlot(llvm::raw_ostream &os, llvm::ArrayRef<SweepRow> rows) {
+  static constexpr llvm::StringLiteral kColours[] = {
+      "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  VaryingAxes varying(rows);
+  // The groups by their first row, in order.
+  std::vector<size_t> groups;
   double maxSystems = 0, maxRate = 0;
-  for (const ScalingRow &row : rows) {
+  for (auto [index, row] : llvm::enumerate(rows)) {
+    if (row.groupFirst == index)
+      groups.push_back(index);
     maxSystems = std::max(maxSystems, static_cast<double>(row.systems));
-    maxRate = std::max(maxRate, row.samplesPerSecond);
+    const SweepRow &first = rows[row.groupFirst];
+    double ideal = first.samplesPerSecond / first.systems * row.systems;
+    maxRate = std::max({maxRate, row.samplesPerSecond, ideal});
   }
-  double ideal = rows.front().samplesPerSecond / rows.front().systems;
-  ChartFrame frame(maxSystems, std::max(maxRate, ideal * maxSystems));
-  frame.open(os, model + ": samples/s by number of systems");
+  ChartFrame frame(maxSystems, maxRate);
+  std::string title = groups.size() == 1
+                          ? rows.front().model + ": samples/s by number of "
+                                                 "systems"
+                          : std::string("samples/s by number of systems");
+  frame.open(os, title);
   frame.xTick(os, 0, "0");
-  os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
-                      "y2=\"{3}\" stroke=\"#999\" "
-                      "stroke-dasharray=\"4 4\"/>\n",
-                      frame.x(0), frame.y(0), frame.x(maxSystems),
-                      frame.y(ideal * maxSystems));
-  os << "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" "
-        "points=\"";
-  for (const ScalingRow &row : rows)
-    os << llvm::formatv("{0},{1} ", frame.x(row.systems),
-                        frame.y(row.samplesPerSecond));
-  os << "\"/>\n";
-  for (const ScalingRow &row : rows) {
-    double x = frame.x(row.systems), y = frame.y(row.samplesPerSecond);
-    os << llvm::formatv("<circle cx=\"{0}\" cy=\"{1}\" r=\"4\" "
-                        "fill=\"#4e79a7\"/>\n",
-                        x, y);
-    frame.xTick(os, static_cast<double>(row.systems),
-                std::to_string(row.systems));
-    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\" "
-                        "text-anchor=\"middle\">{2:f1}</text>\n",
-                        x, y - 9, row.samplesPerSecond);
+  std::set<int64_t> ticks;
+  for (auto [series, first] : llvm::enumerate(groups)) {
+    llvm::StringRef colour = kColours[series % std::size(kColours)];
+    llvm::SmallVector<const SweepRow *> points;
+    for (const SweepRow &row : rows)
+      if (row.groupFirst == first)
+        points.push_back(&row);
+    double ideal = rows[first].samplesPerSecond / rows[first].systems;
+    double lastSystems = static_cast<double>(points.back()->systems);
+    os << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
+                        "y2=\"{3}\" stroke=\"{4}\" stroke-opacity=\"0.5\" "
+                        "stroke-dasharray=\"4 4\"/>\n",
+                        frame.x(0), frame.y(0), frame.x(lastSystems),
+                        frame.y(ideal * lastSystems), colour);
+    os << llvm::formatv("<polyline fill=\"none\" stroke=\"{0}\" "
+                        "stroke-width=\"2\" points=\"",
+                        colour);
+    for (const SweepRow *row : points)
+      os << llvm::formatv("{0},{1} ", frame.x(row->systems),
+                          frame.y(row->samplesPerSecond));
+    os << "\"/>\n";
+    for (const SweepRow *row : points) {
+      double x = frame.x(row->systems), y = frame.y(row->samplesPerSecond);
+      os << llvm::formatv("<circle cx=\"{0}\" cy=\"{1}\" r=\"4\" "
+                          "fill=\"{2}\"/>\n",
+                          x, y, colour);
+      if (ticks.insert(row->systems).second)
+        frame.xTick(os, static_cast<double>(row->systems),
+                    std::to_string(row->systems));
+      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\" "
+                          "text-anchor=\"middle\">{2:f1}</text>\n",
+                          x, y - 9, row->samplesPerSecond);
+    }
+    if (groups.size() > 1)
+      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"11\" "
+                          "fill=\"{2}\">{3}</text>\n",
+                          ChartFrame::left + 10,
+                          ChartFrame::top + 14 * (series + 1), colour,
+                          escapeXml(varying.label(rows[first])));
   }
-  frame.close(os, "systems (dashed: linear from the first point)",
+  frame.close(os, "systems (dashed: linear from each line's first point)",
               "samples/s");
 }
 

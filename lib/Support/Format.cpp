@@ -45,6 +45,21 @@ std::string formatGrouped(int64_t value) {
   return fmt::format(grouped, "{:L}", value);
 }
 
+std::string escapeXml(llvm::StringRef text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
+  }
+  return out;
+}
+
 std::string quoteValue(llvm::StringRef text) {
   constexpr size_t kShown = 64;
   std::string out = "'";

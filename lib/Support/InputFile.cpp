@@ -84,6 +84,16 @@ readToolInput(llvm::StringRef path) {
       llvm::MemoryBuffer::getMemBufferCopy(text, "<stdin>"));
 }
 
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readInputText(llvm::StringRef path, llvm::StringRef text) {
+  if (text.size() > kMaxInputFileBytes)
+    return llvm::createStringError(
+        std::errc::file_too_large, "it has %s bytes; the limit is %s",
+        formatGrouped(static_cast<int64_t>(text.size())).c_str(),
+        formatGrouped(static_cast<int64_t>(kMaxInputFileBytes)).c_str());
+  return llvm::MemoryBuffer::getMemBufferCopy(withoutByteOrderMark(text), path);
+}
+
 /// Appends `args`, expanding `@file` arguments, `depth` files deep so far.
 static llvm::Error expandInto(llvm::ArrayRef<const char *> args,
                               llvm::StringSaver &saver, unsigned depth,

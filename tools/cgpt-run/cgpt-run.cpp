@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <memory>
 #include <set>
 
 using namespace mlir;
@@ -41,9 +42,10 @@ namespace {
 using cgpt::driver::EmitKind;
 
 cl::OptionCategory runCategory("cgpt-run options");
-cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                               cl::desc("<model file or .mlir>"),
-                               cl::cat(runCategory));
+cl::list<std::string> inputPaths(cl::Positional, cl::OneOrMore,
+                                 cl::desc("<model file or .mlir> (several "
+                                          "model files sweep over them)"),
+                                 cl::cat(runCategory));
 cl::opt<EmitKind>
     emit("emit", cl::desc("What to print on standard output"),
          cl::values(clEnumValN(EmitKind::Summary, "summary",
@@ -60,8 +62,8 @@ cl::opt<std::string> reportPath("report",
                                 cl::value_desc("file"), cl::cat(runCategory));
 cl::opt<std::string> tablePath(
     "table",
-    cl::desc("Write the --num-csx sweep's table, or explore's, as CSV "
-             "(.csv) or JSON (.json)"),
+    cl::desc("Write a sweep's table, or explore's, as CSV (.csv) or JSON "
+             "(.json)"),
     cl::value_desc("file.csv|file.json"), cl::cat(runCategory));
 cl::opt<std::string> tracePath(
     "trace", cl::desc("Write the simulated timeline (Chrome trace-event JSON)"),
@@ -74,8 +76,9 @@ cl::list<std::string>
            cl::cat(runCategory));
 cl::opt<std::string> plotPath(
     "plot",
-    cl::desc("With a --num-csx sweep: draw samples/s by systems (.svg, or "
-             ".png through rsvg-convert)"),
+    cl::desc("With a --num-csx sweep: draw samples/s by systems, a line for "
+             "each point of the other lists (.svg, or .png through "
+             "rsvg-convert)"),
     cl::value_desc("file.svg|file.png"), cl::cat(runCategory));
 cl::opt<int64_t> steps(
     "steps",
@@ -100,16 +103,17 @@ cl::opt<int64_t>
              cl::desc("With --steps: log every this many steps (default: "
                       "about ten lines in all)"),
              cl::init(0), cl::cat(runCategory));
-cl::opt<std::string> microBatchSize(
+cl::list<std::string> microBatchSize(
     "micro-batch-size",
     cl::desc("Micro-batch per system (overrides the file): an integer, "
-             "auto, explore, explore:MIN-MAX or none"),
-    cl::value_desc("size"), cl::cat(runCategory));
-cl::opt<int64_t> batchSize(
+             "auto, explore, explore:MIN-MAX or none; a list sweeps"),
+    cl::value_desc("size"), cl::CommaSeparated, cl::cat(runCategory));
+cl::list<std::string> batchSize(
     "batch-size",
     cl::desc("batch_size as the file would give it (overrides the file; a "
-             "config.json gives none)"),
-    cl::value_desc("sequences"), cl::cat(runCategory));
+             "config.json gives none); a list such as 128,256 or 64-66 "
+             "sweeps"),
+    cl::value_desc("sequences"), cl::CommaSeparated, cl::cat(runCategory));
 cl::opt<cgpt::frontend::BatchSemantics> batchSemantics(
     "batch-semantics",
     cl::desc("How to read the file's batch_size (default: from the file's "
@@ -122,11 +126,12 @@ cl::opt<cgpt::frontend::BatchSemantics> batchSemantics(
                           "each system's batch (TensorFlow files and "
                           "PyTorch files before 1.9.0)")),
     cl::cat(runCategory));
-cl::opt<int64_t>
+cl::list<std::string>
     sequenceLength("sequence-length",
                    cl::desc("Tokens per sequence (overrides the file; at most "
-                            "max_position_embeddings)"),
-                   cl::value_desc("tokens"), cl::cat(runCategory));
+                            "max_position_embeddings); a list sweeps"),
+                   cl::value_desc("tokens"), cl::CommaSeparated,
+                   cl::cat(runCategory));
 cl::opt<std::string>
     placementPath("emit-placement",
                   cl::desc("Draw a stage's placement and SRAM heat map as SVG"),
@@ -159,10 +164,11 @@ cl::opt<std::string> placementStage(
     cl::desc("The stage --emit-placement draws (default: the first decoder "
              "layer's forward stage)"),
     cl::value_desc("name"), cl::cat(runCategory));
-cl::opt<std::string> target("target",
-                            cl::desc("Target: wse2 (default), wse3, mini, or "
-                                     "a target description file"),
-                            cl::init("wse2"), cl::cat(runCategory));
+cl::list<std::string> target("target",
+                             cl::desc("Target: wse2 (default), wse3, mini, or "
+                                      "a target description file; a list "
+                                      "such as wse2,wse3 sweeps"),
+                             cl::CommaSeparated, cl::cat(runCategory));
 cl::opt<std::string> placer(
     "placer",
     cl::desc("The placers the planner weighs: auto (default: whole-mesh and "
@@ -229,23 +235,48 @@ cl::opt<bool> bf16Storage(
 static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
   cgpt::driver::RunOptions options;
   cgpt::driver::CompileOptions &compile = options.compile;
-  compile.inputPath = inputPath;
+  cgpt::driver::SweepAxes &sweep = options.sweep;
+  // Each list with one value sets that value; with more, it is an axis of
+  // the sweep.
+  compile.inputPath = inputPaths.front();
+  if (inputPaths.size() > 1)
+    for (const std::string &path : inputPaths)
+      sweep.inputs.push_back({path, std::nullopt});
   cgpt::frontend::ImportOptions &import = compile.import;
-  if (microBatchSize.getNumOccurrences()) {
+  if (microBatchSize.size() == 1) {
     llvm::Expected<cgpt::frontend::MicroBatchChoice> choice =
-        cgpt::frontend::parseMicroBatchChoice(microBatchSize);
+        cgpt::frontend::parseMicroBatchChoice(microBatchSize.front());
     if (!choice)
       return choice.takeError();
     import.microBatch = *choice;
+  } else {
+    sweep.microBatches.assign(microBatchSize.begin(), microBatchSize.end());
   }
-  if (batchSize.getNumOccurrences())
-    import.batchSize = batchSize;
+  llvm::Expected<std::vector<int64_t>> batches = cgpt::driver::parseNumberList(
+      "--batch-size", std::vector<std::string>(batchSize.begin(), batchSize.end()));
+  if (!batches)
+    return batches.takeError();
+  if (batches->size() == 1)
+    import.batchSize = batches->front();
+  else
+    sweep.batchSizes = std::move(*batches);
   if (batchSemantics.getNumOccurrences())
     import.batchSemantics = batchSemantics;
-  if (sequenceLength.getNumOccurrences())
-    import.sequenceLength = sequenceLength;
-  if (target.getNumOccurrences())
-    compile.target = target;
+  llvm::Expected<std::vector<int64_t>> lengths =
+      cgpt::driver::parseNumberList(
+          "--sequence-length",
+          std::vector<std::string>(sequenceLength.begin(),
+                                   sequenceLength.end()));
+  if (!lengths)
+    return lengths.takeError();
+  if (lengths->size() == 1)
+    import.sequenceLength = lengths->front();
+  else
+    sweep.sequenceLengths = std::move(*lengths);
+  if (target.size() == 1)
+    compile.target = target.front();
+  else
+    sweep.targets.assign(target.begin(), target.end());
   if (recompute.getNumOccurrences())
     compile.recompute = recompute;
   if (placer.getNumOccurrences())
@@ -265,8 +296,8 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
            llvm::is_contained(entry.second->Categories,
                               &cl::getGeneralCategory());
   });
-  llvm::Expected<std::vector<int64_t>> systems = cgpt::driver::parseSystemsList(
-      std::vector<std::string>(numCsx.begin(), numCsx.end()));
+  llvm::Expected<std::vector<int64_t>> systems = cgpt::driver::parseNumberList(
+      "--num-csx", std::vector<std::string>(numCsx.begin(), numCsx.end()));
   if (!systems)
     return systems.takeError();
   options.numCsx = std::move(*systems);
@@ -304,13 +335,21 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
 static bool checkCommandLine() {
   // LLVM counts each value of a comma-separated list as an occurrence; the
   // values of one occurrence share its position on the command line.
-  std::set<unsigned> listPositions;
-  for (unsigned index = 0; index < numCsx.size(); ++index)
-    listPositions.insert(numCsx.getPosition(index));
-  if (listPositions.size() > 1) {
-    llvm::errs() << "cgpt-run: --num-csx is given " << listPositions.size()
-                 << " times; give one list, such as --num-csx 2,4\n";
-    return false;
+  // cl::list's operator& gives its storage, hence std::addressof.
+  for (cl::list<std::string> *list :
+       {std::addressof(numCsx), std::addressof(target),
+        std::addressof(sequenceLength), std::addressof(batchSize),
+        std::addressof(microBatchSize)}) {
+    std::set<unsigned> listPositions;
+    for (unsigned index = 0; index < list->size(); ++index)
+      listPositions.insert(list->getPosition(index));
+    if (listPositions.size() > 1) {
+      llvm::errs() << "cgpt-run: --" << list->ArgStr << " is given "
+                   << listPositions.size()
+                   << " times; give one list, such as --" << list->ArgStr
+                   << " " << (*list)[0] << "," << (*list)[1] << "\n";
+      return false;
+    }
   }
   for (auto &entry : cl::getRegisteredOptions()) {
     cl::Option *option = entry.second;

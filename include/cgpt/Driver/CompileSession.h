@@ -30,6 +30,9 @@ enum class EmitKind { Summary, Transformer, Dataflow, Wafer };
 struct CompileOptions {
   /// A model file, IR, or "-" for standard input.
   std::string inputPath;
+  /// The input's contents, when given in memory: `inputPath` then only
+  /// names it (in diagnostics, and by its extension the format).
+  std::optional<std::string> inputText;
   /// Overrides of what the model file says; `numCsx` is set per compile.
   frontend::ImportOptions import;
   /// The target and recompute policy when the user named them: they apply

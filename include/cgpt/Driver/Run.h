@@ -17,6 +17,7 @@
 
 #include "cgpt/Driver/CompileSession.h"
 #include "cgpt/Sim/Mesh/BandLinks.h"
+#include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/OutputFiles.h"
 
 #include "llvm/Support/Error.h"
@@ -25,7 +26,7 @@
 
 namespace cgpt::driver {
 
-/// The most entries a --num-csx sweep runs: each is a compile.
+/// The most points a sweep runs, all its axes together: each is a compile.
 constexpr size_t kMaxSweepEntries = 128;
 /// A training run's length, as --train-steps or --train-tokens give it:
 /// far beyond any run trained (Cerebras-GPT 13B: 174,357 steps, 2.6e11
@@ -33,17 +34,41 @@ constexpr size_t kMaxSweepEntries = 128;
 constexpr int64_t kMaxTrainSteps = int64_t(1) << 40;
 constexpr double kMaxTrainTokens = 1e18;
 
-/// The numbers of systems of a --num-csx value, its comma-separated
-/// `items` each a number (`4`) or an inclusive range (`4-8`), in order; a
-/// range is refused before it is expanded when it alone holds more than a
-/// sweep runs.
+/// The numbers of a list-valued option such as --num-csx (`option` names
+/// it in errors), its comma-separated `items` each a number (`4`) or an
+/// inclusive range (`4-8`), in order; a range is refused before it is
+/// expanded when it alone holds more than a sweep runs.
 llvm::Expected<std::vector<int64_t>>
-parseSystemsList(llvm::ArrayRef<std::string> items);
+parseNumberList(llvm::StringRef option, llvm::ArrayRef<std::string> items);
+
+/// A model to compile: a file (or "-"), or, when `text` is set, those
+/// contents under the name `path` (the Python package's strings and dicts).
+struct ModelInput {
+  std::string path;
+  std::optional<std::string> text;
+};
+
+/// What a sweep varies besides the systems. An empty list stands for the
+/// one value `RunOptions::compile` holds: the file's, or the option given
+/// once.
+struct SweepAxes {
+  std::vector<ModelInput> inputs;
+  std::vector<std::string> targets;
+  std::vector<int64_t> sequenceLengths;
+  std::vector<int64_t> batchSizes;
+  /// As written: an integer, auto, explore, explore:MIN-MAX or none.
+  std::vector<std::string> microBatches;
+};
 
 struct RunOptions {
   CompileOptions compile;
   /// Systems to compile for: none (the file's), one, or a sweep.
   std::vector<int64_t> numCsx;
+  SweepAxes sweep;
+  /// Whether this run is a sweep (more than one point), and how many
+  /// points it has.
+  bool isSweep() const { return sweepSize() > 1; }
+  size_t sweepSize() const;
   /// Files to write, when asked for (an empty name is refused).
   std::optional<std::string> reportPath, tablePath, tracePath, plotPath,
       placementPath;
@@ -86,6 +111,21 @@ llvm::Error checkRunOptions(const RunOptions &options);
 mlir::LogicalResult runCommand(mlir::MLIRContext &context,
                                const RunOptions &options,
                                llvm::raw_ostream &out, OutputFiles &outputs);
+
+/// What a sweep gave: a row per point, and each point's report when asked
+/// for (without its timeline).
+struct SweepResult {
+  std::vector<report::SweepRow> rows;
+  std::vector<report::StepReport> reports;
+};
+
+/// Compiles and simulates every point of `options`' sweep (its axes and
+/// systems, the systems innermost), in order. `keepReports` keeps each
+/// point's report; `warnings` (when given) fills each report's warnings.
+mlir::FailureOr<SweepResult>
+runSweep(mlir::MLIRContext &context, const RunOptions &options,
+         llvm::raw_ostream &irOut, bool keepReports,
+         const WarningRecorder *warnings = nullptr);
 
 } // namespace cgpt::driver
 

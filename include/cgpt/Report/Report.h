@@ -200,16 +200,35 @@ void printTrace(llvm::raw_ostream &os, llvm::StringRef processName,
                 const sim::SimulationResult &simulation,
                        const sim::mesh::CycleLevelRun *cycleLevel = nullptr);
 
-/// One row of a `--num-csx` sweep.
-struct ScalingRow {
-  int64_t systems;
-  int64_t microBatch;
-  int64_t gradAccumSteps;
-  double stepSeconds;
-  double samplesPerSecond;
+/// One point of a sweep: the axes it varies (model, target, sequence
+/// length, batch, systems, micro-batch request) and what the compile and
+/// simulation gave.
+struct SweepRow {
+  std::string model, target;
+  int64_t sequenceLength = 0;
+  int64_t globalBatch = 0;
+  int64_t systems = 0;
+  /// The micro-batch as the point asked for it ("auto", "4", ...) and as
+  /// planned.
+  std::string microBatchRequest;
+  int64_t microBatch = 0;
+  int64_t gradAccumSteps = 0;
+  double stepSeconds = 0;
+  double samplesPerSecond = 0;
+  /// The first row with the same model, target, sequence length, batch
+  /// and micro-batch request: the speed-up is relative to it.
+  size_t groupFirst = 0;
+  /// The training run of the report's schedule or options, when it has
+  /// steps.
+  std::optional<int64_t> trainSteps;
+  std::optional<TrainingEstimate> training;
 };
-/// Prints the sweep as a table, speed-up relative to the first row.
-void printScalingTable(llvm::raw_ostream &os, llvm::ArrayRef<ScalingRow> rows);
+/// The row of a simulated `report`; `groupFirst` is left for the caller.
+SweepRow sweepRow(const StepReport &report);
+/// Prints the sweep as a table, each row's speed-up relative to the first
+/// of its group; columns for model, target, sequence length and batch only
+/// where the rows differ in them.
+void printSweepTable(llvm::raw_ostream &os, llvm::ArrayRef<SweepRow> rows);
 
 /// Prints what `explore` weighed: each micro-batch with its best policy (or
 /// its leanest where none fits), whether it fits, SRAM peak, samples/s.
@@ -222,15 +241,14 @@ struct DataTable {
   std::vector<std::string> keys;
   llvm::json::Array rows;
 };
-DataTable scalingData(llvm::ArrayRef<ScalingRow> rows);
+DataTable sweepData(llvm::ArrayRef<SweepRow> rows);
 DataTable exploreData(llvm::ArrayRef<StepReport::Wafer::Explored> rows);
 /// Prints `table` as CSV (a header of keys, then one line per row) or as
 /// JSON (an array of row objects).
 void printDataTable(llvm::raw_ostream &os, const DataTable &table, bool csv);
-/// Draws the sweep as an SVG chart: samples/s against systems, with the
-/// linear ideal from the first row.
-void printScalingPlot(llvm::raw_ostream &os, llvm::StringRef model,
-                      llvm::ArrayRef<ScalingRow> rows);
+/// Draws the sweep as an SVG chart: samples/s against systems, one line
+/// per group of rows, each with the linear ideal from its first row.
+void printSweepPlot(llvm::raw_ostream &os, llvm::ArrayRef<SweepRow> rows);
 
 /// Draws a functional run's loss by step as an SVG line chart.
 void printLossCurve(llvm::raw_ostream &os, llvm::StringRef model,

@@ -27,6 +27,9 @@ std::string formatGrouped(int64_t value);
 /// the full length said, so that a 10 MB value makes a short line.
 std::string quoteValue(llvm::StringRef text);
 
+/// `text` as SVG or XML text: '<', '>' and '&' escaped.
+std::string escapeXml(llvm::StringRef text);
+
 /// A shape as "[?, 2048, 768]"; dynamic dimensions print as "?".
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

@@ -42,6 +42,11 @@ withoutByteOrderMark(std::unique_ptr<llvm::MemoryBuffer> buffer);
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readToolInput(llvm::StringRef path);
 
+/// Input given in memory (a Python string) under the name `path`, within
+/// the same limit as a file and without a byte-order mark.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readInputText(llvm::StringRef path, llvm::StringRef text);
+
 /// The command line with every `@file` argument replaced by the arguments
 /// the file holds, as LLVM's tools expand response files, but with each
 /// file read as readInputFile reads inputs (a regular file within
