@@ -13,6 +13,8 @@ packages=(
   libzstd-dev            # LLVM 19's CMake package links libzstd
   libyaml-cpp-dev libfmt-dev libgtest-dev
   python3-numpy python3-yaml python3-torch  # the PyTorch reference check (test/reference)
+  python3-dev pybind11-dev                  # the Python package (python/)
+  python3-pytest python3-jsonschema         # its tests, and the report's schema check
   librsvg2-bin           # rsvg-convert, for cgpt-run --plot file.png
   libopenmpi-dev openmpi-bin  # the cycle-level run over MPI processes
 )

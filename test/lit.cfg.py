@@ -75,6 +75,29 @@ else:
                     "in test/reference are skipped (scripts/setup.sh "
                     "installs it)")
 
+# The Python package's tests (test/python) need the package built
+# (CGPT_PYTHON, off in the sanitized build) and a Python of the same version
+# with Debian's python3-pytest and python3-jsonschema: the one CMake found,
+# else Debian's.
+if config.cgpt_python:
+    package_dir = os.path.join(config.cgpt_obj_root, "python")
+    for candidate in (config.python_executable, "/usr/bin/python3"):
+        try:
+            subprocess.run([candidate, "-c", "import pytest, jsonschema, cgpt"],
+                           check=True, capture_output=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=package_dir))
+            config.available_features.add("python-package")
+            config.substitutions.append(("%package_python", candidate))
+            config.environment["PYTHONPATH"] = package_dir
+            break
+        except (OSError, subprocess.SubprocessError):
+            pass
+    else:
+        lit_config.note("the cgpt package does not import in a Python with "
+                        "pytest and jsonschema: test/python is skipped "
+                        "(scripts/setup.sh installs python3-pytest and "
+                        "python3-jsonschema)")
+
 # The timing table's cases that the runs over more workers than cores
 # repeat (mesh-parallel.test, mesh-mpi.test): the short case or cases of
 # each kernel program. Each simulated cycle is a round of messages there,

@@ -131,6 +131,52 @@ driver::parseNumberList(llvm::StringRef option,
   return numbers;
 }
 
+llvm::Error driver::setRunLists(RunOptions &o, const RunLists &lists) {
+  CompileOptions &compile = o.compile;
+  frontend::ImportOptions &import = compile.import;
+  SweepAxes &sweep = o.sweep;
+  if (lists.inputs.size() == 1) {
+    compile.inputPath = lists.inputs.front().path;
+    compile.inputText = lists.inputs.front().text;
+  } else if (!lists.inputs.empty()) {
+    compile.inputPath = lists.inputs.front().path;
+    sweep.inputs = lists.inputs;
+  }
+  llvm::Expected<std::vector<int64_t>> systems =
+      parseNumberList("--num-csx", lists.numCsx);
+  if (!systems)
+    return systems.takeError();
+  o.numCsx = std::move(*systems);
+  if (lists.targets.size() == 1)
+    compile.target = lists.targets.front();
+  else
+    sweep.targets = lists.targets;
+  for (auto [option, items, single, axis] :
+       {std::tuple{"--sequence-length", &lists.sequenceLengths,
+                   &import.sequenceLength, &sweep.sequenceLengths},
+        {"--batch-size", &lists.batchSizes, &import.batchSize,
+         &sweep.batchSizes}}) {
+    llvm::Expected<std::vector<int64_t>> numbers =
+        parseNumberList(option, *items);
+    if (!numbers)
+      return numbers.takeError();
+    if (numbers->size() == 1)
+      *single = numbers->front();
+    else
+      *axis = std::move(*numbers);
+  }
+  if (lists.microBatches.size() == 1) {
+    llvm::Expected<frontend::MicroBatchChoice> choice =
+        frontend::parseMicroBatchChoice(lists.microBatches.front());
+    if (!choice)
+      return choice.takeError();
+    import.microBatch = *choice;
+  } else {
+    sweep.microBatches = lists.microBatches;
+  }
+  return llvm::Error::success();
+}
+
 size_t RunOptions::sweepSize() const {
   // Each axis is checked to hold at most kMaxSweepEntries values before
   // this is used to bound the run, so the product cannot overflow.

@@ -235,48 +235,18 @@ cl::opt<bool> bf16Storage(
 static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
   cgpt::driver::RunOptions options;
   cgpt::driver::CompileOptions &compile = options.compile;
-  cgpt::driver::SweepAxes &sweep = options.sweep;
-  // Each list with one value sets that value; with more, it is an axis of
-  // the sweep.
-  compile.inputPath = inputPaths.front();
-  if (inputPaths.size() > 1)
-    for (const std::string &path : inputPaths)
-      sweep.inputs.push_back({path, std::nullopt});
-  cgpt::frontend::ImportOptions &import = compile.import;
-  if (microBatchSize.size() == 1) {
-    llvm::Expected<cgpt::frontend::MicroBatchChoice> choice =
-        cgpt::frontend::parseMicroBatchChoice(microBatchSize.front());
-    if (!choice)
-      return choice.takeError();
-    import.microBatch = *choice;
-  } else {
-    sweep.microBatches.assign(microBatchSize.begin(), microBatchSize.end());
-  }
-  llvm::Expected<std::vector<int64_t>> batches = cgpt::driver::parseNumberList(
-      "--batch-size", std::vector<std::string>(batchSize.begin(), batchSize.end()));
-  if (!batches)
-    return batches.takeError();
-  if (batches->size() == 1)
-    import.batchSize = batches->front();
-  else
-    sweep.batchSizes = std::move(*batches);
+  cgpt::driver::RunLists lists;
+  for (const std::string &path : inputPaths)
+    lists.inputs.push_back({path, std::nullopt});
+  lists.numCsx.assign(numCsx.begin(), numCsx.end());
+  lists.targets.assign(target.begin(), target.end());
+  lists.sequenceLengths.assign(sequenceLength.begin(), sequenceLength.end());
+  lists.batchSizes.assign(batchSize.begin(), batchSize.end());
+  lists.microBatches.assign(microBatchSize.begin(), microBatchSize.end());
+  if (llvm::Error error = cgpt::driver::setRunLists(options, lists))
+    return std::move(error);
   if (batchSemantics.getNumOccurrences())
-    import.batchSemantics = batchSemantics;
-  llvm::Expected<std::vector<int64_t>> lengths =
-      cgpt::driver::parseNumberList(
-          "--sequence-length",
-          std::vector<std::string>(sequenceLength.begin(),
-                                   sequenceLength.end()));
-  if (!lengths)
-    return lengths.takeError();
-  if (lengths->size() == 1)
-    import.sequenceLength = lengths->front();
-  else
-    sweep.sequenceLengths = std::move(*lengths);
-  if (target.size() == 1)
-    compile.target = target.front();
-  else
-    sweep.targets.assign(target.begin(), target.end());
+    compile.import.batchSemantics = batchSemantics;
   if (recompute.getNumOccurrences())
     compile.recompute = recompute;
   if (placer.getNumOccurrences())
@@ -296,11 +266,6 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
            llvm::is_contained(entry.second->Categories,
                               &cl::getGeneralCategory());
   });
-  llvm::Expected<std::vector<int64_t>> systems = cgpt::driver::parseNumberList(
-      "--num-csx", std::vector<std::string>(numCsx.begin(), numCsx.end()));
-  if (!systems)
-    return systems.takeError();
-  options.numCsx = std::move(*systems);
   options.placementStage = placementStage;
   if (steps.getNumOccurrences())
     options.steps = steps;

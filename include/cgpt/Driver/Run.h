@@ -100,6 +100,19 @@ struct RunOptions {
   bool bf16Storage = false;
 };
 
+/// The run's lists as a user gives them (cgpt-run's options, the Python
+/// package's arguments): numbers as text, so that ranges (`1-16`) work.
+struct RunLists {
+  std::vector<ModelInput> inputs;
+  std::vector<std::string> numCsx, targets, sequenceLengths, batchSizes,
+      microBatches;
+};
+
+/// Sets each list of `lists` with one value as that option of `options`,
+/// and makes each longer one an axis of the sweep; fails naming the option
+/// of a value that is not one.
+llvm::Error setRunLists(RunOptions &options, const RunLists &lists);
+
 /// Refuses option combinations that cannot work and output paths that
 /// cannot be written (a folder, an input, another output), before any
 /// compiling. The message reads after "cgpt-run: ".
