@@ -383,6 +383,8 @@ private:
       stage(*o.reportPath, [&](llvm::raw_ostream &os) {
         llvm::json::OStream json(os, 2);
         json.object([&] {
+          json.attribute("schema_version",
+                         cgpt::report::kReportSchemaVersion);
           json.attributeArray("sweep", [&] {
             for (const cgpt::report::StepReport &report : result->reports)
               cgpt::report::writeReport(json, report);

@@ -443,6 +443,7 @@ static llvm::json::Object constantSections(const StepReport &report) {
     input["batch_reading"] = report.batchReading;
   }
   llvm::json::Object json{
+      {"schema_version", kReportSchemaVersion},
       {"cgpt",
        llvm::json::Object{{"version", getVersion()},
                           {"commit", getGitCommit()}}},

@@ -28,6 +28,11 @@
 
 namespace cgpt::report {
 
+/// The version of the JSON report's form, its `schema_version` key:
+/// docs/tools/cgpt-run-report.schema.json describes it. A key removed or
+/// changed in meaning raises it; a key added does not.
+constexpr int64_t kReportSchemaVersion = 1;
+
 /// What the report says about a step, gathered stage by stage.
 struct StepReport {
   /// Where the step came from: the input path and, for a model file, how
