@@ -15,6 +15,7 @@
 
 #include "cgpt/Driver/Run.h"
 #include "cgpt/InitAllDialects.h"
+#include "cgpt/Report/CompileReport.h"
 #include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/InputFile.h"
 #include "cgpt/Support/Nesting.h"
@@ -187,6 +188,28 @@ Outcome stepReport(const py::dict &request) {
   });
 }
 
+/// The per-kernel compile report's rows as a JSON array.
+Outcome compileReportTable(const py::dict &request) {
+  return call(request, [](mlir::MLIRContext &context, const RunOptions &o,
+                          llvm::raw_ostream &out) -> mlir::LogicalResult {
+    if (o.isSweep())
+      return mlir::emitError(mlir::UnknownLoc::get(&context))
+             << "compile_report() runs one point; sweep() runs lists";
+    CompileSession session(context, o.compile);
+    std::optional<int64_t> systems;
+    if (!o.numCsx.empty())
+      systems = o.numCsx.front();
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    mlir::FailureOr<report::StepReport> step =
+        session.compileAndSimulate(systems, module, llvm::nulls());
+    if (mlir::failed(step))
+      return mlir::failure();
+    report::printDataTable(out, report::compileReportData(*step),
+                           /*csv=*/false);
+    return mlir::success();
+  });
+}
+
 /// A sweep's table as a JSON array of rows.
 Outcome sweepTable(const py::dict &request) {
   return call(request, [](mlir::MLIRContext &context, const RunOptions &o,
@@ -299,6 +322,8 @@ PYBIND11_MODULE(_cgpt, m) {
   m.def("printed", &printed,
         "What cgpt-run prints for the request: summary, IR or sweep table");
   m.def("report", &stepReport, "The JSON report of one step");
+  m.def("compile_report", &compileReportTable,
+        "The per-kernel compile report's rows");
   m.def("sweep", &sweepTable, "A sweep's table as a JSON array of rows");
   m.def("yaml_to_json", &yamlToJson,
         "A YAML model file's contents as JSON text");

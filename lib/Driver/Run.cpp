@@ -9,6 +9,7 @@
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Exec/HostMemory.h"
+#include "cgpt/Report/CompileReport.h"
 #include "cgpt/Exec/Parameters.h"
 #include "cgpt/Exec/TrainingSession.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
@@ -61,6 +62,7 @@ static llvm::Error checkOutputPaths(const RunOptions &o) {
       {&o.tablePath, "--table"},
       {&o.plotPath, "--plot"},
       {&o.placementPath, "--emit-placement"},
+      {&o.compileReportPath, "--compile-report"},
       {&o.saveWeightsPath, "--save-weights"},
       {&o.dumpStepPath, "--dump-step"},
       {&o.lossCurvePath, "--loss-curve"}};
@@ -256,11 +258,11 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
       return error;
   }
   if (o.isSweep() &&
-      (o.tracePath || o.placementPath || o.steps.value_or(0) > 0 ||
-       o.compile.emit != EmitKind::Summary))
+      (o.tracePath || o.placementPath || o.compileReportPath ||
+       o.steps.value_or(0) > 0 || o.compile.emit != EmitKind::Summary))
     return refuse("a sweep prints its table (and writes --report, --table, "
                   "--plot); run one point for --trace, --emit-placement, "
-                  "--steps or --emit");
+                  "--compile-report, --steps or --emit");
   if (o.tablePath) {
     if (llvm::Error error =
             checkSuffix("--table", *o.tablePath, {".csv", ".json"}))
@@ -337,9 +339,11 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
                     "cgpt-run reads a model from: name the file");
   if (o.functional) {
     if (o.isSweep() || o.reportPath || o.tracePath || o.tablePath ||
-        o.placementPath || o.compile.emit != EmitKind::Summary)
+        o.placementPath || o.compileReportPath ||
+        o.compile.emit != EmitKind::Summary)
       return refuse("--functional runs one number of systems and prints its "
-                    "log; sweeps, --report, --trace, --table, "
+                    "log; sweeps, --report, --compile-report, --trace, "
+                    "--table, "
                     "--emit-placement and --emit belong to simulation runs");
     if (o.lossCurvePath)
       return checkSuffix("--loss-curve", *o.lossCurvePath, kChartSuffixes);
@@ -553,6 +557,16 @@ private:
     if (o.reportPath)
       stage(*o.reportPath, [&](llvm::raw_ostream &os) {
         cgpt::report::printReport(os, report);
+      });
+    if (o.compileReportPath)
+      stage(*o.compileReportPath, [&](llvm::raw_ostream &os) {
+        llvm::StringRef path(*o.compileReportPath);
+        bool csv = path.ends_with_insensitive(".csv");
+        if (csv || path.ends_with_insensitive(".json"))
+          cgpt::report::printDataTable(
+              os, cgpt::report::compileReportData(report), csv);
+        else
+          cgpt::report::printCompileReport(os, report);
       });
     if (o.tablePath) {
       if (report.wafer->explored.empty()) {

@@ -27,6 +27,7 @@ __all__ = [
     "Model",
     "builtin_targets",
     "compile",
+    "compile_report",
     "simulate",
     "summary",
     "sweep",
@@ -225,6 +226,13 @@ def compile(model, level="wafer", **options):
     if level not in _LEVELS:
         raise ValueError("level is %r; allowed: %s" % (level, ", ".join(_LEVELS)))
     return _run(_cgpt.printed, _request(model, level=level, **options))
+
+
+def compile_report(model, **options):
+    """The per-kernel compile report (cgpt-run --compile-report): a row
+    dict per placed kernel with its stage, rectangle, cores, mesh_percent,
+    wave, sram_bytes_per_core and first-pass seconds, flops and bound."""
+    return json.loads(_run(_cgpt.compile_report, _request(model, **options)))
 
 
 def sweep(models, **options):

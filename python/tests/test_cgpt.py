@@ -96,6 +96,15 @@ def test_compile_each_level():
         cgpt.compile(TINY, "llvm")
 
 
+def test_compile_report_rows():
+    rows = cgpt.compile_report(TINY, target="mini", placer="pipelined")
+    report = cgpt.simulate(TINY, target="mini", placer="pipelined")
+    stages = report["placement"]["stages"]
+    assert len(rows) == sum(len(s["regions"]) for s in stages)
+    assert rows[0]["stage"] == "embed.forward" and rows[0]["mesh_percent"] < 100
+    assert all(r["cores"] == r["width"] * r["height"] for r in rows)
+
+
 def test_summary_is_cgpt_runs():
     text = cgpt.summary(TINY, target="mini")
     assert text.startswith("cgpt: tiny")

@@ -60,6 +60,13 @@ cl::opt<EmitKind>
 cl::opt<std::string> reportPath("report",
                                 cl::desc("Write the JSON report to this file"),
                                 cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<std::string> compileReportPath(
+    "compile-report",
+    cl::desc("Write the per-kernel compile report: each placed kernel's "
+             "rectangle, cores and share of the mesh, wave, SRAM a core, "
+             "time and bound; each stage's active cores (text, or .csv, "
+             ".json)"),
+    cl::value_desc("file"), cl::cat(runCategory));
 cl::opt<std::string> tablePath(
     "table",
     cl::desc("Write a sweep's table, or explore's, as CSV (.csv) or JSON "
@@ -286,6 +293,7 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
                               {&tablePath, &options.tablePath},
                               {&plotPath, &options.plotPath},
                               {&placementPath, &options.placementPath},
+                              {&compileReportPath, &options.compileReportPath},
                               {&saveWeightsPath, &options.saveWeightsPath},
                               {&dumpStepPath, &options.dumpStepPath},
                               {&lossCurvePath, &options.lossCurvePath}})

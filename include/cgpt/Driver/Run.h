@@ -71,7 +71,7 @@ struct RunOptions {
   size_t sweepSize() const;
   /// Files to write, when asked for (an empty name is refused).
   std::optional<std::string> reportPath, tablePath, tracePath, plotPath,
-      placementPath;
+      placementPath, compileReportPath;
   /// The stage --emit-placement draws; empty: the first decoder layer's
   /// forward stage.
   std::string placementStage;
