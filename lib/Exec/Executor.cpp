@@ -131,6 +131,21 @@ FailureOr<Trainer> Trainer::create(dataflow::ProgramOp program,
   return trainer;
 }
 
+void Trainer::recordRouting(dataflow::RouteOp route, const KernelFrame &frame,
+                            int64_t firstSequence) {
+  auto router = route.getRouter().getDefiningOp<dataflow::WeightInOp>();
+  if (!router)
+    return;
+  const Tensor &experts = frame[route.getExperts()];
+  int64_t rowElements = experts.numel() / std::max<int64_t>(1, experts.dim(0));
+  auto [entry, inserted] = routing.try_emplace(
+      router.getName().str(),
+      Tensor({globalBatch, experts.dim(1), experts.dim(2)}));
+  // A recomputed layer routes again, to the same experts.
+  std::copy(experts.data.begin(), experts.data.end(),
+            entry->second.data.begin() + firstSequence * rowElements);
+}
+
 LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
                                      const IdTensor &labels,
                                      int64_t firstSequence, double &loss) {
@@ -151,6 +166,8 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
         if (!*offloaded &&
             failed(kernel.execute(frame, tiles.find(&op)->second)))
           return failure();
+        if (auto route = dyn_cast<dataflow::RouteOp>(op))
+          recordRouting(route, frame, firstSequence);
         // Streams are stored in the storage type; row statistics, the
         // loss and constants stay f32 (see each kernel).
         if (options.bf16Storage)
@@ -243,6 +260,7 @@ FailureOr<Trainer::StepResult> Trainer::step(const Batch &batch) {
   }
   for (Tensor &sum : gradients)
     std::fill(sum.data.begin(), sum.data.end(), 0.0f);
+  routing.clear();
 
   StepResult result;
   for (int64_t system = 0; system < numCsx; ++system) {

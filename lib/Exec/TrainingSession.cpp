@@ -100,6 +100,8 @@ std::string dumpStep(const Trainer &trainer, const StepSnapshot &before,
                      before.batch.tokens.data.data()});
   entries.push_back({"labels", before.batch.labels.shape, nullptr,
                      before.batch.labels.data.data()});
+  for (const auto &[router, experts] : trainer.getRouting())
+    entries.push_back({"route." + router, experts.shape, experts.data.data()});
   float loss = static_cast<float>(result.loss);
   entries.push_back({"loss", {}, &loss});
   std::map<std::string, std::string> metadata = {

@@ -234,6 +234,11 @@ class Model:
             if "trainer" in params:
                 params = params_from_trainer(params)
         model = params["model"]
+        # The experts cgpt's routers chose, by router weight, when the dump
+        # holds them; and per router, the tokens routed otherwise here and
+        # the worst probability gap among them.
+        self.routing = {}
+        self.routing_checks = []
         self.optimizer = normalized_optimizer(params.get("optimizer", {}))
         self.d = model["hidden_size"]
         self.heads = model["num_heads"]
@@ -404,6 +409,25 @@ class Model:
         probs = logits.softmax(-1)
         # No exact ties in these shapes: torch.topk orders none among them.
         top, experts = torch.topk(probs, self.top_k, dim=-1)
+        chosen_by_cgpt = self.routing.get(pre + "router.weight")
+        if chosen_by_cgpt is not None:
+            # Routing is a discrete choice: where cgpt chose otherwise, its
+            # choice must be as good up to rounding (the probabilities'
+            # gap, relative to the larger, is the error checked), and the
+            # rest of the step then follows cgpt's choice, so that the
+            # arithmetic is compared on the same tokens.
+            theirs = torch.tensor(chosen_by_cgpt, dtype=torch.long)
+            mine = torch.sort(experts, -1).values
+            differ = (torch.sort(theirs, -1).values != mine).any(-1)
+            gap = 0.0
+            if differ.any():
+                p_mine = probs.gather(-1, experts).sum(-1)[differ]
+                p_theirs = probs.gather(-1, theirs).sum(-1)[differ]
+                gap = float(((p_mine - p_theirs) / p_mine).max())
+            self.routing_checks.append(
+                (pre + "router", int(differ.sum()), gap))
+            experts = theirs
+            top = probs.gather(-1, experts)
         chosen = top.sum(-1, keepdim=True)
         if self.null_expert is not None:
             # A null expert of fixed logit joins the normalization.
@@ -609,6 +633,8 @@ def main():
     labels = torch.tensor(tensors["labels"], dtype=torch.long)
     masks = DropoutMasks(int(metadata.get("dropout_seed", 0)),
                          int(metadata["step"]))
+    model.routing = {n[len("route."):]: tensors[n] for n in tensors
+                     if n.startswith("route.")}
     loss = model.loss(params, tokens, labels, masks)
     loss.backward()
 
@@ -618,6 +644,14 @@ def main():
                  BF16_LOSS_TOLERANCE if args.bf16 else LOSS_TOLERANCE))
     gradient_tolerance = BF16_GRADIENT_TOLERANCE if args.bf16 \
         else TENSOR_TOLERANCE
+    # A router's choices: the worst probability gap where cgpt chose other
+    # experts, held to the gradients' tolerance (each router once: a
+    # recomputed layer routes again, identically).
+    for router, flips, gap in dict(
+            (name, (name, flips, gap))
+            for name, flips, gap in model.routing_checks).values():
+        rows.append(("routing", f"{router} ({flips} differ)", gap,
+                     gradient_tolerance))
     for n in names:
         rows.append(("gradient", n,
                      relative_error(tensors["grad." + n], params[n].grad),
@@ -671,7 +705,11 @@ def main():
         for kind in kinds))
     print(f"{'kind':<15} {'tensor':<28} {'rel. error':>11} {'tolerance':>10}")
     worst = sorted(rows, key=lambda row: -row[2] / row[3])
-    for kind, name, error, tolerance in (failed or worst[:8]):
+    # Routers that routed a token otherwise are always shown.
+    shown = failed or worst[:8]
+    shown = shown + [row for row in rows if row[0] == "routing" and
+                     "(0 differ)" not in row[1] and row not in shown]
+    for kind, name, error, tolerance in shown:
         mark = "" if error <= tolerance else "  FAIL"
         print(f"{kind:<15} {name:<28} {error:11.3e} {tolerance:10.0e}{mark}")
     return 1 if failed else 0

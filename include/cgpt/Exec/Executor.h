@@ -25,6 +25,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <map>
+
 namespace cgpt::exec {
 
 struct ExecOptions {
@@ -70,6 +72,10 @@ public:
   llvm::ArrayRef<Tensor> getFirstMoments() const { return firstMoments; }
   llvm::ArrayRef<Tensor> getSecondMoments() const { return secondMoments; }
   llvm::ArrayRef<Tensor> getGradients() const { return gradients; }
+  /// The last step's expert choices of each mixture-of-experts router, by
+  /// the router weight's name: [global batch, sequence, top_k] expert
+  /// indices, for a reference to route its tokens as cgpt did.
+  const std::map<std::string, Tensor> &getRouting() const { return routing; }
   /// Optimizer steps taken.
   int64_t getStepCount() const { return stepCount; }
   int64_t getGlobalBatch() const { return globalBatch; }
@@ -84,6 +90,10 @@ private:
                                     const IdTensor &labels,
                                     int64_t firstSequence, double &loss);
   void applyOptimizer(StepResult &result);
+  /// Keeps the experts `route` chose for the micro-batch from
+  /// `firstSequence` on.
+  void recordRouting(dataflow::RouteOp route, const KernelFrame &frame,
+                     int64_t firstSequence);
 
   dataflow::ProgramOp program;
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<int64_t, 3>> tiles;
@@ -94,6 +104,7 @@ private:
   std::vector<Tensor> values, firstMoments, secondMoments, gradients;
   /// With bf16 storage, the weights rounded as they stream in this step.
   std::vector<Tensor> streamed;
+  std::map<std::string, Tensor> routing;
   ExecOptions options;
   int64_t globalBatch = 0, numCsx = 1, microBatch = 0, seqLen = 0, vocab = 0;
   int64_t stepCount = 0;
