@@ -25,3 +25,15 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
 fi
 ninja -C "$build"
+
+# The Python package (docs/python.md), importable as `import cgpt` by this
+# machine's python3 without PYTHONPATH: a .pth file in the user's
+# site-packages names build/python, as an editable install does. Remove
+# that file to undo it.
+if [ -d "$build/python/cgpt" ]; then
+  for python in python3 /usr/bin/python3; do
+    command -v "$python" > /dev/null || continue
+    site=$("$python" -m site --user-site 2>/dev/null) || continue
+    mkdir -p "$site" && echo "$build/python" > "$site/cgpt-build.pth"
+  done
+fi
