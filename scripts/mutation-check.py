@@ -26,6 +26,16 @@ LIT = "/usr/lib/llvm-19/build/utils/lit/lit.py"
 # tests that must still pass])
 ENGINE = ["reference/mesh-engine.test"]
 MUTATIONS = [
+    ("a mesh queue holds one wavelet more than queue_wavelets",
+     "lib/Sim/Mesh/MeshBand.h",
+     "               (deferFrees && freedAt[q] == now) <\n           depth;",
+     "               (deferFrees && freedAt[q] == now) <\n           depth + 1;",
+     ["Unit"]),
+    ("a Hugging Face config's rms_norm_eps is no longer read",
+     "lib/Frontend/ModelReader.cpp",
+     '{"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"}',
+     '{"layer_norm_epsilon", "layer_norm_eps"}',
+     ["Frontend/norm-epsilon.test"]),
     ("the planner ignores a region's gradient accumulator",
      "lib/Dialect/Wafer/Analysis/MemoryModel.cpp",
      "ceilDiv(expertPass(region.shape, microBatch).accumulator, cores);",
