@@ -72,7 +72,8 @@ llvm::Expected<RunOptions> runOptionsFrom(const py::dict &request) {
   RunOptions options;
   RunLists lists;
   for (const auto &[name, text] :
-       request["models"].cast<std::vector<std::pair<std::string, std::string>>>())
+       request["models"]
+           .cast<std::vector<std::pair<std::string, std::string>>>())
     lists.inputs.push_back({name, text});
   if (lists.inputs.empty())
     return refuse("no model given");
@@ -128,12 +129,10 @@ llvm::Expected<RunOptions> runOptionsFrom(const py::dict &request) {
 
 /// Runs `body` on the options of `request` in a fresh context whose
 /// diagnostics go to the outcome; `body` writes the output.
-Outcome
-call(const py::dict &request,
-     llvm::function_ref<mlir::LogicalResult(mlir::MLIRContext &,
-                                            const RunOptions &,
-                                            llvm::raw_ostream &)>
-         body) {
+Outcome call(const py::dict &request,
+             llvm::function_ref<mlir::LogicalResult(
+                 mlir::MLIRContext &, const RunOptions &, llvm::raw_ostream &)>
+                 body) {
   Outcome outcome;
   llvm::Expected<RunOptions> options = runOptionsFrom(request);
   if (!options) {
@@ -167,72 +166,74 @@ Outcome printed(const py::dict &request) {
 
 /// The JSON report of one compiled and simulated step.
 Outcome stepReport(const py::dict &request) {
-  return call(request, [](mlir::MLIRContext &context, const RunOptions &o,
-                          llvm::raw_ostream &out) -> mlir::LogicalResult {
-    if (o.isSweep())
-      return mlir::emitError(mlir::UnknownLoc::get(&context))
-             << "simulate() runs one point; sweep() runs lists";
-    WarningRecorder warnings(&context);
-    CompileSession session(context, o.compile);
-    std::optional<int64_t> systems;
-    if (!o.numCsx.empty())
-      systems = o.numCsx.front();
-    mlir::OwningOpRef<mlir::ModuleOp> module;
-    mlir::FailureOr<report::StepReport> step =
-        session.compileAndSimulate(systems, module, llvm::nulls());
-    if (mlir::failed(step))
-      return mlir::failure();
-    step->warnings = warnings.getWarnings();
-    report::printReport(out, *step);
-    return mlir::success();
-  });
+  return call(request,
+              [](mlir::MLIRContext &context, const RunOptions &o,
+                 llvm::raw_ostream &out) -> mlir::LogicalResult {
+                if (o.isSweep())
+                  return mlir::emitError(mlir::UnknownLoc::get(&context))
+                         << "simulate() runs one point; sweep() runs lists";
+                WarningRecorder warnings(&context);
+                CompileSession session(context, o.compile);
+                std::optional<int64_t> systems;
+                if (!o.numCsx.empty())
+                  systems = o.numCsx.front();
+                mlir::OwningOpRef<mlir::ModuleOp> module;
+                mlir::FailureOr<report::StepReport> step =
+                    session.compileAndSimulate(systems, module, llvm::nulls());
+                if (mlir::failed(step))
+                  return mlir::failure();
+                step->warnings = warnings.getWarnings();
+                report::printReport(out, *step);
+                return mlir::success();
+              });
 }
 
 /// The per-kernel compile report's rows as a JSON array.
 Outcome compileReportTable(const py::dict &request) {
-  return call(request, [](mlir::MLIRContext &context, const RunOptions &o,
-                          llvm::raw_ostream &out) -> mlir::LogicalResult {
-    if (o.isSweep())
-      return mlir::emitError(mlir::UnknownLoc::get(&context))
-             << "compile_report() runs one point; sweep() runs lists";
-    CompileSession session(context, o.compile);
-    std::optional<int64_t> systems;
-    if (!o.numCsx.empty())
-      systems = o.numCsx.front();
-    mlir::OwningOpRef<mlir::ModuleOp> module;
-    mlir::FailureOr<report::StepReport> step =
-        session.compileAndSimulate(systems, module, llvm::nulls());
-    if (mlir::failed(step))
-      return mlir::failure();
-    report::printDataTable(out, report::compileReportData(*step),
-                           /*csv=*/false);
-    return mlir::success();
-  });
+  return call(
+      request,
+      [](mlir::MLIRContext &context, const RunOptions &o,
+         llvm::raw_ostream &out) -> mlir::LogicalResult {
+        if (o.isSweep())
+          return mlir::emitError(mlir::UnknownLoc::get(&context))
+                 << "compile_report() runs one point; sweep() runs lists";
+        CompileSession session(context, o.compile);
+        std::optional<int64_t> systems;
+        if (!o.numCsx.empty())
+          systems = o.numCsx.front();
+        mlir::OwningOpRef<mlir::ModuleOp> module;
+        mlir::FailureOr<report::StepReport> step =
+            session.compileAndSimulate(systems, module, llvm::nulls());
+        if (mlir::failed(step))
+          return mlir::failure();
+        report::printDataTable(out, report::compileReportData(*step),
+                               /*csv=*/false);
+        return mlir::success();
+      });
 }
 
 /// A sweep's table as a JSON array of rows.
 Outcome sweepTable(const py::dict &request) {
-  return call(request, [](mlir::MLIRContext &context, const RunOptions &o,
-                          llvm::raw_ostream &out) -> mlir::LogicalResult {
-    mlir::FailureOr<SweepResult> result =
-        runSweep(context, o, llvm::nulls(), /*keepReports=*/false);
-    if (mlir::failed(result))
-      return mlir::failure();
-    report::printDataTable(out, report::sweepData(result->rows),
-                           /*csv=*/false);
-    return mlir::success();
-  });
+  return call(request,
+              [](mlir::MLIRContext &context, const RunOptions &o,
+                 llvm::raw_ostream &out) -> mlir::LogicalResult {
+                mlir::FailureOr<SweepResult> result =
+                    runSweep(context, o, llvm::nulls(), /*keepReports=*/false);
+                if (mlir::failed(result))
+                  return mlir::failure();
+                report::printDataTable(out, report::sweepData(result->rows),
+                                       /*csv=*/false);
+                return mlir::success();
+              });
 }
 
 /// A plain YAML scalar as JSON, by the YAML 1.1 rules Model Zoo's reader
 /// (PyYAML) applies: booleans, null, integers, floats, else a string.
 llvm::json::Value plainScalar(const std::string &text) {
-  static const std::set<std::string> trueWords = {"true", "True", "TRUE",
-                                                  "yes",  "Yes",  "YES",
-                                                  "on",   "On",   "ON"};
-  static const std::set<std::string> falseWords = {"false", "False", "FALSE",
-                                                   "no",    "No",    "NO",
-                                                   "off",   "Off",   "OFF"};
+  static const std::set<std::string> trueWords = {
+      "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
+  static const std::set<std::string> falseWords = {
+      "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
   if (trueWords.count(text))
     return true;
   if (falseWords.count(text))
@@ -256,8 +257,7 @@ llvm::json::Value plainScalar(const std::string &text) {
 llvm::json::Value toJson(const YAML::Node &node, int depth) {
   if (depth > static_cast<int>(kMaxNestingDepth))
     throw std::runtime_error("nested more than " +
-                             std::to_string(kMaxNestingDepth) +
-                             " levels deep");
+                             std::to_string(kMaxNestingDepth) + " levels deep");
   switch (node.Type()) {
   case YAML::NodeType::Map: {
     llvm::json::Object object;

@@ -16,6 +16,7 @@ packages=(
   python3-dev pybind11-dev                  # the Python package (python/)
   python3-pytest python3-jsonschema         # its tests, and the report's schema check
   librsvg2-bin           # rsvg-convert, for cgpt-run --plot file.png
+  clang-format-19        # the C++ style check (test/format.test)
   libopenmpi-dev openmpi-bin  # the cycle-level run over MPI processes
 )
 

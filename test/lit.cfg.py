@@ -98,6 +98,14 @@ if config.cgpt_python:
                         "(scripts/setup.sh installs python3-pytest and "
                         "python3-jsonschema)")
 
+# The format check (test/format.test) needs the clang-format the tree is
+# formatted with: the major version decides line breaks.
+if shutil.which("clang-format-19"):
+    config.available_features.add("clang-format")
+else:
+    lit_config.note("clang-format-19 is missing: test/format.test is skipped "
+                    "(scripts/setup.sh installs it)")
+
 # The timing table's cases that the runs over more workers than cores
 # repeat (mesh-parallel.test, mesh-mpi.test): the short case or cases of
 # each kernel program. Each simulated cycle is a round of messages there,

@@ -17,8 +17,7 @@ namespace cgpt {
 
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<training::TrainingDialect, transformer::TransformerDialect,
-                  dataflow::DataflowDialect,
-                  wafer::WaferDialect>();
+                  dataflow::DataflowDialect, wafer::WaferDialect>();
   registerKernelModels(registry);
 }
 

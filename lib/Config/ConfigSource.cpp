@@ -63,9 +63,9 @@ static bool isSafeTag(StringRef tag) {
   if (tag.empty() || tag == "?" || tag == "!")
     return true;
   return tag.consume_front("tag:yaml.org,2002:") &&
-         llvm::is_contained({"str", "int", "float", "bool", "null", "map",
-                             "seq", "merge"},
-                            tag);
+         llvm::is_contained(
+             {"str", "int", "float", "bool", "null", "map", "seq", "merge"},
+             tag);
 }
 
 /// Merges `<<` keys and keeps the last of repeated keys in every mapping
@@ -104,13 +104,12 @@ static void normalize(YAML::Node node, ConfigSource &source,
     auto [slot, inserted] =
         lastKey.try_emplace(entry.first.Scalar(), entry.first);
     if (!inserted) {
-      source.warning(source.locate(entry.first),
-                     "key " + quoteValue(entry.first.Scalar()) +
-                         " is given again (line " +
-                         std::to_string(slot->second.Mark().line + 1) +
-                         " and line " +
-                         std::to_string(entry.first.Mark().line + 1) +
-                         "); the last one counts, as in PyYAML");
+      source.warning(
+          source.locate(entry.first),
+          "key " + quoteValue(entry.first.Scalar()) + " is given again (line " +
+              std::to_string(slot->second.Mark().line + 1) + " and line " +
+              std::to_string(entry.first.Mark().line + 1) +
+              "); the last one counts, as in PyYAML");
       overridden.push_back(slot->second);
       slot->second = entry.first;
     }
@@ -131,12 +130,12 @@ static void normalize(YAML::Node node, ConfigSource &source,
       if (!mapping.IsMap()) {
         source.error(source.locate(mapping),
                      "a merge key '<<' must name a mapping or a list of "
-                     "mappings, got " + describeNode(mapping));
+                     "mappings, got " +
+                         describeNode(mapping));
         return;
       }
       for (const auto &entry : mapping)
-        if (entry.first.IsScalar() &&
-            !lastKey.count(entry.first.Scalar())) {
+        if (entry.first.IsScalar() && !lastKey.count(entry.first.Scalar())) {
           lastKey.try_emplace(entry.first.Scalar(), entry.first);
           node[entry.first] = entry.second;
         }
@@ -164,8 +163,8 @@ static unsigned secondDocumentLine(StringRef text) {
       ended = content;
       continue;
     }
-    if ((start && (content || opened)) ||
-        (ended && !trimmed.ltrim().empty() && !trimmed.ltrim().starts_with("#")))
+    if ((start && (content || opened)) || (ended && !trimmed.ltrim().empty() &&
+                                           !trimmed.ltrim().starts_with("#")))
       return number;
     opened = opened || start;
     if (start || trimmed.ltrim().empty() || trimmed.ltrim().starts_with("#") ||
@@ -203,9 +202,9 @@ YAML::Node ConfigSource::parseYaml() {
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception &e) {
-    error(FileLineColLoc::get(context, path, e.mark.line + 1,
-                              e.mark.column + 1),
-          "malformed YAML: " + e.msg);
+    error(
+        FileLineColLoc::get(context, path, e.mark.line + 1, e.mark.column + 1),
+        "malformed YAML: " + e.msg);
     return YAML::Node(YAML::NodeType::Undefined);
   }
   llvm::DenseSet<int> visited;
@@ -242,9 +241,9 @@ YAML::Node ConfigSource::lookup(const Section &section, StringRef key) {
   if (failed || !section.present())
     return YAML::Node(YAML::NodeType::Undefined);
   if (!section.node.IsMap()) {
-    error(locate(section.node, section.name),
-          "'" + section.name + "' must be a mapping, got " +
-              describeNode(section.node));
+    error(locate(section.node, section.name), "'" + section.name +
+                                                  "' must be a mapping, got " +
+                                                  describeNode(section.node));
     return YAML::Node(YAML::NodeType::Undefined);
   }
   const YAML::Node &map = section.node;

@@ -207,10 +207,9 @@ void CompileSession::describeTraining(wafer::DeviceOp device,
   } else if (options.trainTokens && tokensPerStep > 0) {
     training.steps =
         static_cast<int64_t>(std::ceil(*options.trainTokens / tokensPerStep));
-    training.stepsFrom = "--train-tokens " +
-                         formatExactDouble(*options.trainTokens) + " over " +
-                         formatGrouped(static_cast<int64_t>(tokensPerStep)) +
-                         " a step";
+    training.stepsFrom =
+        "--train-tokens " + formatExactDouble(*options.trainTokens) + " over " +
+        formatGrouped(static_cast<int64_t>(tokensPerStep)) + " a step";
   } else if (report.scheduleSteps > 0) {
     training.steps = report.scheduleSteps;
     training.stepsFrom = "the learning-rate schedule's";

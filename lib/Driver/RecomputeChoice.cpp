@@ -79,8 +79,8 @@ void CompileSession::chooseRecompute(ModuleOp module, std::string &why) {
       return pm.run(ir);
     };
     trial.lowered.dataflow = module.clone();
-    if (failed(run(*trial.lowered.dataflow, Phase::Transformer,
-                   Phase::Dataflow)))
+    if (failed(
+            run(*trial.lowered.dataflow, Phase::Transformer, Phase::Dataflow)))
       continue;
     trial.lowered.wafer = trial.lowered.dataflow->clone();
     if (failed(run(*trial.lowered.wafer, Phase::Dataflow, Phase::Wafer)))
@@ -92,8 +92,8 @@ void CompileSession::chooseRecompute(ModuleOp module, std::string &why) {
   // kernels for the same result.
   size_t best = 0;
   for (size_t i = 1; i < std::size(candidates); ++i)
-    if (trials[i].rate && (!trials[best].rate ||
-                           *trials[i].rate > *trials[best].rate))
+    if (trials[i].rate &&
+        (!trials[best].rate || *trials[i].rate > *trials[best].rate))
       best = i;
   recompute = candidates[best];
   if (!trials[best].rate)
@@ -104,11 +104,10 @@ void CompileSession::chooseRecompute(ModuleOp module, std::string &why) {
     why += (why.empty() ? "" : ", ");
     why += "weighed against " +
            dataflow::stringifyRecompute(candidates[i]).str() + ": ";
-    why += trials[i].rate
-               ? llvm::formatv("{0:f2} samples/s against {1:f2}",
-                               *trials[i].rate, *trials[best].rate)
-                     .str()
-               : std::string("does not fit");
+    why += trials[i].rate ? llvm::formatv("{0:f2} samples/s against {1:f2}",
+                                          *trials[i].rate, *trials[best].rate)
+                                .str()
+                          : std::string("does not fit");
   }
   // Lowered again only to say what it said, or under MLIR's pass options.
   if (!trials[best].spoke && !options.mlirCommandLine)

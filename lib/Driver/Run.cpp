@@ -9,9 +9,9 @@
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Exec/HostMemory.h"
-#include "cgpt/Report/CompileReport.h"
 #include "cgpt/Exec/Parameters.h"
 #include "cgpt/Exec/TrainingSession.h"
+#include "cgpt/Report/CompileReport.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/MeshKernelOffload.h"
 #include "cgpt/Support/Diagnostics.h"
@@ -183,9 +183,9 @@ size_t RunOptions::sweepSize() const {
   // Each axis is checked to hold at most kMaxSweepEntries values before
   // this is used to bound the run, so the product cannot overflow.
   size_t size = 1;
-  for (size_t axis : {numCsx.size(), sweep.inputs.size(),
-                      sweep.targets.size(), sweep.sequenceLengths.size(),
-                      sweep.batchSizes.size(), sweep.microBatches.size()})
+  for (size_t axis : {numCsx.size(), sweep.inputs.size(), sweep.targets.size(),
+                      sweep.sequenceLengths.size(), sweep.batchSizes.size(),
+                      sweep.microBatches.size()})
     size *= std::max<size_t>(1, std::min(axis, kMaxSweepEntries + 1));
   return size;
 }
@@ -332,7 +332,7 @@ llvm::Error driver::checkRunOptions(const RunOptions &o) {
                   "--dump-step, --loss-curve and --bf16 apply to --functional "
                   "runs");
   for (auto [option, path] : {std::pair{"--data", &o.dataPath},
-                               {"--init-weights", &o.initWeightsPath}})
+                              {"--init-weights", &o.initWeightsPath}})
     if (*path == "-")
       return refuse(llvm::Twine(option) +
                     " reads a file; '-' would be standard input, which "
@@ -378,8 +378,8 @@ private:
   /// A sweep: one compile and simulation per point, a table of them, and
   /// the report, table and plot asked for.
   LogicalResult runSweep() {
-    FailureOr<SweepResult> result = driver::runSweep(
-        context, o, out, o.reportPath.has_value(), &warnings);
+    FailureOr<SweepResult> result =
+        driver::runSweep(context, o, out, o.reportPath.has_value(), &warnings);
     if (failed(result))
       return failure();
     cgpt::report::printSweepTable(out, result->rows);
@@ -387,8 +387,7 @@ private:
       stage(*o.reportPath, [&](llvm::raw_ostream &os) {
         llvm::json::OStream json(os, 2);
         json.object([&] {
-          json.attribute("schema_version",
-                         cgpt::report::kReportSchemaVersion);
+          json.attribute("schema_version", cgpt::report::kReportSchemaVersion);
           json.attributeArray("sweep", [&] {
             for (const cgpt::report::StepReport &report : result->reports)
               cgpt::report::writeReport(json, report);
@@ -805,22 +804,20 @@ static std::vector<CompileOptions> sweepPoints(const RunOptions &o) {
            c.inputPath = input.path;
            c.inputText = input.text;
          });
-  expand(llvm::ArrayRef(axes.targets),
-         [](CompileOptions &c, const std::string &target) {
-           c.target = target;
-         });
+  expand(
+      llvm::ArrayRef(axes.targets),
+      [](CompileOptions &c, const std::string &target) { c.target = target; });
   expand(llvm::ArrayRef(axes.sequenceLengths),
          [](CompileOptions &c, int64_t length) {
            c.import.sequenceLength = length;
          });
-  expand(llvm::ArrayRef(axes.batchSizes), [](CompileOptions &c, int64_t batch) {
-    c.import.batchSize = batch;
-  });
+  expand(llvm::ArrayRef(axes.batchSizes),
+         [](CompileOptions &c, int64_t batch) { c.import.batchSize = batch; });
   expand(llvm::ArrayRef(axes.microBatches),
          [](CompileOptions &c, const std::string &choice) {
            // checkRunOptions parsed every choice already.
-           c.import.microBatch = llvm::cantFail(
-               frontend::parseMicroBatchChoice(choice));
+           c.import.microBatch =
+               llvm::cantFail(frontend::parseMicroBatchChoice(choice));
          });
   return points;
 }
@@ -851,8 +848,8 @@ FailureOr<SweepResult> driver::runSweep(MLIRContext &context,
         for (int64_t other : o.numCsx)
           if (other > report->model.globalBatch)
             return emitError(session.inputLoc())
-                   << "--num-csx names " << other
-                   << " systems, more than the " << report->model.globalBatch
+                   << "--num-csx names " << other << " systems, more than the "
+                   << report->model.globalBatch
                    << " sequences of a step: every system needs at least "
                       "one";
       report::SweepRow row = report::sweepRow(*report);

@@ -12,13 +12,12 @@ using namespace mlir;
 
 namespace cgpt::exec {
 
-double estimateFunctionalBytes(dataflow::ProgramOp program,
-                               int64_t parameters, int64_t microBatch,
-                               bool bf16Storage) {
+double estimateFunctionalBytes(dataflow::ProgramOp program, int64_t parameters,
+                               int64_t microBatch, bool bf16Storage) {
   // Values, gradients, first and second moments; and the streamed copy.
   constexpr double kFloatBytes = 4;
-  double bytes = kFloatBytes * static_cast<double>(parameters) *
-                 (bf16Storage ? 5 : 4);
+  double bytes =
+      kFloatBytes * static_cast<double>(parameters) * (bf16Storage ? 5 : 4);
   program.getLoop().walk([&](ExecutableKernelOpInterface kernel) {
     for (Value result : kernel->getResults()) {
       auto stream = dyn_cast<dataflow::StreamType>(result.getType());

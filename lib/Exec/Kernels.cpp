@@ -618,16 +618,13 @@ Tensor exec::softmax(const Tensor &scores, float scale, bool causal,
                    for (int64_t r = r0; r < r1; ++r)
                      for (int64_t c = c0; c < c1; ++c)
                        if (visible(r, c))
-                         rowMax[r] =
-                             std::max(rowMax[r], logit(r, c));
+                         rowMax[r] = std::max(rowMax[r], logit(r, c));
                  });
   forEachRowTile(
       rows, rows / scores.dim(0), cols, tile,
       [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
         sumRows(r0, r1, c0, c1, rowSum.data(), [&](int64_t r, int64_t c) {
-          float e = visible(r, c)
-                        ? std::exp(logit(r, c) - rowMax[r])
-                        : 0.0f;
+          float e = visible(r, c) ? std::exp(logit(r, c) - rowMax[r]) : 0.0f;
           result.data[r * cols + c] = e;
           return e;
         });

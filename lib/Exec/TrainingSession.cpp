@@ -43,13 +43,12 @@ startingWeights(llvm::ArrayRef<ParameterSpec> specs,
   for (const ParameterSpec &spec : specs) {
     auto it = file->find(spec.name);
     if (it == file->end() || it->second.shape != spec.shape)
-      return failure(
-          "'" + options.initWeightsPath + "' " +
-          (it == file->end()
-               ? "has no tensor '" + spec.name + "'"
-               : "has tensor '" + spec.name + "' of shape " +
-                     formatShape(it->second.shape)) +
-          "; the model needs " + formatShape(spec.shape));
+      return failure("'" + options.initWeightsPath + "' " +
+                     (it == file->end()
+                          ? "has no tensor '" + spec.name + "'"
+                          : "has tensor '" + spec.name + "' of shape " +
+                                formatShape(it->second.shape)) +
+                     "; the model needs " + formatShape(spec.shape));
     values.push_back(std::move(it->second));
   }
   // As PyTorch's strict load_state_dict: a tensor the model has no place
@@ -60,8 +59,7 @@ startingWeights(llvm::ArrayRef<ParameterSpec> specs,
     names.insert(spec.name);
   std::optional<llvm::StringRef> stray;
   for (const auto &entry : *file)
-    if (!names.contains(entry.getKey()) &&
-        (!stray || entry.getKey() < *stray))
+    if (!names.contains(entry.getKey()) && (!stray || entry.getKey() < *stray))
       stray = entry.getKey();
   if (stray)
     return failure("'" + options.initWeightsPath + "' has tensor '" +
@@ -159,14 +157,11 @@ private:
 
 } // namespace
 
-llvm::Expected<SessionResult>
-exec::runTrainingSession(dataflow::ProgramOp program, wafer::DeviceOp device,
-                         std::vector<ParameterSpec> specs,
-                         llvm::StringRef modelName,
-                         const SessionOptions &options,
-                         llvm::raw_ostream &log) {
-  llvm::Expected<std::vector<Tensor>> weights =
-      startingWeights(specs, options);
+llvm::Expected<SessionResult> exec::runTrainingSession(
+    dataflow::ProgramOp program, wafer::DeviceOp device,
+    std::vector<ParameterSpec> specs, llvm::StringRef modelName,
+    const SessionOptions &options, llvm::raw_ostream &log) {
+  llvm::Expected<std::vector<Tensor>> weights = startingWeights(specs, options);
   if (!weights)
     return weights.takeError();
   ExecOptions execOptions;
@@ -198,9 +193,8 @@ exec::runTrainingSession(dataflow::ProgramOp program, wafer::DeviceOp device,
       trainer->getSeqLen(), device.getMicroBatch(), device.getGradAccumSteps(),
       device.getNumCsx(),
       options.bf16Storage ? "bf16 storage, f32 accumulation" : "f32",
-      options.initWeightsPath.empty()
-          ? "seeded " + std::to_string(options.seed)
-          : "from " + options.initWeightsPath,
+      options.initWeightsPath.empty() ? "seeded " + std::to_string(options.seed)
+                                      : "from " + options.initWeightsPath,
       data->describe());
   SessionResult session;
   StepSnapshot before;
@@ -229,13 +223,12 @@ exec::runTrainingSession(dataflow::ProgramOp program, wafer::DeviceOp device,
                            "samples/sec\n",
                            index + 1, result->loss, options.samplesPerSecond);
     if (options.dumpLastStep && last)
-      session.lastStep =
-          dumpStep(*trainer, before, *result, options.bf16Storage,
-                   options.seed);
+      session.lastStep = dumpStep(*trainer, before, *result,
+                                  options.bf16Storage, options.seed);
   }
-  session.hostSeconds = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
+  session.hostSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   std::vector<SafetensorsEntry> entries;
   addParameterEntries(entries, "", trainer->getSpecs(), trainer->getValues());
   llvm::raw_string_ostream os(session.weights);

@@ -61,8 +61,7 @@ private:
   Value dropout(Value x, double rate, Location location) {
     if (rate == 0.0)
       return x;
-    return builder.create<DropoutOp>(location, x,
-                                     builder.getF64FloatAttr(rate),
+    return builder.create<DropoutOp>(location, x, builder.getF64FloatAttr(rate),
                                      builder.getI64IntegerAttr(nextSite++));
   }
   /// The site attribute of attention's probability dropout, or none.
@@ -179,16 +178,16 @@ Value TrainStepBuilder::decoderBlock(int64_t layer, Value x, Value rope) {
   int64_t kvHeads = spec.numKvHeads ? spec.numKvHeads : spec.numHeads;
   int64_t qkv = (spec.numHeads + 2 * kvHeads) * spec.headSize;
   Value qkvW = weight(p + ".attn.qkv.weight", {d, qkv}, layer, heads);
-  Value qkvB = optionalWeight(spec.qkvBias, p + ".attn.qkv.bias", {qkv},
-                              layer, heads);
+  Value qkvB =
+      optionalWeight(spec.qkvBias, p + ".attn.qkv.bias", {qkv}, layer, heads);
   Value outW = weight(p + ".attn.proj.weight", {inner, d}, layer, heads);
-  Value outB = optionalWeight(spec.attentionOutBias, p + ".attn.proj.bias",
-                              {d}, layer, heads);
+  Value outB = optionalWeight(spec.attentionOutBias, p + ".attn.proj.bias", {d},
+                              layer, heads);
   auto scaling = spec.scaleQkByHeadSize ? ScoreScaling::inv_head_size
                                         : ScoreScaling::inv_sqrt_head_size;
-  IntegerAttr kvHeadsAttr =
-      spec.numKvHeads ? builder.getI64IntegerAttr(spec.numKvHeads)
-                      : IntegerAttr();
+  IntegerAttr kvHeadsAttr = spec.numKvHeads
+                                ? builder.getI64IntegerAttr(spec.numKvHeads)
+                                : IntegerAttr();
   UnitAttr alibi =
       spec.position == PositionKind::Alibi ? builder.getUnitAttr() : UnitAttr();
   auto [probabilityDropout, probabilitySite] = attentionDropout();
@@ -245,14 +244,12 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
       microBatch,
       AdamWAttr::get(ctx, APFloat(spec.beta1), APFloat(spec.beta2),
                      APFloat(spec.epsilon), APFloat(spec.weightDecay)),
-      builder.getArrayAttr(phases),
-      APFloat(spec.maxGradientNorm),
+      builder.getArrayAttr(phases), APFloat(spec.maxGradientNorm),
       PrecisionAttr::get(ctx, storage, builder.getF32Type()), mup);
 
   auto tokenType = RankedTensorType::get(
       {ShapedType::kDynamic, spec.sequenceLength}, builder.getI32Type());
-  Block *body = builder.createBlock(&step.getBody(), {},
-                                    {tokenType, tokenType},
+  Block *body = builder.createBlock(&step.getBody(), {}, {tokenType, tokenType},
                                     {stepLoc, stepLoc});
   Value tokens = body->getArgument(0), labels = body->getArgument(1);
 
@@ -262,11 +259,11 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
   Value wte = weight("wte", {vocab, d}, std::nullopt, vocabKey);
   FloatAttr embeddingsScale =
       spec.mup ? builder.getF64FloatAttr(spec.embeddingsScale) : FloatAttr();
-  Value x = builder.create<TokenEmbeddingOp>(loc("wte", vocabKey), activations(d),
-                                             tokens, wte, embeddingsScale);
+  Value x = builder.create<TokenEmbeddingOp>(
+      loc("wte", vocabKey), activations(d), tokens, wte, embeddingsScale);
   if (spec.position == PositionKind::Learned) {
-    Value wpe = weight("wpe", {spec.maxPositions, d}, std::nullopt,
-                       positionsKey);
+    Value wpe =
+        weight("wpe", {spec.maxPositions, d}, std::nullopt, positionsKey);
     x = builder.create<PositionEmbeddingOp>(loc("wpe", positionsKey),
                                             x.getType(), x, wpe);
   }
@@ -278,7 +275,8 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
     auto angles = RankedTensorType::get(
         {spec.sequenceLength, spec.rotaryDim / 2, 2}, builder.getF32Type());
     rope = builder.create<RotaryEmbeddingOp>(
-        loc("rope", positionsKey), angles, builder.getI64IntegerAttr(spec.rotaryDim),
+        loc("rope", positionsKey), angles,
+        builder.getI64IntegerAttr(spec.rotaryDim),
         builder.getF64FloatAttr(spec.rotaryBase));
   }
 
@@ -298,8 +296,7 @@ OwningOpRef<ModuleOp> TrainStepBuilder::build() {
       spec.tiedEmbeddings ? builder.getUnitAttr() : UnitAttr(), logitsScale);
   Value loss = builder.create<CrossEntropyOp>(
       loc("loss", vocabKey), RankedTensorType::get({}, builder.getF32Type()),
-      logits,
-      labels, spec.lossScaling, APFloat(spec.lossWeight));
+      logits, labels, spec.lossScaling, APFloat(spec.lossWeight));
   builder.create<YieldOp>(loc("loss", vocabKey), loss);
   return module;
 }

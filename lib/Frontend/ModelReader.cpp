@@ -19,12 +19,12 @@
 #include "cgpt/Support/MicroBatches.h"
 #include "cgpt/Support/Nesting.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -114,11 +114,11 @@ std::optional<ModelFormat> sniffModelFormat(StringRef text) {
       return std::nullopt;
     size_t colon = line.find(':');
     StringRef key = line.take_front(colon);
-    bool yamlKey = colon != StringRef::npos && !key.empty() &&
-                   llvm::all_of(key, [](char c) {
-                     return llvm::isAlnum(c) || c == '_' || c == '-' ||
-                            c == '.';
-                   });
+    bool yamlKey =
+        colon != StringRef::npos && !key.empty() &&
+        llvm::all_of(key, [](char c) {
+          return llvm::isAlnum(c) || c == '_' || c == '-' || c == '.';
+        });
     return yamlKey ? std::optional(ModelFormat::Yaml) : std::nullopt;
   }
   return std::nullopt;
@@ -174,9 +174,11 @@ const StringRef kDropoutKeys[] = {"dropout_rate", "attention_dropout_rate",
 /// (used only to make weights), the Cerebras compiler's own optimization
 /// level and TensorFlow-only switches.
 const StringRef kIgnoredModelKeys[] = {
-    "boundary_casting", "tf_summary", "embedding_initializer", "initializer",
-    "output_layer_initializer", "initializer_range", "attention_softmax_fp32",
-    "attention_kernel", "position_embedding_offset", "fixed_sparse_attention",
+    "boundary_casting",          "tf_summary",
+    "embedding_initializer",     "initializer",
+    "output_layer_initializer",  "initializer_range",
+    "attention_softmax_fp32",    "attention_kernel",
+    "position_embedding_offset", "fixed_sparse_attention",
     "precision_opt_level"};
 
 /// Hugging Face config keys (GPT-2, GPT-J and GPT-NeoX): read, or known but
@@ -276,8 +278,7 @@ private:
 
   /// One accepted value of an enumerated key: its spellings, compared
   /// without case, '_', '-' and ' '; the first is the one errors list.
-  template <typename T>
-  struct Choice {
+  template <typename T> struct Choice {
     T value;
     std::initializer_list<StringRef> spellings;
   };
@@ -415,18 +416,17 @@ void ModelReader::readFeedForwardActivation(const Section &section,
   // A gated unit is named after the activation of its gate.
   std::optional<std::string> name = src.readString(section, key);
   std::string unit = name ? normalizeName(*name) : "";
-  for (auto [spelling, activation] :
-       {std::pair{"swiglu", Activation::silu},
-        std::pair{"geglu", Activation::gelu},
-        std::pair{"reglu", Activation::relu}}) {
+  for (auto [spelling, activation] : {std::pair{"swiglu", Activation::silu},
+                                      std::pair{"geglu", Activation::gelu},
+                                      std::pair{"reglu", Activation::relu}}) {
     if (unit == spelling) {
       spec.gatedFfn = true;
       spec.activation = activation;
       return;
     }
   }
-  spec.activation = readActivation(section, key, "swiglu, geglu, reglu")
-                        .value_or(fallback);
+  spec.activation =
+      readActivation(section, key, "swiglu, geglu, reglu").value_or(fallback);
 }
 
 void ModelReader::readKeyValueHeads(const Section &model) {
@@ -451,9 +451,8 @@ void ModelReader::readKeyValueHeads(const Section &model) {
     groups = 1;
   if (groups && *groups != spec.numHeads)
     spec.numKvHeads = *groups;
-  if (std::optional<int64_t> window =
-          src.readInt(model, "attention_sliding_window_length", 1,
-                      kMaxPositions))
+  if (std::optional<int64_t> window = src.readInt(
+          model, "attention_sliding_window_length", 1, kMaxPositions))
     noteSlidingWindow(src.locateKey(model, "attention_sliding_window_length"),
                       model.qualify("attention_sliding_window_length"),
                       *window);
@@ -645,8 +644,8 @@ void ModelReader::readTensorFlowOrPyTorch(const Section &root) {
     spec.vocabSize = src.requireInt(trainInput, "vocab_size", 1, kMaxVocab);
     spec.locations.vocab = src.locateKey(trainInput, "vocab_size");
   }
-  if (std::optional<int64_t> msl = src.readInt(
-          trainInput, "max_sequence_length", 1, kMaxPositions))
+  if (std::optional<int64_t> msl =
+          src.readInt(trainInput, "max_sequence_length", 1, kMaxPositions))
     spec.sequenceLength = *msl;
 
   readBatchSize(trainInput);
@@ -664,8 +663,7 @@ void ModelReader::readBatchSize(const Section &section) {
   spec.locations.batch = src.locate(batchNode, "batch_size");
 }
 
-void ModelReader::readDropout(const Section &section,
-                              const DropoutKeys &keys) {
+void ModelReader::readDropout(const Section &section, const DropoutKeys &keys) {
   auto rate = [&](llvm::ArrayRef<StringRef> candidates) {
     for (StringRef key : candidates) {
       if (!src.lookup(section, key))
@@ -717,16 +715,21 @@ void ModelReader::readOptimizer(const Section &optimizer) {
                     "' must be a list of two numbers, got " +
                     describeNode(betas));
     } else {
-      spec.beta1 = src.toDouble(betas[0], optimizer.qualify("betas"), 0, 0.9999999)
-                       .value_or(spec.beta1);
-      spec.beta2 = src.toDouble(betas[1], optimizer.qualify("betas"), 0, 0.9999999)
-                       .value_or(spec.beta2);
+      spec.beta1 =
+          src.toDouble(betas[0], optimizer.qualify("betas"), 0, 0.9999999)
+              .value_or(spec.beta1);
+      spec.beta2 =
+          src.toDouble(betas[1], optimizer.qualify("betas"), 0, 0.9999999)
+              .value_or(spec.beta2);
     }
   }
-  spec.beta1 = src.readDouble(optimizer, "beta1", 0, 0.9999999).value_or(spec.beta1);
-  spec.beta2 = src.readDouble(optimizer, "beta2", 0, 0.9999999).value_or(spec.beta2);
+  spec.beta1 =
+      src.readDouble(optimizer, "beta1", 0, 0.9999999).value_or(spec.beta1);
+  spec.beta2 =
+      src.readDouble(optimizer, "beta2", 0, 0.9999999).value_or(spec.beta2);
   for (StringRef key : {"eps", "epsilon"})
-    spec.epsilon = src.readDouble(optimizer, key, 1e-30, 1).value_or(spec.epsilon);
+    spec.epsilon =
+        src.readDouble(optimizer, key, 1e-30, 1).value_or(spec.epsilon);
   for (StringRef key : {"weight_decay", "weight_decay_rate"})
     spec.weightDecay =
         src.readDouble(optimizer, key, 0, 1e6).value_or(spec.weightDecay);
@@ -746,7 +749,8 @@ void ModelReader::readOptimizer(const Section &optimizer) {
   }
   YAML::Node lr = src.lookup(optimizer, "learning_rate");
   if (lr.IsDefined())
-    readSchedule(lr, optimizer.qualify("learning_rate"), /*trainerStyle=*/false);
+    readSchedule(lr, optimizer.qualify("learning_rate"),
+                 /*trainerStyle=*/false);
 }
 
 //===----------------------------------------------------------------------===//
@@ -774,8 +778,8 @@ void ModelReader::readSchedule(const YAML::Node &node, const std::string &what,
     if (trainerStyle) {
       // {LinearLR: {...}} or {SequentialLR: {schedulers: [...]}}.
       if (node.size() != 1) {
-        src.error(src.locate(node), "'" + what +
-                                        "' must hold exactly one scheduler");
+        src.error(src.locate(node),
+                  "'" + what + "' must hold exactly one scheduler");
         return;
       }
       auto entry = *node.begin();
@@ -811,8 +815,9 @@ void ModelReader::readSchedule(const YAML::Node &node, const std::string &what,
       readSchedule(node[i], what + "[" + std::to_string(i) + "]", trainerStyle);
     return;
   }
-  src.error(src.locate(node), "'" + what + "' must be a number, a scheduler "
-                                           "or a list of schedulers, got " +
+  src.error(src.locate(node), "'" + what +
+                                  "' must be a number, a scheduler "
+                                  "or a list of schedulers, got " +
                                   describeNode(node));
 }
 
@@ -841,8 +846,7 @@ void ModelReader::readPhase(const YAML::Node &node, const std::string &what,
     return;
   }
   if (!initial) {
-    src.error(src.locate(node), "'" + what +
-                                    "' needs 'initial_learning_rate'");
+    src.error(src.locate(node), "'" + what + "' needs 'initial_learning_rate'");
     return;
   }
   double end = *initial;
@@ -852,13 +856,14 @@ void ModelReader::readPhase(const YAML::Node &node, const std::string &what,
   else if (std::optional<double> alpha = src.readDouble(params, "alpha", 0, 1))
     end = *initial * *alpha;
   if (!steps) {
-    src.error(src.locate(node), "'" + what + "' needs 'total_iters' (or "
-                                             "'steps'/'decay_steps')");
+    src.error(src.locate(node), "'" + what +
+                                    "' needs 'total_iters' (or "
+                                    "'steps'/'decay_steps')");
     return;
   }
-  spec.schedule.push_back({kind == "linear" ? ScheduleKind::linear
-                                            : ScheduleKind::cosine,
-                           *initial, end, *steps, src.locate(node)});
+  spec.schedule.push_back(
+      {kind == "linear" ? ScheduleKind::linear : ScheduleKind::cosine, *initial,
+       end, *steps, src.locate(node)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -897,20 +902,20 @@ void ModelReader::readModel(const Section &model) {
     spec.vocabSize = *vocab;
     spec.locations.vocab = src.locateKey(model, "vocab_size");
   }
-  readDropout(model, {kZooEmbeddingDropout, kZooAttentionDropout,
-                      kZooResidualDropout});
+  readDropout(
+      model, {kZooEmbeddingDropout, kZooAttentionDropout, kZooResidualDropout});
 
   if (src.readBool(model, "use_position_embedding") == false)
     src.error(src.locate(src.lookup(model, "use_position_embedding")),
               "'" + model.qualify("use_position_embedding") +
                   "' is false; GPT models without position embeddings are "
                   "not supported (allowed: true)");
-  spec.position = readChoice<PositionKind>(
-                      model, "position_embedding_type",
-                      {{PositionKind::Learned, {"learned"}},
-                       {PositionKind::Rotary, {"rotary"}},
-                       {PositionKind::Alibi, {"alibi"}}})
-                      .value_or(PositionKind::Learned);
+  spec.position =
+      readChoice<PositionKind>(model, "position_embedding_type",
+                               {{PositionKind::Learned, {"learned"}},
+                                {PositionKind::Rotary, {"rotary"}},
+                                {PositionKind::Alibi, {"alibi"}}})
+          .value_or(PositionKind::Learned);
   if (spec.position == PositionKind::Alibi &&
       src.readBool(model, "alibi_trainable_slopes") == true)
     src.error(src.locateKey(model, "alibi_trainable_slopes"),
@@ -963,11 +968,11 @@ void ModelReader::readModel(const Section &model) {
   else if (release1x)
     spec.storage = StorageType::F16;
   readStorageType(model);
-  spec.lossScaling = readChoice<LossScaling>(
-                         model, "loss_scaling",
-                         {{LossScaling::num_tokens, {"num_tokens"}},
-                          {LossScaling::batch_size, {"batch_size"}}})
-                         .value_or(LossScaling::num_tokens);
+  spec.lossScaling =
+      readChoice<LossScaling>(model, "loss_scaling",
+                              {{LossScaling::num_tokens, {"num_tokens"}},
+                               {LossScaling::batch_size, {"batch_size"}}})
+          .value_or(LossScaling::num_tokens);
   spec.lossWeight =
       src.readDouble(model, "loss_weight", 1e-30, 1e30).value_or(1.0);
   chooseBlockStyle(model);
@@ -1067,9 +1072,8 @@ void ModelReader::chooseBlockStyle(const Section &model) {
             {"gpt2", "gpt3", "llama", "mistral", "mixtral", "btlm", "jais"}},
            {BlockStyle::Parallel, {"gptj", "gpt_neox", "neox"}}})) {
     spec.blockStyle = *style;
-    spec.blockStyleReason =
-        "'" + model.qualify("name") + "' is '" +
-        src.readString(model, "name").value_or("") + "'";
+    spec.blockStyleReason = "'" + model.qualify("name") + "' is '" +
+                            src.readString(model, "name").value_or("") + "'";
     return;
   }
   if (src.lookup(model, "use_untied_layer_norm").IsDefined()) {
@@ -1180,9 +1184,9 @@ void ModelReader::readTrainer(const Section &root) {
       const YAML::Node &callback = callbacks[i];
       if (!callback.IsMap() || !callback["ScopedTrainFlags"])
         continue;
-      Section flags{callback["ScopedTrainFlags"],
-                    init.qualify("callbacks") + "[" + std::to_string(i) +
-                        "].ScopedTrainFlags"};
+      Section flags{callback["ScopedTrainFlags"], init.qualify("callbacks") +
+                                                      "[" + std::to_string(i) +
+                                                      "].ScopedTrainFlags"};
       readMicroBatch(src.lookup(flags, "csx.performance.micro_batch_size"),
                      flags.qualify("csx.performance.micro_batch_size"));
     }
@@ -1207,8 +1211,8 @@ void ModelReader::readTrainerOptimizer(const Section &init) {
       return;
     }
     spec.locations.optimizer = src.locate(optimizer.node);
-    readOptimizer(src.subsection(
-        optimizer, optimizer.node.begin()->first.Scalar()));
+    readOptimizer(
+        src.subsection(optimizer, optimizer.node.begin()->first.Scalar()));
   }
   YAML::Node schedulers = src.lookup(init, "schedulers");
   if (schedulers.IsDefined())
@@ -1232,9 +1236,9 @@ void ModelReader::readHuggingFace(const Section &root) {
                                              {7, {"mixtral"}}});
   if (src.hasFailed())
     return;
-  spec.blockStyleReason =
-      "'model_type' is '" + src.readString(root, "model_type").value_or("gpt2") +
-      "'";
+  spec.blockStyleReason = "'model_type' is '" +
+                          src.readString(root, "model_type").value_or("gpt2") +
+                          "'";
   switch (type.value_or(0)) {
   case 0:
     readHuggingFaceGpt2(root);
@@ -1264,8 +1268,8 @@ void ModelReader::readHuggingFace(const Section &root) {
       epsilon = src.readDouble(root, key, 1e-30, 0.5);
   spec.layerNormEpsilon = epsilon.value_or(1e-5);
   spec.sequenceLength = spec.maxPositions;
-  readDropout(root, {kHfEmbeddingDropout, kHfAttentionDropout,
-                     kHfResidualDropout});
+  readDropout(root,
+              {kHfEmbeddingDropout, kHfAttentionDropout, kHfResidualDropout});
   // config.json describes the network, not its training run: the batch
   // comes from --batch-size, or is one sequence.
   spec.batchSemantics = BatchSemantics::Global;
@@ -1293,8 +1297,7 @@ void ModelReader::readHuggingFaceGpt2(const Section &root) {
   spec.vocabSize =
       requireSize(root, "vocab_size", kMaxVocab, spec.locations.vocab);
   // GPT-2's own default is the tanh form.
-  readFeedForwardActivation(root, "activation_function",
-                            Activation::gelu_tanh);
+  readFeedForwardActivation(root, "activation_function", Activation::gelu_tanh);
   spec.tiedEmbeddings =
       src.readBool(root, "tie_word_embeddings").value_or(true);
   if (src.readBool(root, "scale_attn_weights") == false)
@@ -1334,8 +1337,8 @@ void ModelReader::readHuggingFaceGptJ(const Section &root) {
 void ModelReader::readBertStyleShape(const Section &root) {
   spec.hiddenSize =
       requireSize(root, "hidden_size", kMaxHidden, spec.locations.hidden);
-  spec.numLayers = requireSize(root, "num_hidden_layers", kMaxLayers,
-                               spec.locations.layers);
+  spec.numLayers =
+      requireSize(root, "num_hidden_layers", kMaxLayers, spec.locations.layers);
   spec.numHeads = requireSize(root, "num_attention_heads", kMaxHidden,
                               spec.locations.heads);
   requireHeadsDivide(root, "hidden_size", "num_attention_heads");
@@ -1438,11 +1441,11 @@ void ModelReader::readHuggingFaceBtlm(const Section &root) {
   if (!src.hasFailed() && !src.lookup(root, "n_inner").IsDefined())
     src.error(src.locateKey(root, "n_embd"),
               "'n_inner' is missing; a SwiGLU model states its width");
-  spec.position = readChoice<PositionKind>(
-                      root, "position_embedding_type",
-                      {{PositionKind::Learned, {"learned"}},
-                       {PositionKind::Alibi, {"alibi"}}})
-                      .value_or(PositionKind::Learned);
+  spec.position =
+      readChoice<PositionKind>(root, "position_embedding_type",
+                               {{PositionKind::Learned, {"learned"}},
+                                {PositionKind::Alibi, {"alibi"}}})
+          .value_or(PositionKind::Learned);
   if (YAML::Node scaling = src.lookup(root, "alibi_scaling");
       scaling.IsDefined() && !scaling.IsNull())
     src.error(src.locate(scaling, "alibi_scaling"),
@@ -1486,10 +1489,10 @@ void ModelReader::applyBatchOverrides(const ImportOptions &options) {
     spec.sequenceLength = *options.sequenceLength;
   }
   if (spec.sequenceLength > spec.maxPositions) {
-    src.error(src.fileStart(),
-              "sequence length " + std::to_string(spec.sequenceLength) +
-                  " exceeds max_position_embeddings " +
-                  std::to_string(spec.maxPositions));
+    src.error(src.fileStart(), "sequence length " +
+                                   std::to_string(spec.sequenceLength) +
+                                   " exceeds max_position_embeddings " +
+                                   std::to_string(spec.maxPositions));
     return;
   }
   // A command-line count outside 1 to `max`, refused naming the flag.
@@ -1550,8 +1553,7 @@ void ModelReader::applyBatchOverrides(const ImportOptions &options) {
   if (spec.globalBatch < spec.numCsx)
     src.error(src.locate(batchNode, "batch_size"),
               "'" + batchWhat + "' (" + std::to_string(spec.globalBatch) +
-                  ") is smaller than num_csx (" +
-                  std::to_string(spec.numCsx) +
+                  ") is smaller than num_csx (" + std::to_string(spec.numCsx) +
                   (options.numCsx ? ", from --num-csx" : "") +
                   "): every system needs at least one sequence");
 }
@@ -1683,8 +1685,8 @@ YAML::Node jsonToYaml(const llvm::json::Value &value) {
     // A float as YAML spells one, so the readers treat it as they treat
     // YAML's: `768.0` is no size, `1.0e-05` is an epsilon.
     if (text.consume_front(kFloatMark))
-      return YAML::Node(formatExactDouble(std::strtod(text.str().c_str(),
-                                                      nullptr)));
+      return YAML::Node(
+          formatExactDouble(std::strtod(text.str().c_str(), nullptr)));
     YAML::Node node(text.str());
     node.SetTag("!");
     return node;
@@ -1727,8 +1729,8 @@ FailureOr<ModelSpec> readModelFile(StringRef path, MLIRContext *context,
     return fail(fileLoc, "cannot read model file '" + path +
                              "': " + llvm::toString(buffer.takeError()));
   return readModelText(path, (*buffer)->getBuffer(),
-                       modelFormatOf(path).value_or(ModelFormat::Yaml),
-                       context, options);
+                       modelFormatOf(path).value_or(ModelFormat::Yaml), context,
+                       options);
 }
 
 FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
@@ -1765,8 +1767,8 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
     llvm::Expected<llvm::json::Value> marked =
         llvm::json::parse(markFloatNumbers(text));
     if (!marked)
-      return fail(fileLoc, "malformed JSON: " +
-                               llvm::toString(marked.takeError()));
+      return fail(fileLoc,
+                  "malformed JSON: " + llvm::toString(marked.takeError()));
     root = jsonToYaml(*marked);
   } else {
     root = source.parseYaml();
@@ -1789,9 +1791,8 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
     // yaml-cpp throws on shapes the readers did not expect; report, never
     // crash.
     source.error(e.mark.line >= 0
-                     ? Location(FileLineColLoc::get(context, path,
-                                                    e.mark.line + 1,
-                                                    e.mark.column + 1))
+                     ? Location(FileLineColLoc::get(
+                           context, path, e.mark.line + 1, e.mark.column + 1))
                      : fileLoc,
                  "unexpected structure: " + e.msg);
   }
@@ -1802,10 +1803,10 @@ FailureOr<ModelSpec> readModelText(StringRef path, StringRef text,
 
 llvm::Expected<MicroBatchChoice> parseMicroBatchChoice(StringRef text) {
   auto refuse = [&]() {
-    return llvm::createStringError(
-        "--micro-batch-size is '" + text.str() +
-        "'; allowed: a positive integer up to " + std::to_string(kMaxBatch) +
-        ", auto, explore, explore:MIN-MAX or none");
+    return llvm::createStringError("--micro-batch-size is '" + text.str() +
+                                   "'; allowed: a positive integer up to " +
+                                   std::to_string(kMaxBatch) +
+                                   ", auto, explore, explore:MIN-MAX or none");
   };
   // A positive integer of at most kMaxBatch, written in decimal digits.
   auto count = [&](StringRef digits) -> std::optional<int64_t> {

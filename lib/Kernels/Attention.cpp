@@ -23,8 +23,8 @@ namespace {
 /// 1/sqrt(head_size), or muP's 1/head_size, times the logits' alpha.
 static double attentionScale(tf::AttentionOp op) {
   double headSize = static_cast<double>(op.getHeadSize());
-  double alpha = op.getLogitsAlpha() ? op.getLogitsAlpha()->convertToDouble()
-                                     : 1.0;
+  double alpha =
+      op.getLogitsAlpha() ? op.getLogitsAlpha()->convertToDouble() : 1.0;
   return alpha * (op.getScaling() == tf::ScoreScaling::inv_head_size
                       ? 1.0 / headSize
                       : 1.0 / std::sqrt(headSize));
@@ -44,10 +44,9 @@ struct AttentionLowering {
     int64_t headSize = static_cast<int64_t>(op.getHeadSize());
     Value wqkv = s.weight(op.getQkvWeight());
     Value bqkv = s.optionalWeight(op.getQkvBias());
-    Value qkv = s.matmul(
-        StepLowering::streamLike(
-            x, {batch, seq, (heads + 2 * kvHeads) * headSize}),
-        x, wqkv, bqkv);
+    Value qkv = s.matmul(StepLowering::streamLike(
+                             x, {batch, seq, (heads + 2 * kvHeads) * headSize}),
+                         x, wqkv, bqkv);
     auto headType = StepLowering::streamLike(x, {batch, heads, seq, headSize});
     auto kvType = StepLowering::streamLike(x, {batch, kvHeads, seq, headSize});
     auto split = s.kernel<SplitHeadsOp>(
@@ -103,8 +102,8 @@ struct AttentionLowering {
     Value probs = probabilities(op, q, keys, s);
     Value dropped = dropProbabilities(op, probs, s);
     s.markRecomputedSince(beforeProbs);
-    Value dDropped = s.matmul(probs.getType(), dAttended, values, Value(),
-                              false, true);
+    Value dDropped =
+        s.matmul(probs.getType(), dAttended, values, Value(), false, true);
     Value dv = sumHeadGroups(
         s.matmul(headType, dropped, dAttended, Value(), true), v.getType(), s);
     Value dProbs = dropProbabilities(op, dDropped, s);
@@ -113,8 +112,8 @@ struct AttentionLowering {
         probs.getType(), probs, dProbs, b.getF64FloatAttr(attentionScale(op)),
         b.getI64IntegerAttr(op.getHeadSize()));
     Value dq = s.matmul(headType, dScores, keys);
-    Value dk = sumHeadGroups(
-        s.matmul(headType, dScores, q, Value(), true), k.getType(), s);
+    Value dk = sumHeadGroups(s.matmul(headType, dScores, q, Value(), true),
+                             k.getType(), s);
     if (op.getRotary()) {
       Value angles = s.lookup(op.getRotary());
       dq = s.kernel<RotaryOp>(headType, dq, angles, b.getUnitAttr());
@@ -124,9 +123,9 @@ struct AttentionLowering {
     // Input projection: dWqkv = x^T dqkv, then dx = dqkv Wqkv^T.
     Value wqkv = s.weight(op.getQkvWeight());
     ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
-    int64_t qkvWidth = (static_cast<int64_t>(op.getNumHeads()) +
-                        2 * op.getKvHeads()) *
-                       static_cast<int64_t>(op.getHeadSize());
+    int64_t qkvWidth =
+        (static_cast<int64_t>(op.getNumHeads()) + 2 * op.getKvHeads()) *
+        static_cast<int64_t>(op.getHeadSize());
     Value dQkv = s.kernel<JoinHeadsOp>(
         StepLowering::streamLike(x, {xs[0], xs[1], qkvWidth}), dq, dk, dv);
     s.gradOut(op.getQkvWeight(),
@@ -144,8 +143,7 @@ private:
                              StepLowering &s) {
     OpBuilder &b = s.b();
     ArrayRef<int64_t> qs = StepLowering::shapeOf(q);
-    auto scoreType =
-        StepLowering::streamLike(q, {qs[0], qs[1], qs[2], qs[2]});
+    auto scoreType = StepLowering::streamLike(q, {qs[0], qs[1], qs[2], qs[2]});
     Value scores = s.matmul(scoreType, q, keys, Value(), false,
                             /*transposeRhs=*/true);
     return s.kernel<SoftmaxOp>(

@@ -25,9 +25,8 @@ namespace {
 
 struct DropoutLowering {
   static SavedActivations forward(tf::DropoutOp op, StepLowering &s) {
-    s.define(op.getResult(),
-             s.dropout(s.lookup(op.getInput()), op.getRateAttr(),
-                       op.getSiteAttr()));
+    s.define(op.getResult(), s.dropout(s.lookup(op.getInput()),
+                                       op.getRateAttr(), op.getSiteAttr()));
     return {};
   }
   // d(input) = dy * mask / (1 - rate): the forward's mask, drawn again.

@@ -91,8 +91,8 @@ DataTable compileReportData(const StepReport &report) {
 
 void printCompileReport(llvm::raw_ostream &os, const StepReport &report) {
   const StepReport::Wafer &w = *report.wafer;
-  os << "cgpt compile report: " << report.model.name << " on "
-     << w.targetName << ", " << report.simulation->numCsx << " system(s)\n";
+  os << "cgpt compile report: " << report.model.name << " on " << w.targetName
+     << ", " << report.simulation->numCsx << " system(s)\n";
   os << "  plan          " << w.plan << "\n";
   os << "  execution     " << w.execution << ", placer " << w.placer << ", "
      << w.stages.size() << " stages\n";
@@ -101,12 +101,11 @@ void printCompileReport(llvm::raw_ostream &os, const StepReport &report) {
                       formatGrouped(w.meshCores), formatGrouped(w.coresUsed),
                       meshPercent(w.coresUsed, w.meshCores));
   os << "  SRAM peak     " << formatGrouped(w.sramPeak) << " of "
-     << formatGrouped(w.sramLimit) << " B a core (" << w.sramPeakWhere
-     << ")\n";
+     << formatGrouped(w.sramLimit) << " B a core (" << w.sramPeakWhere << ")\n";
   llvm::StringMap<RegionRun> runs = regionRuns(report);
   for (const StepReport::Stage &stage : w.stages) {
     int64_t active = activeCores(stage);
-    os << llvm::formatv("\n{0}: active cores {1} ({2:f1}% of the mesh)", 
+    os << llvm::formatv("\n{0}: active cores {1} ({2:f1}% of the mesh)",
                         stage.name, formatGrouped(active),
                         meshPercent(active, w.meshCores));
     if (stage.slot)

@@ -96,8 +96,7 @@ public:
          llvm::enumerate(stage.getBody().front().getOps<RegionOp>()))
       regions.push_back({region, region.getPlacementAttr(),
                          region.getLayoutAttr(),
-                         region.getWave().value_or(
-                             static_cast<int64_t>(index)),
+                         region.getWave().value_or(static_cast<int64_t>(index)),
                          region.getSramBytes().value_or(0)});
     for (const Drawn &region : regions)
       if (waves.empty() || waves.back().front().wave != region.wave)
@@ -116,13 +115,12 @@ private:
   /// The part of a panel at (left, top) that `rect` covers.
   std::array<double, 4> toPanel(RectAttr rect, double left, double top) const {
     double sx = panelW / meshW, sy = panelH / meshH;
-    return {left + rect.getX() * sx, top + rect.getY() * sy,
-            rect.getW() * sx, rect.getH() * sy};
+    return {left + rect.getX() * sx, top + rect.getY() * sy, rect.getW() * sx,
+            rect.getH() * sy};
   }
   std::string sramText(int64_t bytes) const {
     return formatGrouped(bytes) + " B (" +
-           llvm::formatv("{0:f0}", 100.0 * bytes /
-                                       target.getCoreSramBytes())
+           llvm::formatv("{0:f0}", 100.0 * bytes / target.getCoreSramBytes())
                .str() +
            "%)";
   }
@@ -155,7 +153,8 @@ void SvgWriter::write() {
       "<text x=\"{0}\" y=\"22\" font-size=\"15\">{1}: stage @{2}, {3} "
       "x {4} mesh of {5}</text>\n",
       kMargin, escapeXml(device.getSymName()), escapeXml(stage.getSymName()),
-      target.getMeshWidth(), target.getMeshHeight(), escapeXml(target.getName()));
+      target.getMeshWidth(), target.getMeshHeight(),
+      escapeXml(target.getName()));
   os << llvm::formatv(
       "<text x=\"{0}\" y=\"40\">{1} placer, {2}, micro-batch {3}: {4} "
       "wave(s) one after another, the regions of a wave at once, each on its "
@@ -231,8 +230,8 @@ void SvgWriter::writeWave(ArrayRef<Drawn> wave, double left, double top) {
         "<rect data-kernel=\"{0}\" data-at=\"{1} {2} {3} {4}\" x=\"{5}\" "
         "y=\"{6}\" width=\"{7}\" height=\"{8}\" fill=\"{9}\" "
         "fill-opacity=\"0.75\" stroke=\"#222\"/>\n",
-        escapeXml(region.op.getSymName()), region.rect.getX(), region.rect.getY(),
-        region.rect.getW(), region.rect.getH(), x, y, w, h,
+        escapeXml(region.op.getSymName()), region.rect.getX(),
+        region.rect.getY(), region.rect.getW(), region.rect.getH(), x, y, w, h,
         kernelColor(region.op.getKernel()));
     LayoutAttr layout = region.layout;
     double cx = x + w / 2;
@@ -340,14 +339,14 @@ void SvgWriter::writeTable(double top) {
                         escapeXml(region.op.getSymName()),
                         stringifyKernelKind(region.op.getKind()),
                         escapeXml(kernels), where, layout);
-    os << llvm::formatv("<rect data-sram=\"{0}\" x=\"{1}\" y=\"{2}\" "
-                        "width=\"{3}\" height=\"12\" fill=\"{4}\"/>\n",
-                        region.sramBytes, barLeft, y - 11,
-                        region.sramBytes > 0
-                            ? std::max(kMinBarWidth,
-                                       kBarWidth * std::clamp(share, 0.0, 1.0))
-                            : 0.0,
-                        heatColor(share));
+    os << llvm::formatv(
+        "<rect data-sram=\"{0}\" x=\"{1}\" y=\"{2}\" "
+        "width=\"{3}\" height=\"12\" fill=\"{4}\"/>\n",
+        region.sramBytes, barLeft, y - 11,
+        region.sramBytes > 0
+            ? std::max(kMinBarWidth, kBarWidth * std::clamp(share, 0.0, 1.0))
+            : 0.0,
+        heatColor(share));
     os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-size=\"10\" "
                         "text-anchor=\"end\">{2}</text>\n",
                         barLeft - 4, y, sramText(region.sramBytes));

@@ -128,8 +128,7 @@ static llvm::Error expandInto(llvm::ArrayRef<const char *> args,
       return llvm::createStringError(
           std::errc::invalid_argument,
           "response file '%s' is not text: the byte at offset %zu is %s",
-          path.str().c_str(), bad,
-          contents[bad] == '\0' ? "NUL" : "not UTF-8");
+          path.str().c_str(), bad, contents[bad] == '\0' ? "NUL" : "not UTF-8");
     llvm::SmallVector<const char *> inner;
     llvm::cl::TokenizeGNUCommandLine(contents, saver, inner);
     if (llvm::Error error = expandInto(inner, saver, depth + 1, out))

@@ -32,15 +32,32 @@ std::optional<size_t> findDeepNesting(llvm::StringRef text, TextSyntax syntax,
   unsigned open[4] = {0, 0, 0, 0};
   auto kindOf = [&](char c, bool &opens) -> int {
     switch (c) {
-    case '[': opens = true; return 0;
-    case ']': opens = false; return 0;
-    case '{': opens = true; return 1;
-    case '}': opens = false; return 1;
-    case '(': opens = true; return mlir ? 2 : -1;
-    case ')': opens = false; return mlir ? 2 : -1;
-    case '<': opens = true; return mlir ? 3 : -1;
-    case '>': opens = false; return mlir ? 3 : -1;
-    default: return -1;
+    case '[':
+      opens = true;
+      return 0;
+    case ']':
+      opens = false;
+      return 0;
+    case '{':
+      opens = true;
+      return 1;
+    case '}':
+      opens = false;
+      return 1;
+    case '(':
+      opens = true;
+      return mlir ? 2 : -1;
+    case ')':
+      opens = false;
+      return mlir ? 2 : -1;
+    case '<':
+      opens = true;
+      return mlir ? 3 : -1;
+    case '>':
+      opens = false;
+      return mlir ? 3 : -1;
+    default:
+      return -1;
     }
   };
   for (size_t i = 0, e = text.size(); i < e; ++i) {
@@ -124,22 +141,19 @@ mlir::LogicalResult checkNestingDepth(llvm::StringRef name,
   if (!deep)
     return mlir::success();
   auto [line, column] = lineAndColumn(text, *deep);
-  return mlir::emitError(
-             mlir::FileLineColLoc::get(context, name, line, column))
+  return mlir::emitError(mlir::FileLineColLoc::get(context, name, line, column))
          << "brackets nest deeper than " << kMaxNestingDepth
          << " levels here; cgpt refuses deeper input rather than overflow "
             "its parser's stack";
 }
 
-mlir::LogicalResult checkNoNulBytes(llvm::StringRef name,
-                                    llvm::StringRef text,
+mlir::LogicalResult checkNoNulBytes(llvm::StringRef name, llvm::StringRef text,
                                     mlir::MLIRContext *context) {
   size_t nul = text.find('\0');
   if (nul == llvm::StringRef::npos)
     return mlir::success();
   auto [line, column] = lineAndColumn(text, nul);
-  return mlir::emitError(
-             mlir::FileLineColLoc::get(context, name, line, column))
+  return mlir::emitError(mlir::FileLineColLoc::get(context, name, line, column))
          << "a NUL byte in IR text: the file is binary or corrupted";
 }
 

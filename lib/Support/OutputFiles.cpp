@@ -101,9 +101,9 @@ llvm::Error OutputFiles::commitAfter(llvm::raw_fd_ostream &out) {
   if (out.has_error()) {
     std::error_code error = out.error();
     out.clear_error();
-    return llvm::createStringError(error, "cannot write standard output: " +
-                                              error.message() +
-                                              "; no file was written");
+    return llvm::createStringError(
+        error, "cannot write standard output: " + error.message() +
+                   "; no file was written");
   }
   if (llvm::Error error = commit())
     return llvm::createStringError(llvm::toString(std::move(error)) +

@@ -22,10 +22,9 @@ ParseResult parseStepRegion(OpAsmParser &parser, OperationState &result) {
 void printStepRegion(OpAsmPrinter &printer, Operation *op, Region &region,
                      ArrayRef<StringRef> elided) {
   printer << '(';
-  llvm::interleaveComma(region.front().getArguments(), printer,
-                        [&](BlockArgument arg) {
-                          printer.printRegionArgument(arg);
-                        });
+  llvm::interleaveComma(
+      region.front().getArguments(), printer,
+      [&](BlockArgument arg) { printer.printRegionArgument(arg); });
   printer << ')';
   printer.printOptionalAttrDictWithKeyword(op->getAttrs(), elided);
   printer << ' ';

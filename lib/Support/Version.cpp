@@ -18,7 +18,8 @@ std::string getGitCommit() { return CGPT_GIT_COMMIT; }
 
 std::string getFullVersion() {
   std::string commit = getGitCommit();
-  return "cgpt " + getVersion() + (commit.empty() ? "" : " (git " + commit + ")");
+  return "cgpt " + getVersion() +
+         (commit.empty() ? "" : " (git " + commit + ")");
 }
 
 void printVersion(llvm::raw_ostream &os) {

@@ -60,16 +60,15 @@ static void warnImplausible(const WaferTargetModel &model,
        double(model.getSramReadBytesPerCycle()), 1, 256},
       {"fabric", "link_bytes_per_cycle", double(model.getLinkBytesPerCycle()),
        1, 64},
-      {"system", "io_bytes_per_second", model.getIoBytesPerSecond(), 1e9,
-       1e13},
-      {"weight_servers", "capacity_bytes",
-       model.getWeightServerCapacityBytes(), 1e11, 1e17},
+      {"system", "io_bytes_per_second", model.getIoBytesPerSecond(), 1e9, 1e13},
+      {"weight_servers", "capacity_bytes", model.getWeightServerCapacityBytes(),
+       1e11, 1e17},
   };
   for (const Bound &bound : bounds) {
     if (bound.value >= bound.low && bound.value <= bound.high)
       continue;
-    YAML::Node node = bound.section ? root[bound.section][bound.key]
-                                    : root[bound.key];
+    YAML::Node node =
+        bound.section ? root[bound.section][bound.key] : root[bound.key];
     std::string key = bound.section
                           ? std::string(bound.section) + "." + bound.key
                           : std::string(bound.key);
@@ -91,9 +90,8 @@ static void warnImplausible(const WaferTargetModel &model,
   }
 }
 
-FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
-                                                    StringRef path,
-                                                    MLIRContext *context) {
+FailureOr<WaferTargetModel>
+WaferTargetModel::parse(StringRef text, StringRef path, MLIRContext *context) {
   text = withoutByteOrderMark(text);
   ConfigSource source(context, path.str(), text.str(), /*isJson=*/false);
   YAML::Node root = source.parseYaml();
@@ -141,7 +139,8 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
         requireInt(core, "sram_write_bytes_per_cycle", 1, 1 << 16);
     model.mixedFmacsPerCycle =
         requireInt(core, "mixed_fmacs_per_cycle", 1, 1 << 16);
-    model.f32FmacsPerCycle = requireInt(core, "f32_fmacs_per_cycle", 1, 1 << 16);
+    model.f32FmacsPerCycle =
+        requireInt(core, "f32_fmacs_per_cycle", 1, 1 << 16);
     // An FMAC is two FLOP, and flops_per_cycle is the core's peak: no
     // precision multiplies and adds faster than that.
     for (auto [key, fmacs] :
@@ -155,7 +154,8 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
                          std::to_string(model.flopsPerCycle) + ")");
     model.taskActivationCycles =
         requireInt(core, "task_activation_cycles", 0, 1 << 16);
-    model.reservedBytes = requireInt(core, "reserved_bytes", 0, int64_t(1) << 30);
+    model.reservedBytes =
+        requireInt(core, "reserved_bytes", 0, int64_t(1) << 30);
     if (model.reservedBytes >= model.coreSramBytes)
       source.error(source.locate(source.lookup(core, "reserved_bytes")),
                    "'core.reserved_bytes' (" +
@@ -166,7 +166,8 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
     Section fabric = source.subsection(top, "fabric");
     model.linkBytesPerCycle =
         requireInt(fabric, "link_bytes_per_cycle", 1, 1 << 16);
-    model.hopLatencyCycles = requireInt(fabric, "hop_latency_cycles", 1, 1 << 16);
+    model.hopLatencyCycles =
+        requireInt(fabric, "hop_latency_cycles", 1, 1 << 16);
     // Optional: a target that does not say crosses a ramp in a cycle, as a
     // wavelet crosses a link.
     model.rampLatencyCycles =
@@ -177,7 +178,8 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
     model.routerQueueWavelets =
         requireInt(fabric, "queue_wavelets", 1, 1 << 10);
     Section system = source.subsection(top, "system");
-    model.ioBytesPerSecond = require(system, "io_bytes_per_second", 1, kMaxRate);
+    model.ioBytesPerSecond =
+        require(system, "io_bytes_per_second", 1, kMaxRate);
     // Optional: only the energy of a training run reads it.
     if (source.lookup(system, "power_watts").IsDefined())
       model.systemPowerWatts = require(system, "power_watts", 1, 1e7);
@@ -191,8 +193,7 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
     Section reduce = source.subsection(top, "reduce_tree");
     model.reduceBandwidth =
         require(reduce, "bandwidth_bytes_per_second", 1, kMaxRate);
-    model.reduceLevelLatency =
-        require(reduce, "level_latency_seconds", 0, 1);
+    model.reduceLevelLatency = require(reduce, "level_latency_seconds", 0, 1);
     model.reduceFanout = requireInt(reduce, "fanout", 2, 1 << 10);
     // A misspelt key would otherwise leave its figure at nothing the user
     // meant, silently: warn as model files do.
@@ -200,10 +201,10 @@ FailureOr<WaferTargetModel> WaferTargetModel::parse(StringRef text,
                                  "system", "weight_servers", "reduce_tree"});
     source.warnUnknownKeys(mesh, {"width", "height"});
     source.warnUnknownKeys(
-        core, {"sram_bytes", "flops_per_cycle", "sram_read_bytes_per_cycle",
-               "sram_write_bytes_per_cycle", "mixed_fmacs_per_cycle",
-               "f32_fmacs_per_cycle", "task_activation_cycles",
-               "reserved_bytes"});
+        core,
+        {"sram_bytes", "flops_per_cycle", "sram_read_bytes_per_cycle",
+         "sram_write_bytes_per_cycle", "mixed_fmacs_per_cycle",
+         "f32_fmacs_per_cycle", "task_activation_cycles", "reserved_bytes"});
     source.warnUnknownKeys(fabric,
                            {"link_bytes_per_cycle", "hop_latency_cycles",
                             "ramp_latency_cycles", "colors", "queue_wavelets"});
@@ -231,8 +232,9 @@ FailureOr<WaferTargetModel> WaferTargetModel::load(StringRef nameOrPath,
   Location loc = FileLineColLoc::get(context, nameOrPath, 1, 1);
   if (!llvm::sys::fs::exists(nameOrPath)) {
     emitError(loc) << "unknown target '" << nameOrPath
-                   << "': not a built-in target (" <<
-        llvm::join(builtinNames(), ", ") << ") nor a readable file";
+                   << "': not a built-in target ("
+                   << llvm::join(builtinNames(), ", ")
+                   << ") nor a readable file";
     return failure();
   }
   auto buffer = readInputFile(nameOrPath);

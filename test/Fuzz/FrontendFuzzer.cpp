@@ -31,11 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef path = data[0] & 1 ? "fuzz.json" : "fuzz.yaml";
   llvm::StringRef text(reinterpret_cast<const char *>(data) + 1, size - 1);
   mlir::FailureOr<cgpt::frontend::ModelSpec> spec =
-      cgpt::frontend::readModelText(
-          path, text,
-          data[0] & 1 ? cgpt::frontend::ModelFormat::Json
-                      : cgpt::frontend::ModelFormat::Yaml,
-          &context);
+      cgpt::frontend::readModelText(path, text,
+                                    data[0] & 1
+                                        ? cgpt::frontend::ModelFormat::Json
+                                        : cgpt::frontend::ModelFormat::Yaml,
+                                    &context);
   if (mlir::succeeded(spec))
     (void)cgpt::frontend::buildTrainStep(*spec, &context);
   return 0;

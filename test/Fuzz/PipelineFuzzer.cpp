@@ -12,9 +12,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/InitAllDialects.h"
-#include "cgpt/Support/Nesting.h"
 #include "cgpt/Pipelines/Pipelines.h"
 #include "cgpt/Sim/Simulator.h"
+#include "cgpt/Support/Nesting.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -11,7 +11,6 @@
 
 #include "llvm/Support/MemoryBuffer.h"
 
-
 #include <gtest/gtest.h>
 
 using namespace cgpt;

@@ -1,4 +1,5 @@
-//===- DropoutTest.cpp - the regenerated dropout mask -----------------------===//
+//===- DropoutTest.cpp - the regenerated dropout mask
+//-----------------------===//
 //
 // Part of cgpt.
 //

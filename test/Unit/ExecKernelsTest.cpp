@@ -186,7 +186,7 @@ TEST(ExecSchedule, PhasesFollowEachOtherAndTheLastEndHolds) {
   auto phase = [&](training::ScheduleKind kind, double start, double end,
                    int64_t steps) -> mlir::Attribute {
     return training::LRPhaseAttr::get(&context, kind, llvm::APFloat(start),
-                                         llvm::APFloat(end), steps);
+                                      llvm::APFloat(end), steps);
   };
   mlir::ArrayAttr schedule =
       b.getArrayAttr({phase(training::ScheduleKind::linear, 0.0, 1.0, 10),

@@ -35,14 +35,14 @@ struct CerebrasGpt {
 /// the embedding and position terms once (they pass no gradient back).
 double appendixF(int64_t d, int64_t layers) {
   const double s = 2048, v = 50257, dm = static_cast<double>(d);
-  double perLayer = 2 * 3 * s * dm * dm      // QKV
-                    + 2 * s * s * dm         // QK^T
+  double perLayer = 2 * 3 * s * dm * dm           // QKV
+                    + 2 * s * s * dm              // QK^T
                     + 3 * dm * s * s + s * s * dm // softmax and its reduction
-                    + 2 * s * s * dm         // softmax x V
-                    + 2 * s * dm * dm        // output projection
-                    + 16 * s * dm * dm       // feed-forward
-                    + 2 * 7 * s * dm         // layer norms
-                    + 20 * 4 * s * dm;       // GELU
+                    + 2 * s * s * dm              // softmax x V
+                    + 2 * s * dm * dm             // output projection
+                    + 16 * s * dm * dm            // feed-forward
+                    + 2 * 7 * s * dm              // layer norms
+                    + 20 * 4 * s * dm;            // GELU
   double embedding = 2 * s * v * dm, position = 2 * dm * s;
   double forward = embedding + position + layers * perLayer + 2 * s * dm * v;
   return 3 * forward - embedding - position;

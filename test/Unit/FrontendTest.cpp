@@ -157,9 +157,8 @@ model:
   std::string uneven(model);
   uneven.replace(uneven.find("mup_base_filter_size: 512"), 25,
                  "mup_base_filter_size: 1024");
-  EXPECT_TRUE(mlir::failed(
-      read(std::string("train_input:\n    batch_size: 16\n") + uneven,
-           &errors)));
+  EXPECT_TRUE(mlir::failed(read(
+      std::string("train_input:\n    batch_size: 16\n") + uneven, &errors)));
   EXPECT_NE(errors.find("muP width multipliers differ"), std::string::npos)
       << errors;
 }

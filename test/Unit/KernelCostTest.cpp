@@ -23,8 +23,7 @@ namespace {
 
 /// A stand-in kernel whose algorithm is its own: 1,000 cycles a sequence.
 struct OwnCost
-    : KernelCostOpInterface::ExternalModel<OwnCost,
-                                           dataflow::RotaryAnglesOp> {
+    : KernelCostOpInterface::ExternalModel<OwnCost, dataflow::RotaryAnglesOp> {
   static KernelTime getMeshCost(const KernelCostQuery &query) {
     KernelTime time;
     time.compute = 1000.0 * static_cast<double>(query.microBatch);
@@ -49,10 +48,10 @@ KernelShape matmul64() {
 /// standard algorithm of its kind otherwise.
 TEST(KernelCost, OwnCostThroughTheInterface) {
   mlir::DialectRegistry registry = test::allDialects();
-  registry.addExtension(+[](mlir::MLIRContext *context,
-                            dataflow::DataflowDialect *) {
-    dataflow::RotaryAnglesOp::attachInterface<OwnCost>(*context);
-  });
+  registry.addExtension(
+      +[](mlir::MLIRContext *context, dataflow::DataflowDialect *) {
+        dataflow::RotaryAnglesOp::attachInterface<OwnCost>(*context);
+      });
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
   KernelShape shape;
@@ -60,8 +59,8 @@ TEST(KernelCost, OwnCostThroughTheInterface) {
   shape.rows = 64;
   shape.columns = 16;
   shape.flops = 1024;
-  KernelCostQuery query{shape, {4, 4, Edge::none}, {0, 0, 16, 12}, 3,
-                        mini(context)};
+  KernelCostQuery query{
+      shape, {4, 4, Edge::none}, {0, 0, 16, 12}, 3, mini(context)};
   auto own = KernelCostModel::forKernel(
       mlir::StringAttr::get(&context, "dataflow.rotary_angles"));
   EXPECT_EQ(own(query).cycles(), 3000);
@@ -100,8 +99,7 @@ TEST(KernelCost, StreamedMatmulByHand) {
 }
 
 /// mini with `queue_wavelets` wavelets a router queue.
-target::WaferTargetModel miniWithQueues(mlir::MLIRContext &context,
-                                        int queue) {
+target::WaferTargetModel miniWithQueues(mlir::MLIRContext &context, int queue) {
   std::string yaml = test::builtinTargetText("mini");
   std::string key = "queue_wavelets: 4";
   yaml.replace(yaml.find(key), key.size(),
@@ -121,7 +119,10 @@ TEST(KernelCost, ShallowQueuesSlowEveryStream) {
   mlir::MLIRContext context(test::allDialects());
   KernelShape shape = matmul64();
   auto timed = [&](int queue) {
-    return kernelTime({shape, {16, 12, Edge::north}, {0, 0, 16, 12}, 1,
+    return kernelTime({shape,
+                       {16, 12, Edge::north},
+                       {0, 0, 16, 12},
+                       1,
                        miniWithQueues(context, queue)});
   };
   for (int queue : {3, 4, 16}) {

@@ -1,4 +1,5 @@
-//===- KernelModelsTest.cpp - every kernel has its behaviour ---------------===//
+//===- KernelModelsTest.cpp - every kernel has its behaviour
+//---------------===//
 //
 // Part of cgpt.
 //
@@ -21,8 +22,8 @@ using namespace cgpt;
 namespace {
 
 /// The registered ops of `dialect`, by name.
-std::vector<mlir::RegisteredOperationName>
-opsOf(mlir::MLIRContext &context, llvm::StringRef dialect) {
+std::vector<mlir::RegisteredOperationName> opsOf(mlir::MLIRContext &context,
+                                                 llvm::StringRef dialect) {
   std::vector<mlir::RegisteredOperationName> ops;
   for (mlir::RegisteredOperationName op : context.getRegisteredOperations())
     if (op.getDialectNamespace() == dialect)

@@ -9,8 +9,8 @@
 // divide the operands (padding), blocked sums (a block's chain, then the
 // next), token groups folded into several columns of segments, one core
 // alone (no chain), more token groups than the rectangle folds (a second
-// pass), 16-bit and f32 streams, and kernels run in chunks. The engine sums in another
-// order than the reference, hence the tolerance.
+// pass), 16-bit and f32 streams, and kernels run in chunks. The engine sums in
+// another order than the reference, hence the tolerance.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,31 +93,60 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"groups that do not divide", 2, 5, 10, 7, 2,
-     {3, 4, Edge::north, 0}, {0, 0, 4, 3}},
-    {"blocked sums, a last block short", 2, 5, 10, 7, 2,
-     {3, 4, Edge::north, 3}, {0, 0, 4, 3}},
-    {"token groups in two columns of segments", 1, 12, 8, 6, 2,
-     {6, 2, Edge::north, 0}, {0, 0, 4, 3}},
-    {"more token groups than the rectangle folds: two passes", 2, 10, 8, 6, 2,
-     {10, 2, Edge::north, 2}, {0, 0, 4, 3}},
+    {"groups that do not divide",
+     2,
+     5,
+     10,
+     7,
+     2,
+     {3, 4, Edge::north, 0},
+     {0, 0, 4, 3}},
+    {"blocked sums, a last block short",
+     2,
+     5,
+     10,
+     7,
+     2,
+     {3, 4, Edge::north, 3},
+     {0, 0, 4, 3}},
+    {"token groups in two columns of segments",
+     1,
+     12,
+     8,
+     6,
+     2,
+     {6, 2, Edge::north, 0},
+     {0, 0, 4, 3}},
+    {"more token groups than the rectangle folds: two passes",
+     2,
+     10,
+     8,
+     6,
+     2,
+     {10, 2, Edge::north, 2},
+     {0, 0, 4, 3}},
     {"one core", 1, 3, 5, 4, 2, {1, 1, Edge::north, 0}, {0, 0, 1, 1}},
-    {"f32 stream, blocks of one column", 1, 4, 6, 5, 4,
-     {2, 3, Edge::north, 1}, {0, 0, 3, 2}},
+    {"f32 stream, blocks of one column",
+     1,
+     4,
+     6,
+     5,
+     4,
+     {2, 3, Edge::north, 1},
+     {0, 0, 3, 2}},
 };
 
 TEST_F(KernelValues, WeightMatmulIsTheProduct) {
   for (const Case &c : kCases) {
     SCOPED_TRACE(c.what);
-    KernelShape k = weightKernel(KernelKind::weight_matmul,
-                                 c.tokensPerSequence, c.outputs, c.inputs,
-                                 c.bytes);
+    KernelShape k = weightKernel(KernelKind::weight_matmul, c.tokensPerSequence,
+                                 c.outputs, c.inputs, c.bytes);
     int64_t tokens = c.sequences * c.tokensPerSequence;
     std::vector<float> x = random(tokens * c.inputs, 1);
     std::vector<float> w = random(c.inputs * c.outputs, 2);
     std::string error;
-    std::optional<WeightKernelRun> y = runWeightKernel(
-        k, c.layout, c.sequences, mini(), c.rect, x, w, error);
+    std::optional<WeightKernelRun> y =
+        runWeightKernel(k, c.layout, c.sequences, mini(), c.rect, x, w, error);
     ASSERT_TRUE(y) << error;
     expectClose(y->values, product(x, w, tokens, c.outputs, c.inputs, false));
   }
@@ -132,8 +161,8 @@ TEST_F(KernelValues, WeightGradientIsTheProduct) {
     std::vector<float> x = random(tokens * c.inputs, 3);
     std::vector<float> dy = random(tokens * c.outputs, 4);
     std::string error;
-    std::optional<WeightKernelRun> dw = runWeightKernel(
-        k, c.layout, c.sequences, mini(), c.rect, x, dy, error);
+    std::optional<WeightKernelRun> dw =
+        runWeightKernel(k, c.layout, c.sequences, mini(), c.rect, x, dy, error);
     ASSERT_TRUE(dw) << error;
     expectClose(dw->values, product(x, dy, c.inputs, c.outputs, tokens, true));
   }
@@ -157,11 +186,10 @@ TEST_F(KernelValues, ChunksMakeTheWholeProduct) {
   };
   int64_t sequences = 2;
   for (const Chunked &c : cases) {
-    SCOPED_TRACE(::testing::Message() << (c.kind == KernelKind::weight_matmul
-                                              ? "matmul "
-                                              : "gradient ")
-                                      << c.rows << " x " << c.columns
-                                      << " x " << c.contracted);
+    SCOPED_TRACE(
+        ::testing::Message()
+        << (c.kind == KernelKind::weight_matmul ? "matmul " : "gradient ")
+        << c.rows << " x " << c.columns << " x " << c.contracted);
     KernelShape k =
         weightKernel(c.kind, c.rows, c.columns, c.contracted, /*bytes=*/2);
     k.chunks = 3;
@@ -177,11 +205,10 @@ TEST_F(KernelValues, ChunksMakeTheWholeProduct) {
                         {0, 0, 4, 3}, held, streamed, error);
     ASSERT_TRUE(ran) << error;
     EXPECT_EQ(ran->passes, 3);
-    expectClose(ran->values,
-                matmul ? product(held, streamed, tokens, c.columns, features,
-                                 false)
-                       : product(held, streamed, features, c.columns, tokens,
-                                 true));
+    expectClose(
+        ran->values,
+        matmul ? product(held, streamed, tokens, c.columns, features, false)
+               : product(held, streamed, features, c.columns, tokens, true));
   }
 }
 

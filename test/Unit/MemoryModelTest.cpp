@@ -1,4 +1,5 @@
-//===- MemoryModelTest.cpp - what each core holds ---------------------------===//
+//===- MemoryModelTest.cpp - what each core holds
+//---------------------------===//
 //
 // Part of cgpt.
 //
@@ -44,14 +45,14 @@ TEST_F(MemoryModelTest, LiveAndCheckpointBytesByHand) {
   EXPECT_EQ(memory.weightBuffers, 2 * 43);
   EXPECT_EQ(memory.accumulator, 0);
   // The weight gradient of a backward stage sums 16,384 B over 192 cores.
-  EXPECT_EQ(regionMemory(program, placement, 2, 1, 1, {Kind::keep, 0})
-                .accumulator,
-            86);
+  EXPECT_EQ(
+      regionMemory(program, placement, 2, 1, 1, {Kind::keep, 0}).accumulator,
+      86);
   // Offloaded, the wafer holds the checkpoint in use and the next one:
   // 2 x 8,192 B per sequence, the same as keeping both layers here.
-  EXPECT_EQ(regionMemory(program, placement, 0, 1, 1, {Kind::offload, 0})
-                .checkpoints,
-            88);
+  EXPECT_EQ(
+      regionMemory(program, placement, 0, 1, 1, {Kind::offload, 0}).checkpoints,
+      88);
 }
 
 /// deep-checkpoints.mlir: four layers of 2 MiB of checkpoint per sequence.
@@ -64,8 +65,8 @@ TEST_F(MemoryModelTest, CheckpointPolicies) {
   auto perCore = [&](int64_t perSequence) {
     int64_t tokens = (64 + layout.tokenGroups - 1) / layout.tokenGroups;
     int64_t perToken = perSequence / 64;
-    return tokens * ((perToken + layout.featureGroups - 1) /
-                     layout.featureGroups);
+    return tokens *
+           ((perToken + layout.featureGroups - 1) / layout.featureGroups);
   };
   const int64_t mib = 1 << 20;
   auto checkpoints = [&](CheckpointPolicy policy) {
@@ -82,8 +83,8 @@ TEST_F(MemoryModelTest, CheckpointPolicies) {
   int64_t sram = program.getTarget().getCoreSramBytes();
   EXPECT_GT(memoryPeak(program, placement, 1, {Kind::keep, 0}).memory.total(),
             sram);
-  EXPECT_LE(
-      memoryPeak(program, placement, 1, {Kind::every, 2}).memory.total(), sram);
+  EXPECT_LE(memoryPeak(program, placement, 1, {Kind::every, 2}).memory.total(),
+            sram);
   EXPECT_LE(
       memoryPeak(program, placement, 1, {Kind::offload, 0}).memory.total(),
       sram);
@@ -160,8 +161,8 @@ TEST_F(MemoryModelTest, SumsBlockedToWhatIsLeft) {
     return std::make_pair(blocked.regions[0][1].layout.sumBlock,
                           memory.total() - sram);
   };
-  EXPECT_EQ(blockWith(rest + 64 * tokens * 4), std::make_pair(int64_t(0),
-                                                              int64_t(0)));
+  EXPECT_EQ(blockWith(rest + 64 * tokens * 4),
+            std::make_pair(int64_t(0), int64_t(0)));
   auto [block, over] = blockWith(rest + 10 * tokens * 4 + 3);
   EXPECT_EQ(block, 10);
   EXPECT_EQ(over, -3);
@@ -186,9 +187,9 @@ TEST_F(MemoryModelTest, PipelinedSlotByHand) {
   EXPECT_EQ(memory.accumulator, 171);
   EXPECT_EQ(memory.checkpoints, 171);
   // The last slot holds one micro-batch in flight.
-  EXPECT_EQ(regionMemory(program, placement, 1, 1, 1, {Kind::keep, 0})
-                .checkpoints,
-            86);
+  EXPECT_EQ(
+      regionMemory(program, placement, 1, 1, 1, {Kind::keep, 0}).checkpoints,
+      86);
 }
 
 } // namespace

@@ -97,8 +97,7 @@ std::vector<MeshProgram> kernelPrograms(const cgpt::target::WaferTargetModel &t,
   attention.contracted = 8;
   attention.flops = 4 * attention.rows * attention.columns * 8;
   std::vector<MeshProgram> programs;
-  for (const cgpt::wafer::KernelShape &kernel :
-       {matmul, grad, norm, attention})
+  for (const cgpt::wafer::KernelShape &kernel : {matmul, grad, norm, attention})
     programs.push_back(buildKernelProgram(kernel,
                                           rectangleLayout(width, height), 1, t,
                                           {0, 0, width, height})

@@ -1,4 +1,5 @@
-//===- MeshQueuesTest.cpp - what a mesh queue holds, exactly ---------------===//
+//===- MeshQueuesTest.cpp - what a mesh queue holds, exactly
+//---------------===//
 //
 // Part of cgpt.
 //
@@ -56,8 +57,8 @@ TEST(MeshQueues, HoldExactlyTheirDepth) {
 TEST(MeshQueues, ArrivingAndReservedWaveletsTakeTheirPlaces) {
   Queues queues(1, 3, /*carryValues=*/false, /*deferFrees=*/false);
   queues.beginCycle(0);
-  queues.stage(0, {});   // arrives this cycle
-  queues.reserve(0);     // still crossing a ramp
+  queues.stage(0, {}); // arrives this cycle
+  queues.reserve(0);   // still crossing a ramp
   EXPECT_TRUE(queues.hasRoom(0));
   queues.stage(0, {});
   EXPECT_FALSE(queues.hasRoom(0)); // 2 arriving + 1 reserved = 3

@@ -212,19 +212,18 @@ TEST(MeshSimulator, CursorsWalkAMatmul) {
   int sums = code.addBuffer("sums", 2, ElementType::f32);
   int blocks = code.addBuffer("blocks", 1, ElementType::f32);
   Task count{false, -1, {}};
-  count.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(blocks),
-                                  Dsd::memory(blocks), Dsd::memory(inputs, 0,
-                                                                   -1, 0),
-                                  1, ElementType::f32));
+  count.body.push_back(
+      Op::vector(Op::Kind::fadd, Dsd::memory(blocks), Dsd::memory(blocks),
+                 Dsd::memory(inputs, 0, -1, 0), 1, ElementType::f32));
   int counter = code.addTask(std::move(count));
   int column = code.addCursor({1, 2, -1, counter});
   int feature = code.addCursor({1, 2, column, -1});
   Task data{true, 0, {}};
   for (bool high : {false, true}) {
-    data.body.push_back(Op::fmacOp(
-        Dsd::memory(sums, 0, column), Dsd::memory(sums, 0, column),
-        Dsd::memory(inputs, 0, feature), Dsd::argument(high), 1,
-        ElementType::bf16));
+    data.body.push_back(Op::fmacOp(Dsd::memory(sums, 0, column),
+                                   Dsd::memory(sums, 0, column),
+                                   Dsd::memory(inputs, 0, feature),
+                                   Dsd::argument(high), 1, ElementType::bf16));
     data.body.push_back(Op::advanceOp(feature));
   }
   code.addTask(std::move(data));
@@ -264,8 +263,8 @@ TEST(MeshSimulator, MicrothreadRunsBesideTheTask) {
                                    ElementType::f32));
   int followUp = code.addTask(std::move(follow));
   Task start{false, -1, {}};
-  Op receive = Op::vector(Op::Kind::fmov, Dsd::memory(in), Dsd::in(0), Dsd(),
-                          8, ElementType::f32);
+  Op receive = Op::vector(Op::Kind::fmov, Dsd::memory(in), Dsd::in(0), Dsd(), 8,
+                          ElementType::f32);
   receive.async = true;
   receive.onDone = followUp;
   start.body.push_back(receive);
@@ -488,16 +487,15 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
   cgpt::wafer::Layout layout{4096, 48, cgpt::wafer::Edge::north, 0};
   cgpt::wafer::Rect window{0, 0, 48, 2};
   std::string error;
-  EXPECT_FALSE(simulate(
-      buildKernelProgram(k, layout, 120, *target, window).mesh,
-      meshConfig(*target), error));
+  EXPECT_FALSE(
+      simulate(buildKernelProgram(k, layout, 120, *target, window).mesh,
+               meshConfig(*target), error));
   EXPECT_EQ(error, "core (0, 0) cannot load its program: buffer 'sums' "
                    "(737280 B) brings its buffers to 739200 B, over the "
                    "40960 B a core has beside its 8192 B reserve");
   layout.sumBlock = 128;
-  EXPECT_TRUE(simulate(
-      buildKernelProgram(k, layout, 120, *target, window).mesh,
-      meshConfig(*target), error))
+  EXPECT_TRUE(simulate(buildKernelProgram(k, layout, 120, *target, window).mesh,
+                       meshConfig(*target), error))
       << error;
 }
 

@@ -78,10 +78,10 @@ TEST_F(PlacerTest, EveryPlacementIsSound) {
     DeviceOp device = compile(file, target);
     StepProgram program = programOf(device);
     for (llvm::StringRef name : getPlacerNames()) {
-      std::string whyNot, what = std::string(file) + " on " + target +
-                                 " by " + name.str();
-      std::optional<Placement> placement = createPlacer(name)->place(
-          program, device.getMicroBatch(), whyNot);
+      std::string whyNot,
+          what = std::string(file) + " on " + target + " by " + name.str();
+      std::optional<Placement> placement =
+          createPlacer(name)->place(program, device.getMicroBatch(), whyNot);
       if (!placement) {
         // Only layer pipelining may refuse, and only for want of room.
         EXPECT_EQ(name, "pipelined") << what << ": " << whyNot;

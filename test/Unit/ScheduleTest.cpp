@@ -44,14 +44,13 @@ TEST_F(ScheduleTest, CheckpointPoliciesCost) {
   const target::WaferTargetModel &t = program.getTarget();
   double weightBytes = 0;
   device.walk([&](IngressOp in) { weightBytes += in.getBytes(); });
-  EXPECT_GE(estimate(program, placement, 1, {Kind::offload, 0})
-                .firstPassSeconds,
-            (weightBytes + 4 * 2 * mib) / t.getIoBytesPerSecond());
+  EXPECT_GE(
+      estimate(program, placement, 1, {Kind::offload, 0}).firstPassSeconds,
+      (weightBytes + 4 * 2 * mib) / t.getIoBytesPerSecond());
   // Recomputing streams the rebuilt layers' weights again and runs them
   // again: slower than a policy that keeps, at the same micro-batch.
-  EXPECT_GT(
-      estimate(program, placement, 1, {Kind::every, 2}).firstPassSeconds,
-      estimate(program, placement, 1, {Kind::keep, 0}).firstPassSeconds);
+  EXPECT_GT(estimate(program, placement, 1, {Kind::every, 2}).firstPassSeconds,
+            estimate(program, placement, 1, {Kind::keep, 0}).firstPassSeconds);
 }
 
 /// A pass takes at least its weights' I/O (in, forward and backward) and
@@ -65,8 +64,8 @@ TEST_F(ScheduleTest, PassLowerBounds) {
     int64_t micro = device.getMicroBatch();
     double pass = plannedStep(device).firstPassSeconds;
     EXPECT_GE(pass, weightBytes / t.getIoBytesPerSecond()) << file;
-    EXPECT_GE(pass, static_cast<double>(device.getFlopsPerSequence()) *
-                        micro / t.getPeakFlopsPerSecond())
+    EXPECT_GE(pass, static_cast<double>(device.getFlopsPerSequence()) * micro /
+                        t.getPeakFlopsPerSecond())
         << file;
   }
 }
@@ -82,15 +81,14 @@ TEST_F(ScheduleTest, TimePerSampleNeverRisesWithTheMicroBatch) {
     DeviceOp device = compile(file, target);
     StepProgram program = programOf(device);
     int64_t sram = program.getTarget().getCoreSramBytes();
-    for (CheckpointPolicy policy :
-         {CheckpointPolicy{Kind::keep, 0}, CheckpointPolicy{Kind::offload, 0}}) {
+    for (CheckpointPolicy policy : {CheckpointPolicy{Kind::keep, 0},
+                                    CheckpointPolicy{Kind::offload, 0}}) {
       double previous = 0;
       for (int64_t micro = 1; micro <= device.getPerSystemBatch(); ++micro) {
         if (device.getPerSystemBatch() % micro != 0)
           continue;
         Placement placement = placeWith("whole-mesh", program, micro);
-        if (memoryPeak(program, placement, micro, policy).memory.total() >
-            sram)
+        if (memoryPeak(program, placement, micro, policy).memory.total() > sram)
           break;
         double perSample =
             estimate(program, placement, micro, policy).firstPassSeconds /
@@ -126,8 +124,7 @@ TEST_F(ScheduleTest, ClippedUpdateWaitsForTheLastGradient) {
     DeviceOp device = compile(file, target);
     ASSERT_GT(device.getMaxGradientNorm().convertToDouble(), 0) << file;
     StepEstimate clipped = plannedStep(device);
-    EXPECT_NEAR(clipped.optimizerSeconds, optimizer, 1e-9 * optimizer)
-        << file;
+    EXPECT_NEAR(clipped.optimizerSeconds, optimizer, 1e-9 * optimizer) << file;
     device.setMaxGradientNormAttr(
         mlir::FloatAttr::get(mlir::Float64Type::get(&context), 0.0));
     StepEstimate unclipped = plannedStep(device);
@@ -153,8 +150,9 @@ std::string scaledTarget(const std::string &target,
     std::string value = text.substr(start, end - start);
     bool integer = value.find_first_of(".e") == std::string::npos;
     std::string scaled =
-        integer ? std::to_string(static_cast<int64_t>(std::stod(value) * factor))
-                : llvm::formatv("{0:e6}", std::stod(value) * factor).str();
+        integer
+            ? std::to_string(static_cast<int64_t>(std::stod(value) * factor))
+            : llvm::formatv("{0:e6}", std::stod(value) * factor).str();
     text.replace(start, end - start, scaled);
   }
   return test::writeTemporary(text, "yaml");
@@ -192,9 +190,10 @@ TEST_F(ScheduleTest, MoreOfAnyResourceNeverSlower) {
           << file << " on " << target << " with twice " << keys.front();
       llvm::sys::fs::remove(more);
       std::string less = scaledTarget(target, keys, 0.5);
-      if (std::optional<StepEstimate> halved = plannedStepIfAny(file, less))
+      if (std::optional<StepEstimate> halved = plannedStepIfAny(file, less)) {
         EXPECT_LE(halved->samplesPerSecond, base * (1 + 1e-12))
             << file << " on " << target << " with half " << keys.front();
+      }
       llvm::sys::fs::remove(less);
     }
   }
@@ -222,11 +221,10 @@ TEST_F(ScheduleTest, MoreSystemsNeverSlower) {
       for (int64_t reach = 1; reach < systems; reach *= t.getReduceFanout())
         ++depth;
       StepEstimate step = plannedStep(device);
-      EXPECT_LE(step.stepSeconds,
-                previous.stepSeconds +
-                    2 * (depth - previousDepth) *
-                        t.getReduceLevelLatencySeconds() +
-                    1e-12 * previous.stepSeconds)
+      EXPECT_LE(step.stepSeconds, previous.stepSeconds +
+                                      2 * (depth - previousDepth) *
+                                          t.getReduceLevelLatencySeconds() +
+                                      1e-12 * previous.stepSeconds)
           << file << " on " << target << " at " << systems << " systems";
       previous = step;
       previousDepth = depth;
@@ -260,8 +258,7 @@ TEST_F(ScheduleTest, HalvedFeatureGroupsMoveTheStepByTheKernelTerms) {
   StepProgram program = programOf(device);
   const target::WaferTargetModel &t = program.getTarget();
   int64_t micro = device.getMicroBatch();
-  CheckpointPolicy policy =
-      CheckpointPolicy::fromAttr(*device.getCheckpoint());
+  CheckpointPolicy policy = CheckpointPolicy::fromAttr(*device.getCheckpoint());
   auto [s, r] = find(program, "h.0.forward", "matmul.5");
   const ProgramRegion &region = program.getStages()[s].regions[r];
   Placement before = *Placement::fromIR(program);
@@ -269,8 +266,7 @@ TEST_F(ScheduleTest, HalvedFeatureGroupsMoveTheStepByTheKernelTerms) {
   Layout halved = placed.layout;
   halved.featureGroups /= 2;
   double cyclesBefore =
-      kernelTime({region.shape, placed.layout, placed.rect, micro, t})
-          .cycles();
+      kernelTime({region.shape, placed.layout, placed.rect, micro, t}).cycles();
   double cyclesAfter =
       kernelTime({region.shape, halved, placed.rect, micro, t}).cycles();
   ASSERT_GT(cyclesAfter, cyclesBefore);
@@ -318,11 +314,11 @@ TEST_F(ScheduleTest, RegionsOfAWaveRunAtOnce) {
     Placement placement = *Placement::fromIR(program);
     double seconds = 0;
     for (auto [r, region] : llvm::enumerate(program.getStages()[0].regions)) {
-      double cycles = region.cost({region.shape,
-                                   placement.regions[0][r].layout,
-                                   placement.regions[0][r].rect, 4,
-                                   program.getTarget()})
-                          .cycles();
+      double cycles =
+          region
+              .cost({region.shape, placement.regions[0][r].layout,
+                     placement.regions[0][r].rect, 4, program.getTarget()})
+              .cycles();
       double regionSeconds = cycles / program.getTarget().getClockHz();
       seconds = sideBySide ? std::max(seconds, regionSeconds)
                            : seconds + regionSeconds;

@@ -44,6 +44,5 @@ TEST(WaferTargetModel, ParseErrorNamesTheKey) {
   mlir::FailureOr<WaferTargetModel> model = WaferTargetModel::parse(
       "name: x\nmesh: {width: 4, height: -1}\n", "t.yaml", &context);
   EXPECT_TRUE(mlir::failed(model));
-  EXPECT_NE(message.find("'mesh.height' is -1"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("'mesh.height' is -1"), std::string::npos) << message;
 }

@@ -31,7 +31,9 @@ namespace cgpt::test {
 
 class WaferFixture : public ::testing::Test {
 protected:
-  WaferFixture() : context(allDialects()) { context.loadAllAvailableDialects(); }
+  WaferFixture() : context(allDialects()) {
+    context.loadAllAvailableDialects();
+  }
 
   /// Parses hand-written wafer IR from test/Dialect/Wafer/Inputs.
   wafer::DeviceOp parseInput(const std::string &name) {
@@ -53,15 +55,14 @@ protected:
   wafer::DeviceOp compile(const std::string &file, const std::string &target,
                           int64_t systems = 1,
                           const std::string &placer = "auto") {
-    EXPECT_TRUE(mlir::succeeded(lower(file, target, systems, placer)))
-        << file;
+    EXPECT_TRUE(mlir::succeeded(lower(file, target, systems, placer))) << file;
     return *module->getOps<wafer::DeviceOp>().begin();
   }
 
   /// The planned step of `file` on `target`, or nothing where it does not
   /// compile there (it does not fit, or the target is refused), quietly.
-  std::optional<wafer::StepEstimate> plannedStepIfAny(
-      const std::string &file, const std::string &target) {
+  std::optional<wafer::StepEstimate>
+  plannedStepIfAny(const std::string &file, const std::string &target) {
     mlir::ScopedDiagnosticHandler quiet(
         &context, [](mlir::Diagnostic &) { return mlir::success(); });
     if (mlir::failed(lower(file, target, 1, "auto")))
@@ -89,9 +90,10 @@ protected:
   }
 
   /// The step as `placement` runs it at `microBatch` under `policy`.
-  static wafer::StepEstimate
-  estimate(const wafer::StepProgram &program, wafer::Placement placement,
-           int64_t microBatch, wafer::CheckpointPolicy policy) {
+  static wafer::StepEstimate estimate(const wafer::StepProgram &program,
+                                      wafer::Placement placement,
+                                      int64_t microBatch,
+                                      wafer::CheckpointPolicy policy) {
     return wafer::estimateStep(
         program,
         wafer::TimedPlacement::of(program, std::move(placement), microBatch),

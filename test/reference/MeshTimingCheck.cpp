@@ -74,8 +74,7 @@ llvm::cl::opt<std::string>
                llvm::cl::desc("Run only the table's cases whose names this "
                               "regular expression matches"),
                llvm::cl::value_desc("regex"));
-llvm::cl::opt<bool> bench("bench",
-                          llvm::cl::desc("Time one large case only"));
+llvm::cl::opt<bool> bench("bench", llvm::cl::desc("Time one large case only"));
 llvm::cl::opt<bool> benchWholeMesh(
     "bench-whole-mesh",
     llvm::cl::desc("Time one kernel on the target's whole mesh, with the "
@@ -200,10 +199,10 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"layer norm, many tokens", rows(K::reduction, 512, 64, 7), 2, 4, 8},
       {"softmax statistics, wide", rows(K::reduction, 32, 4096, 5), 1, 64, 4},
       {"GELU, square", rows(K::elementwise, 64, 256, 20), 1, 8, 8},
-      {"GELU, one feature per core", rows(K::elementwise, 128, 64, 20), 1,
-       64, 16},
-      {"residual add, 128 x 128", rows(K::elementwise, 1024, 1024, 1), 1,
-       128, 128},
+      {"GELU, one feature per core", rows(K::elementwise, 128, 64, 20), 1, 64,
+       16},
+      {"residual add, 128 x 128", rows(K::elementwise, 1024, 1024, 1), 1, 128,
+       128},
       {"bias gradient, tall", rows(K::reduction, 1024, 32, 1), 1, 4, 64},
       {"embedding lookup", embedding(64, 256, 512 * 256 * 2, 0), 2, 8, 8},
       {"embedding gradient", embedding(64, 256, 0, 512 * 256 * 4), 2, 16, 4},
@@ -229,9 +228,8 @@ constexpr int64_t kWindowOutputs = 64;
 /// of its rectangle: each core of the window holds what a core of the
 /// rectangle holds. Attention: one (sequence, head) block with its share
 /// of the pairs, as on the wafer.
-Case windowOf(std::string what, KernelShape k, Layout layout,
-                             wafer::Rect rect, int64_t micro,
-                             const target::WaferTargetModel &t) {
+Case windowOf(std::string what, KernelShape k, Layout layout, wafer::Rect rect,
+              int64_t micro, const target::WaferTargetModel &t) {
   k = wafer::vocabularyChunk(k);
   k.repeats = 1;
   if (k.kind == KernelKind::attention) {
@@ -243,19 +241,23 @@ Case windowOf(std::string what, KernelShape k, Layout layout,
     k.rows = k.columns;
     layout.tokenGroups = cq;
     layout.featureGroups = ck;
-    return Case{std::move(what),       k,
-                layout,                ceilDiv(micro * heads, blocks),
-                static_cast<int>(ck),  static_cast<int>(cq),
-                &t,                    true};
+    return Case{std::move(what),
+                k,
+                layout,
+                ceilDiv(micro * heads, blocks),
+                static_cast<int>(ck),
+                static_cast<int>(cq),
+                &t,
+                true};
   }
   int64_t gt = std::min(layout.tokenGroups, kWindowRows);
   int64_t gk = std::min(layout.featureGroups, kWindowColumns);
   KernelShape w = k;
   bool resident = layout.weights == Edge::resident;
   wafer::SumBlockShape sums = wafer::sumBlockShape(k, layout, micro);
-  int64_t outputs =
-      layout.sumBlock > 0 ? std::min(sums.columns, 2 * layout.sumBlock)
-                          : std::min(sums.columns, kWindowOutputs);
+  int64_t outputs = layout.sumBlock > 0
+                        ? std::min(sums.columns, 2 * layout.sumBlock)
+                        : std::min(sums.columns, kWindowOutputs);
   switch (k.kind) {
   case KernelKind::weight_matmul:
     if (resident) {
@@ -299,7 +301,7 @@ Case windowOf(std::string what, KernelShape k, Layout layout,
     w.flops = 2 * w.rows * w.columns * w.contracted;
   layout.tokenGroups = gt;
   layout.featureGroups = gk;
-  return Case{std::move(what),      w, layout, 1, static_cast<int>(gk),
+  return Case{std::move(what),      w,  layout, 1, static_cast<int>(gk),
               static_cast<int>(gt), &t, true};
 }
 
@@ -320,11 +322,9 @@ bool placedCases(const std::string &path, mlir::MLIRContext &context,
     for (auto [s, stage] : llvm::enumerate(placed->program.getStages()))
       for (auto [r, region] : llvm::enumerate(stage.regions)) {
         const wafer::RegionPlacement &at = placed->placement.regions[s][r];
-        Case c =
-            windowOf(model + " " + stage.name + " @" +
-                         region.op.getSymName().str(),
-                     region.shape, at.layout, at.rect, device.getMicroBatch(),
-                     t);
+        Case c = windowOf(
+            model + " " + stage.name + " @" + region.op.getSymName().str(),
+            region.shape, at.layout, at.rect, device.getMicroBatch(), t);
         const KernelShape &k = c.kernel;
         const Layout &l = c.layout;
         std::string key = llvm::formatv(
@@ -410,12 +410,10 @@ int main(int argc, char **argv) {
     }
 
   if (engineOnly)
-    out << llvm::formatv("{0,-40} {1,9} {2,13}\n", "case", "mesh",
-                         "simulated");
+    out << llvm::formatv("{0,-40} {1,9} {2,13}\n", "case", "mesh", "simulated");
   else if (!bench && !benchWholeMesh)
-    out << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,8}\n",
-                                  "case", "mesh", "analytic", "simulated",
-                                  "error");
+    out << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,8}\n", "case", "mesh",
+                         "analytic", "simulated", "error");
   double worst = 0;
   std::string worstCase;
   int over = 0, unloadable = 0;
@@ -434,14 +432,14 @@ int main(int argc, char **argv) {
     workers.processes = links;
     std::optional<sim::mesh::MeshResult> result = sim::mesh::simulate(
         program, sim::mesh::meshConfig(*c.target), error, {}, workers);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     std::string mesh =
         std::to_string(c.width) + " x " + std::to_string(c.height);
     if (!result && c.placed && error.find("cannot load") != std::string::npos) {
-      out << llvm::formatv("{0,-40} {1,9} does not load: {2}\n",
-                                    c.what, mesh, error);
+      out << llvm::formatv("{0,-40} {1,9} does not load: {2}\n", c.what, mesh,
+                           error);
       ++unloadable;
       continue;
     }
@@ -463,10 +461,9 @@ int main(int argc, char **argv) {
       out << llvm::formatv(
           "{0} on {1}: {2} cycles, {3:e2} core-cycles in {4:f1} s: {5:e2} "
           "core-cycles/s on {6} {7}; peak memory {8} MiB a process\n",
-          c.what, mesh, result->cycles,
-          static_cast<double>(result->coreCycles), seconds,
-          static_cast<double>(result->coreCycles) / seconds, workerCount,
-          links ? "MPI process(es)" : "thread(s)", peak >> 20);
+          c.what, mesh, result->cycles, static_cast<double>(result->coreCycles),
+          seconds, static_cast<double>(result->coreCycles) / seconds,
+          workerCount, links ? "MPI process(es)" : "thread(s)", peak >> 20);
       continue;
     }
     if (bench) {

@@ -218,9 +218,7 @@ const Program kPrograms[] = {
      [](double p, double b) { return b + p + 2 * kRampLatency; }, false,
      1 << 20},
     {"2D broadcast", broadcast2d,
-     [](double p, double b) {
-       return b + 2 * p - 2 + 2 * kRampLatency + 1;
-     },
+     [](double p, double b) { return b + 2 * p - 2 + 2 * kRampLatency + 1; },
      false, 64},
 };
 
@@ -234,8 +232,8 @@ int main(int argc, char **argv) {
   MeshConfig config = meshConfig(*target);
   config.values = true;
   llvm::outs() << llvm::formatv("{0,-16} {1,5} {2,6} {3,10} {4,10} {5,8}\n",
-                                "program", "P", "B", "published",
-                                "simulated", "error");
+                                "program", "P", "B", "published", "simulated",
+                                "error");
   bool wrong = false;
   for (const Program &program : kPrograms)
     for (int p : {4, 16, 64, 512})
@@ -272,8 +270,8 @@ int main(int argc, char **argv) {
         double published = program.published(p, static_cast<double>(b));
         double simulated = static_cast<double>(run->cycles);
         llvm::outs() << llvm::formatv(
-            "{0,-16} {1,5} {2,6} {3,10} {4,10} {5,7:f1}%\n", program.name, p,
-            b, static_cast<int64_t>(std::llround(published)), run->cycles,
+            "{0,-16} {1,5} {2,6} {3,10} {4,10} {5,7:f1}%\n", program.name, p, b,
+            static_cast<int64_t>(std::llround(published)), run->cycles,
             100 * (simulated - published) / published);
       }
   return wrong ? 1 : 0;

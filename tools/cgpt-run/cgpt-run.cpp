@@ -267,12 +267,12 @@ static llvm::Expected<cgpt::driver::RunOptions> runOptions() {
   compile.emit = emit;
   // Only when one was given: a compile with them cannot reuse the quiet
   // lowering that weighed a recompute policy.
-  compile.mlirCommandLine = llvm::any_of(cl::getRegisteredOptions(),
-                                         [](const auto &entry) {
-    return entry.second->getNumOccurrences() &&
-           llvm::is_contained(entry.second->Categories,
-                              &cl::getGeneralCategory());
-  });
+  compile.mlirCommandLine =
+      llvm::any_of(cl::getRegisteredOptions(), [](const auto &entry) {
+        return entry.second->getNumOccurrences() &&
+               llvm::is_contained(entry.second->Categories,
+                                  &cl::getGeneralCategory());
+      });
   options.placementStage = placementStage;
   if (steps.getNumOccurrences())
     options.steps = steps;
@@ -319,8 +319,8 @@ static bool checkCommandLine() {
     if (listPositions.size() > 1) {
       llvm::errs() << "cgpt-run: --" << list->ArgStr << " is given "
                    << listPositions.size()
-                   << " times; give one list, such as --" << list->ArgStr
-                   << " " << (*list)[0] << "," << (*list)[1] << "\n";
+                   << " times; give one list, such as --" << list->ArgStr << " "
+                   << (*list)[0] << "," << (*list)[1] << "\n";
       return false;
     }
   }
@@ -407,8 +407,8 @@ int main(int argc, char **argv) {
   // Diagnostics name the op by location; its printed form would only
   // repeat that at length.
   context.printOpOnDiagnostic(false);
-  cgpt::PlainDiagnosticHandler diagnostics(
-      &context, quiet ? llvm::nulls() : llvm::errs());
+  cgpt::PlainDiagnosticHandler diagnostics(&context, quiet ? llvm::nulls()
+                                                           : llvm::errs());
   // Every file is staged, then committed together once the run and its
   // standard output have succeeded.
   cgpt::OutputFiles outputs;

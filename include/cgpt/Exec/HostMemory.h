@@ -22,9 +22,8 @@ namespace cgpt::exec {
 /// it streams with `bf16Storage`), and every tensor one pass of
 /// `microBatch` sequences makes, in f32: the executor keeps a pass's
 /// tensors until the pass ends.
-double estimateFunctionalBytes(dataflow::ProgramOp program,
-                               int64_t parameters, int64_t microBatch,
-                               bool bf16Storage);
+double estimateFunctionalBytes(dataflow::ProgramOp program, int64_t parameters,
+                               int64_t microBatch, bool bf16Storage);
 
 } // namespace cgpt::exec
 

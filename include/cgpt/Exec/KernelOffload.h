@@ -28,9 +28,8 @@ public:
   /// operands from `frame` and sets its results. Returns false when it does
   /// not take the kernel (the executor then runs it), failure with a
   /// diagnostic when it takes it and cannot run it.
-  virtual mlir::FailureOr<bool> run(mlir::Operation *op,
-                                    wafer::RegionOp region, KernelFrame &frame,
-                                    int64_t sequences) = 0;
+  virtual mlir::FailureOr<bool> run(mlir::Operation *op, wafer::RegionOp region,
+                                    KernelFrame &frame, int64_t sequences) = 0;
 };
 
 } // namespace cgpt::exec

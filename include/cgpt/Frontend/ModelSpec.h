@@ -148,8 +148,7 @@ struct ModelSpec {
   std::string batchSemanticsReason;
   int64_t globalBatch = 0;
   int64_t numCsx = 1;
-  training::MicroBatchMode microBatchMode =
-      training::MicroBatchMode::automatic;
+  training::MicroBatchMode microBatchMode = training::MicroBatchMode::automatic;
   int64_t microBatchSize = 0;
   int64_t microBatchMin = 0;
   int64_t microBatchMax = 0;
@@ -216,11 +215,9 @@ enum class ModelFormat { Yaml, Json };
 
 /// readModelFile on `text` already in memory; `path` names it in
 /// diagnostics.
-mlir::FailureOr<ModelSpec> readModelText(llvm::StringRef path,
-                                         llvm::StringRef text,
-                                         ModelFormat format,
-                                         mlir::MLIRContext *context,
-                                         const ImportOptions &options = {});
+mlir::FailureOr<ModelSpec>
+readModelText(llvm::StringRef path, llvm::StringRef text, ModelFormat format,
+              mlir::MLIRContext *context, const ImportOptions &options = {});
 
 /// Builds the `transformer.train_step` that `spec` describes, in a new module.
 mlir::OwningOpRef<mlir::ModuleOp> buildTrainStep(const ModelSpec &spec,

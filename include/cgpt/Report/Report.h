@@ -8,6 +8,13 @@
 // are built from the IR of each stage, never from the file it came from, so
 // a model file and the IR printed from it report the same.
 //
+// StepReport is what every renderer reads; each renderer has its file in
+// lib/Report: Describe.cpp fills the report from the IR, Summary.cpp prints
+// the summary, JsonReport.cpp the JSON, Trace.cpp the timeline, Sweep.cpp a
+// sweep's rows and table, Tables.cpp CSV and JSON tables, Charts.cpp the
+// SVG charts, CompileReport.cpp the per-kernel report and Placement.cpp the
+// placement picture. A new output format is one new file.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CGPT_REPORT_REPORT_H
@@ -173,8 +180,7 @@ void describeProgram(dataflow::ProgramOp program, StepReport &report);
 /// Fills the wafer part of a report from a placed and planned `device`, and
 /// the model facts the device keeps when no transformer step described them.
 void describeDevice(wafer::DeviceOp device,
-                    const target::WaferTargetModel &target,
-                    StepReport &report);
+                    const target::WaferTargetModel &target, StepReport &report);
 
 /// Prints the summary a person reads first.
 void printSummary(llvm::raw_ostream &os, const StepReport &report);
@@ -203,7 +209,7 @@ void printJson(llvm::raw_ostream &os, const llvm::json::Value &value);
 /// kernel, the kernels one after another.
 void printTrace(llvm::raw_ostream &os, llvm::StringRef processName,
                 const sim::SimulationResult &simulation,
-                       const sim::mesh::CycleLevelRun *cycleLevel = nullptr);
+                const sim::mesh::CycleLevelRun *cycleLevel = nullptr);
 
 /// One point of a sweep: the axes it varies (model, target, sequence
 /// length, batch, systems, micro-batch request) and what the compile and

@@ -41,20 +41,19 @@ constexpr int64_t kMaxStepAttentionWork = int64_t(1) << 56;
 /// global_batch, num_csx and seq_len are positive, the batch within
 /// kMaxBatch, and every system gets at least one sequence.
 inline mlir::LogicalResult verifyBatchFacts(mlir::Operation *op,
-                                            int64_t globalBatch,
-                                            int64_t numCsx, int64_t seqLen) {
+                                            int64_t globalBatch, int64_t numCsx,
+                                            int64_t seqLen) {
   if (globalBatch <= 0 || numCsx <= 0 || seqLen <= 0)
     return op->emitOpError() << "global_batch, num_csx and seq_len must be "
                                 "positive, got "
-                             << globalBatch << ", " << numCsx << ", "
-                             << seqLen;
+                             << globalBatch << ", " << numCsx << ", " << seqLen;
   if (globalBatch > kMaxBatch)
     return op->emitOpError() << "global_batch (" << globalBatch
                              << ") exceeds the limit of " << kMaxBatch;
   if (globalBatch < numCsx)
-    return op->emitOpError() << "global_batch (" << globalBatch
-                             << ") is smaller than num_csx (" << numCsx
-                             << "): every system needs a sequence";
+    return op->emitOpError()
+           << "global_batch (" << globalBatch << ") is smaller than num_csx ("
+           << numCsx << "): every system needs a sequence";
   return mlir::success();
 }
 

@@ -63,8 +63,7 @@ mlir::LogicalResult checkNestingDepth(llvm::StringRef name,
 
 /// Fails with an error at `name`:line:col where IR `text` holds a NUL
 /// byte: MLIR's lexer would skip it as blank and parse the rest.
-mlir::LogicalResult checkNoNulBytes(llvm::StringRef name,
-                                    llvm::StringRef text,
+mlir::LogicalResult checkNoNulBytes(llvm::StringRef name, llvm::StringRef text,
                                     mlir::MLIRContext *context);
 
 } // namespace cgpt

@@ -1,4 +1,5 @@
-//===- OutputFiles.h - a run's output files, written all or none -*- C++ -*-===//
+//===- OutputFiles.h - a run's output files, written all or none -*- C++
+//-*-===//
 //
 // Part of cgpt.
 //

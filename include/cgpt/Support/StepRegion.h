@@ -28,8 +28,7 @@ void printStepRegion(mlir::OpAsmPrinter &printer, mlir::Operation *op,
                      llvm::ArrayRef<llvm::StringRef> elided = {});
 
 /// Names the region's arguments %tokens and %labels.
-void nameStepArguments(mlir::Region &region,
-                       mlir::OpAsmSetValueNameFn setName);
+void nameStepArguments(mlir::Region &region, mlir::OpAsmSetValueNameFn setName);
 
 } // namespace cgpt
 

@@ -149,8 +149,9 @@ struct VocabularyChunks {
 
   explicit VocabularyChunks(Block &body) {
     for (auto matmul : body.getOps<MatmulOp>()) {
-      if (!llvm::any_of(matmul->getUsers(),
-                        [](Operation *user) { return isa<CrossEntropyOp>(user); }))
+      if (!llvm::any_of(matmul->getUsers(), [](Operation *user) {
+            return isa<CrossEntropyOp>(user);
+          }))
         continue;
       RankedTensorType result = tensorOf(matmul.getResult());
       vocabulary = result.getShape().back();
@@ -274,10 +275,10 @@ public:
     Location loc = program.getLoc();
     OwningOpRef<DeviceOp> device = builder.create<DeviceOp>(
         loc, program.getSymName(), *targetName, program.getGlobalBatch(),
-        program.getNumCsx(), program.getSeqLen(),
-        program.getMicroBatch(), /*micro_batch=*/0, /*grad_accum_steps=*/0,
-        costs.keptBytesPerSequence, optimizer.getParameters(),
-        costs.flopsPerSequence, optimizer.getMaxGradientNorm(),
+        program.getNumCsx(), program.getSeqLen(), program.getMicroBatch(),
+        /*micro_batch=*/0, /*grad_accum_steps=*/0, costs.keptBytesPerSequence,
+        optimizer.getParameters(), costs.flopsPerSequence,
+        optimizer.getMaxGradientNorm(),
         /*checkpoint=*/wafer::CheckpointAttr(),
         /*placer=*/StringAttr(), /*execution=*/wafer::ExecutionModeAttr(),
         /*plan=*/StringAttr(), /*explored=*/ArrayAttr());
@@ -295,21 +296,21 @@ public:
   }
 
 private:
-  LogicalResult lowerStage(StageOp stage, int64_t order,
-                           int64_t sequenceLength, OpBuilder &builder) const;
+  LogicalResult lowerStage(StageOp stage, int64_t order, int64_t sequenceLength,
+                           OpBuilder &builder) const;
 };
 
 LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
                                           int64_t sequenceLength,
                                           OpBuilder &builder) const {
   Location loc = stage.getLoc();
-  std::string name = (stage.getName() + "." +
-                      stringifyPhase(stage.getPhase()))
-                         .str();
+  std::string name =
+      (stage.getName() + "." + stringifyPhase(stage.getPhase())).str();
   Block &body = stage.getBody().front();
   int64_t checkpointBytes = 0;
   for (auto stash : body.getOps<StashOp>())
-    checkpointBytes += bytesPerSequence(stash.getBuffer().getType().getTensor());
+    checkpointBytes +=
+        bytesPerSequence(stash.getBuffer().getType().getTensor());
   auto waferStage = builder.create<wafer::StageOp>(
       loc, name, order, stringifyPhase(stage.getPhase()),
       stage.getLayerAttr() ? builder.getI64IntegerAttr(*stage.getLayer())
@@ -319,8 +320,8 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
   builder.setInsertionPointToEnd(&waferStage.getBody().emplaceBlock());
 
   for (Operation &op : body)
-    if (auto kernel = dyn_cast<KernelOpInterface>(op); kernel &&
-                                                        !kernel.getTileOrNull())
+    if (auto kernel = dyn_cast<KernelOpInterface>(op);
+        kernel && !kernel.getTileOrNull())
       return op.emitOpError() << "has no tile; run dataflow-tile first";
 
   SmallVector<RegionDraft> drafts = groupKernels(body);
@@ -357,10 +358,9 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
              << "fused into it) at a sequence of " << sequenceLength
              << " tokens, over the " << kMaxFlopsPerSequence
              << " cgpt models per kernel; "
-             << (llvm::any_of(draft.kernels,
-                              [&](Operation *op) {
-                                return vocabulary.touches(op);
-                              })
+             << (llvm::any_of(
+                     draft.kernels,
+                     [&](Operation *op) { return vocabulary.touches(op); })
                      ? "a smaller vocabulary (vocab_size) or a shorter "
                        "sequence (max_sequence_length, or --sequence-length)"
                      : "a shorter sequence (max_sequence_length, or "
@@ -452,10 +452,9 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
     } else if (auto out = dyn_cast<GradOutOp>(op)) {
       Operation *producer = out.getGrad().getDefiningOp();
       if (regionOf.count(producer))
-        builder.create<wafer::EgressOp>(out.getLoc(),
-                                        regionOf[producer].getValue(),
-                                        out.getName(), out.getBytes(),
-                                        DenseI64ArrayAttr());
+        builder.create<wafer::EgressOp>(
+            out.getLoc(), regionOf[producer].getValue(), out.getName(),
+            out.getBytes(), DenseI64ArrayAttr());
     }
   }
   return success();
@@ -476,8 +475,8 @@ struct ConvertDataflowToWafer
         &getContext(), [&](Diagnostic &diag) -> LogicalResult {
           if (diag.getSeverity() != DiagnosticSeverity::Error)
             return failure();
-          if (causeSaid && StringRef(diag.str()).starts_with(
-                               "failed to legalize operation"))
+          if (causeSaid &&
+              StringRef(diag.str()).starts_with("failed to legalize operation"))
             return success();
           causeSaid = true;
           return failure();

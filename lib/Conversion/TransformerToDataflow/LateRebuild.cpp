@@ -76,9 +76,9 @@ public:
   int64_t firstUseAfter(Value value, int64_t at) const {
     int64_t first = -1;
     for (Operation *user : value.getUsers())
-      if (auto it = position.find(user);
-          it != position.end() && it->second > at &&
-          (first < 0 || it->second < first))
+      if (auto it = position.find(user); it != position.end() &&
+                                         it->second > at &&
+                                         (first < 0 || it->second < first))
         first = it->second;
     return first;
   }
@@ -139,8 +139,7 @@ using Rebuilt = SmallVector<std::pair<Value, Value>>;
 Value rebuiltBefore(Value value, int64_t before, const StageView &stage,
                     const Rebuilt &rebuilt) {
   for (auto [from, to] : rebuilt)
-    if (from == value &&
-        stage.position.lookup(to.getDefiningOp()) < before)
+    if (from == value && stage.position.lookup(to.getDefiningOp()) < before)
       return to;
   return {};
 }
@@ -205,8 +204,7 @@ int64_t cgpt::rebuildLate(Block &body, Operation *after, OpBuilder &builder) {
       collectChain(op, stage, rebuilt, rebuild);
       // One product at most: a rebuild reruns a projection from what is
       // still live, not a chain of them.
-      if (rebuild.products > 1 ||
-          static_cast<double>(rebuild.flops) > budget)
+      if (rebuild.products > 1 || static_cast<double>(rebuild.flops) > budget)
         continue;
       best = std::move(rebuild);
       bestBytes = bytes;
@@ -226,8 +224,7 @@ int64_t cgpt::rebuildLate(Block &body, Operation *after, OpBuilder &builder) {
     IRMapping copies;
     for (Operation *original : chain)
       for (Value operand : original->getOperands())
-        if (Value copy =
-                rebuiltBefore(operand, best->before, stage, rebuilt))
+        if (Value copy = rebuiltBefore(operand, best->before, stage, rebuilt))
           copies.map(operand, copy);
     for (Operation *original : chain) {
       Operation *copy = builder.clone(*original, copies);

@@ -17,8 +17,7 @@ void StepLowering::gradOutBias(Value bias, Value grad) {
     gradOut(bias, kernel<SumBatchOp>(streamOf(bias.getType()), grad));
 }
 
-void StepLowering::eraseUnreadRecomputation(Operation *after,
-                                            Operation *last) {
+void StepLowering::eraseUnreadRecomputation(Operation *after, Operation *last) {
   if (!last || last == after)
     return;
   auto first = after ? std::next(after->getIterator()) : body->begin();

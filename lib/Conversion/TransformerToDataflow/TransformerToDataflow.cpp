@@ -108,8 +108,8 @@ FailureOr<StepStructure> groupIntoStages(tf::TrainStepOp step) {
     }
     if (layer) {
       if (!structure.head.empty())
-        return op.emitOpError() << "reads layer " << *layer
-                                << " weights after the output head";
+        return op.emitOpError()
+               << "reads layer " << *layer << " weights after the output head";
       if (structure.layers.empty() || structure.layers.back().first != *layer) {
         for (auto &[seen, ops] : structure.layers)
           if (seen == *layer)
@@ -172,8 +172,8 @@ public:
     builder.setInsertionPointToEnd(&program->getBody().emplaceBlock());
     // The loop's micro-batch is known now when the request fixes it;
     // otherwise wafer-plan-batch chooses it (0 until then).
-    int64_t perSystem = llvm::divideCeil(step.getGlobalBatch(),
-                                         step.getNumCsx());
+    int64_t perSystem =
+        llvm::divideCeil(step.getGlobalBatch(), step.getNumCsx());
     int64_t micro = 0;
     training::MicroBatchAttr request = step.getMicroBatch();
     if (request.getMode() == training::MicroBatchMode::fixed &&
@@ -181,8 +181,8 @@ public:
       micro = request.getSize();
     else if (request.getMode() == training::MicroBatchMode::none)
       micro = perSystem;
-    auto loop = builder.create<MicroBatchLoopOp>(
-        step.getLoc(), micro, micro ? perSystem / micro : 0);
+    auto loop = builder.create<MicroBatchLoopOp>(step.getLoc(), micro,
+                                                 micro ? perSystem / micro : 0);
     Block *loopBody = builder.createBlock(
         &loop.getBody(), {},
         {StepLowering::streamOf(step.getTokens().getType()),

@@ -71,10 +71,9 @@ std::string describeCycleLevelLimit(const CycleLevelLimit &limit) {
   if (limit.coreCycles > 0)
     return llvm::formatv("{0:e2} core-cycles", limit.coreCycles).str();
   for (auto [unit, seconds] : {std::pair{"h", 3600.0}, {"min", 60.0}})
-    if (limit.seconds >= seconds &&
-        std::fmod(limit.seconds, seconds) == 0)
-      return llvm::formatv("{0} {1}", llvm::format("%g", limit.seconds / seconds),
-                           unit)
+    if (limit.seconds >= seconds && std::fmod(limit.seconds, seconds) == 0)
+      return llvm::formatv("{0} {1}",
+                           llvm::format("%g", limit.seconds / seconds), unit)
           .str();
   return llvm::formatv("{0} s", llvm::format("%g", limit.seconds)).str();
 }
@@ -156,8 +155,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
     return program->getStages()[p.stage].regions[p.region].op;
   };
   auto programOf = [&](const Planned &p) {
-    return buildKernelProgram(p.kernel, p.layout, p.batch, target, p.rect)
-        .mesh;
+    return buildKernelProgram(p.kernel, p.layout, p.batch, target, p.rect).mesh;
   };
   auto waveOf = [&](const Planned &p) {
     return placement->regions[p.stage][p.region].wave;
@@ -176,8 +174,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   // regions run again side by side), and the time at the speed this host
   // simulates the costliest program, measured on its first cycles.
   const MeshWorkers &workers = options.workers;
-  int workerCount = meshWorkers(static_cast<int>(width),
-                                static_cast<int>(height), workers);
+  int workerCount =
+      meshWorkers(static_cast<int>(width), static_cast<int>(height), workers);
   double total = 0;
   const Planned *costliest = nullptr;
   bool sideBySide = false;
@@ -251,8 +249,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
         "cycle-level: {0} kernels, about {1:e2} core-cycles: {2} on {3} "
         "worker(s) at {4:e1} core-cycles a second; about {5} MiB of memory "
         "a process\n",
-        planned.size(), total, formatRoughDuration(seconds), workerCount,
-        speed, std::max<int64_t>(1, largestBytes / (1 << 20)));
+        planned.size(), total, formatRoughDuration(seconds), workerCount, speed,
+        std::max<int64_t>(1, largestBytes / (1 << 20)));
 
   CycleLevelRun run;
   run.clockHz = target.getClockHz();
@@ -268,15 +266,15 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
   };
   // A limit in seconds holds however far the estimate was off.
   const auto started = std::chrono::steady_clock::now();
-  auto simulateHere = [&](const MeshProgram &mesh, std::string &error)
-      -> std::optional<MeshResult> {
+  auto simulateHere = [&](const MeshProgram &mesh,
+                          std::string &error) -> std::optional<MeshResult> {
     MeshWorkers here = workers;
     if (options.limit.coreCycles == 0)
-      here.stopAfterSeconds = std::max(
-          1e-9, options.limit.seconds -
-                    std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - started)
-                        .count());
+      here.stopAfterSeconds =
+          std::max(1e-9, options.limit.seconds -
+                             std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - started)
+                                 .count());
     if (options.progress && options.log)
       here.progress = [&](const MeshProgress &at) {
         progressShown = true;
@@ -315,10 +313,9 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
         return stopped();
       run.coreCycles += result->coreCycles;
       run.kernels.push_back(
-          {program->getStages()[p.stage].name,
-           regionOf(p).getSymName().str(),
-           static_cast<int64_t>(p.width) * p.height, p.analytic,
-           result->cycles, std::move(result->rowActivity)});
+          {program->getStages()[p.stage].name, regionOf(p).getSymName().str(),
+           static_cast<int64_t>(p.width) * p.height, p.analytic, result->cycles,
+           std::move(result->rowActivity)});
     }
     if (last - first > 1) {
       // Side by side, as on the wafer: every region of the wave on its own

@@ -16,8 +16,8 @@ using cgpt::wafer::Edge;
 using cgpt::wafer::KernelKind;
 using cgpt::wafer::KernelShape;
 using cgpt::wafer::Layout;
-using cgpt::wafer::SumBlockShape;
 using cgpt::wafer::streamPacking;
+using cgpt::wafer::SumBlockShape;
 
 namespace cgpt::sim::mesh {
 namespace {
@@ -86,8 +86,8 @@ public:
   /// alternate, so that a core receives on one while it sends on the
   /// other; the last step's output leaves at the chain's end. Returns the
   /// (in, out) colors of the step.
-  std::pair<int, int> chainStep(int x, int y, int step, int length,
-                                Port onward, int first) {
+  std::pair<int, int> chainStep(int x, int y, int step, int length, Port onward,
+                                int first) {
     Port back = onward == east ? west : north;
     int outColor = first + step % 2, inColor = first + (step + 1) % 2;
     route(x, y, outColor, bit(ramp), bit(onward));
@@ -117,8 +117,8 @@ void chainOps(std::vector<Op> &body, int step, int buffer, int64_t count,
     body.push_back(Op::vector(Op::Kind::fadd, Dsd::out(out), Dsd::in(in),
                               Dsd::memory(buffer), count, ElementType::f32));
   if (another)
-    body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(buffer),
-                              Dsd::zero(), Dsd(), count, ElementType::f32));
+    body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(buffer), Dsd::zero(),
+                              Dsd(), count, ElementType::f32));
 }
 
 /// A product against a stream, block by block (the weight matmul, resident
@@ -162,16 +162,15 @@ void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
         data.body.push_back(Op::fmacOp(Dsd::memory(sumsBuffer, 0, column),
                                        Dsd::memory(sumsBuffer, 0, column),
                                        Dsd::memory(inputs, 0, row),
-                                       Dsd::argument(e == 1), perColumn,
-                                       type));
+                                       Dsd::argument(e == 1), perColumn, type));
         data.body.push_back(Op::advanceOp(row));
       }
       p.addTask(std::move(data));
       // Alone in its chain with one block, the core's sums are the outputs
       // and stay where they are.
       if (chained)
-        chainOps(p.tasks[chain].body, step, sumsBuffer, nb * perColumn,
-                 colors, out.blocks > 1);
+        chainOps(p.tasks[chain].body, step, sumsBuffer, nb * perColumn, colors,
+                 out.blocks > 1);
       return p;
     });
   });
@@ -210,10 +209,9 @@ void residentWeightGrad(Builder &b, const KernelShape &k, const Layout &layout,
       p.startActive.push_back(p.addTask(std::move(store)));
       Task data{true, kStreamColor, {}};
       for (int64_t e = 0; e < packed; ++e) {
-        data.body.push_back(Op::fmacOp(Dsd::memory(gradient, 0, column),
-                                       Dsd::memory(gradient, 0, column),
-                                       Dsd::memory(inputs, 0, token),
-                                       Dsd::argument(e == 1), kb, type));
+        data.body.push_back(Op::fmacOp(
+            Dsd::memory(gradient, 0, column), Dsd::memory(gradient, 0, column),
+            Dsd::memory(inputs, 0, token), Dsd::argument(e == 1), kb, type));
         data.body.push_back(Op::advanceOp(column));
       }
       p.addTask(std::move(data));
@@ -239,11 +237,11 @@ void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
   bool embedding = k.kind == KernelKind::embedding;
   bool reduce = k.kind == KernelKind::reduction && out.segment > 1;
   // The table's slice, in 32-bit words, one a wavelet.
-  int64_t table = embedding ? ceilDiv(ceilDiv(std::max(k.weightBytes,
-                                                       k.accumulator),
-                                              layout.featureGroups),
-                                      target.getLinkBytesPerCycle())
-                            : 0;
+  int64_t table = embedding
+                      ? ceilDiv(ceilDiv(std::max(k.weightBytes, k.accumulator),
+                                        layout.featureGroups),
+                                target.getLinkBytesPerCycle())
+                      : 0;
   if (embedding)
     b.downColumns(kStreamColor, table);
   int backColor = kChainColor + 2;
@@ -251,8 +249,7 @@ void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
     // The statistics pass east along the segment, each core adding its
     // own; the last stores the sums and sends them back west, multicast
     // into every core on the way.
-    std::pair<int, int> colors{kChainColor + (s + 1) % 2,
-                               kChainColor + s % 2};
+    std::pair<int, int> colors{kChainColor + (s + 1) % 2, kChainColor + s % 2};
     if (reduce) {
       bool last = s + 1 == out.segment;
       if (!last)
@@ -261,20 +258,19 @@ void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
         b.route(x, y, colors.first, bit(west), bit(ramp));
       b.route(x, y, backColor, last ? bit(ramp) : bit(east),
               last ? bit(west)
-                   : static_cast<uint8_t>(bit(ramp) |
-                                          (s > 0 ? bit(west) : 0)));
+                   : static_cast<uint8_t>(bit(ramp) | (s > 0 ? bit(west) : 0)));
     }
     int part = (s == 0 ? 0 : (s + 1 == out.segment ? 2 : 1)) + 3 * (s % 2);
     b.assign(x, y, part, [&] {
       CoreProgram p;
       int data = p.addBuffer("data", tb * cb, type);
       // The table streams past; a core keeps a window of it as it goes.
-      int slice = embedding ? p.addBuffer("table window",
-                                          std::min(table, kTableWindow),
-                                          ElementType::f32)
-                            : -1;
-      int stats = reduce ? p.addBuffer("statistics", 2 * tb, ElementType::f32)
-                         : -1;
+      int slice =
+          embedding ? p.addBuffer("table window", std::min(table, kTableWindow),
+                                  ElementType::f32)
+                    : -1;
+      int stats =
+          reduce ? p.addBuffer("statistics", 2 * tb, ElementType::f32) : -1;
       Task work{false, -1, {}};
       if (embedding)
         work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::ring(slice),
@@ -349,8 +345,8 @@ void attention(Builder &b, const KernelShape &k, const Layout &layout,
                      : -1;
       std::vector<Op> row;
       row.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(query),
-                               Dsd::in(kStreamColor), Dsd(),
-                               block.rowElements, type));
+                               Dsd::in(kStreamColor), Dsd(), block.rowElements,
+                               type));
       for (int64_t i = 0; i < block.rowOperations; ++i)
         row.push_back(Op::vector(Op::Kind::fmul, Dsd::memory(scores),
                                  Dsd::memory(scores), Dsd::memory(scores),
@@ -373,9 +369,7 @@ void attention(Builder &b, const KernelShape &k, const Layout &layout,
 
 } // namespace
 
-wafer::Layout rectangleLayout(int width, int height) {
-  return {height, width};
-}
+wafer::Layout rectangleLayout(int width, int height) { return {height, width}; }
 
 MeshConfig meshConfig(const target::WaferTargetModel &target) {
   MeshConfig config;

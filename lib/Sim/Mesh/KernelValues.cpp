@@ -92,21 +92,20 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
     for (int64_t block = 0; block < built.blocks; ++block)
       for (int64_t j = 0; j < blockColumns; ++j)
         for (int64_t r = 0; r < rowsIn; ++r)
-          elements.push_back(group < 0 ? 0.0f
-                                       : at(streamed, matmul ? features : tokens,
-                                            outputs, group * rowsIn + r,
-                                            block * blockColumns + j));
+          elements.push_back(
+              group < 0 ? 0.0f
+                        : at(streamed, matmul ? features : tokens, outputs,
+                             group * rowsIn + r, block * blockColumns + j));
     in.payload.clear();
     for (size_t e = 0; e < elements.size(); e += packed)
-      in.payload.push_back(
-          {elements[e], packed > 1 ? elements[e + 1] : 0.0f});
+      in.payload.push_back({elements[e], packed > 1 ? elements[e + 1] : 0.0f});
   };
 
   WeightKernelRun outcome;
   std::vector<float> &result = outcome.values;
-  result.assign(static_cast<size_t>(matmul ? tokens * outputs
-                                           : features * outputs),
-                0.0f);
+  result.assign(
+      static_cast<size_t>(matmul ? tokens * outputs : features * outputs),
+      0.0f);
   // A sum of column `column` of group (token, feature), its `index`-th
   // element, into the result. A weight gradient's partial sums of separate
   // columns of segments (or passes) add up here, on the host: the program
@@ -115,8 +114,8 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
                    float value) {
     if ((matmul && token < 0) || column >= outputs)
       return;
-    int64_t row = matmul ? token * perColumn + index
-                         : feature * perColumn + index;
+    int64_t row =
+        matmul ? token * perColumn + index : feature * perColumn + index;
     if (row < (matmul ? tokens : features))
       result[row * outputs + column] += value;
   };
@@ -187,15 +186,15 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
   KernelShape chunk = wafer::vocabularyChunk(k);
   // The dimension the chunks divide, in the kernel's terms and in the
   // operands' (tokens per sequence, features or outputs).
-  int64_t KernelShape::*split = chunk.columns != k.columns ? &KernelShape::columns
-                                : chunk.contracted != k.contracted
-                                    ? &KernelShape::contracted
-                                    : &KernelShape::rows;
+  int64_t KernelShape::*split =
+      chunk.columns != k.columns         ? &KernelShape::columns
+      : chunk.contracted != k.contracted ? &KernelShape::contracted
+                                         : &KernelShape::rows;
   bool splitsOutputs = split == &KernelShape::columns;
   // A matmul's rows are its tokens per sequence, a gradient's contracted
   // dimension is.
-  bool splitsTokens = split == (matmul ? &KernelShape::rows
-                                       : &KernelShape::contracted);
+  bool splitsTokens =
+      split == (matmul ? &KernelShape::rows : &KernelShape::contracted);
   Extents whole = extentsOf(k, microBatch);
   int64_t perSequence = whole.tokens / microBatch;
   auto range = [](int64_t first, int64_t end) {
@@ -206,10 +205,10 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
   };
 
   WeightKernelRun outcome;
-  outcome.values.assign(static_cast<size_t>((matmul ? whole.tokens
-                                                    : whole.features) *
-                                            whole.outputs),
-                        0.0f);
+  outcome.values.assign(
+      static_cast<size_t>((matmul ? whole.tokens : whole.features) *
+                          whole.outputs),
+      0.0f);
   for (int64_t first = 0; first < k.*split; first += chunk.*split) {
     int64_t end = std::min(k.*split, first + chunk.*split);
     KernelShape piece = chunk;

@@ -22,7 +22,6 @@ namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
-
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// A band's part of the result, as bytes every worker can read.
@@ -108,8 +107,8 @@ void Queues::settle() {
 }
 
 Band::Band(const RunPlan &plan, BandLinks &links)
-    : plan(plan), links(links), config(plan.config),
-      width(plan.program.width), laneOf(plan.laneOf), lanes(plan.lanes) {
+    : plan(plan), links(links), config(plan.config), width(plan.program.width),
+      laneOf(plan.laneOf), lanes(plan.lanes) {
   auto [begin, end] = plan.rowsOf(links.worker());
   first = begin;
   rows = end - begin;
@@ -231,8 +230,8 @@ bool Band::routeStep(int c, uint8_t *linkUsed) {
           ++routerLoad[next];
           if (!own(next))
             (out == north ? toNorth : toSouth)
-                .push_back({c % width, static_cast<int16_t>(lane), 1, w.lo,
-                            w.hi});
+                .push_back(
+                    {c % width, static_cast<int16_t>(lane), 1, w.lo, w.hi});
         } else if (auto it = plan.drainOf.find(
                        (int64_t(globalCore(c)) * kPorts + out) * 64 +
                        route.color);
@@ -445,8 +444,7 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
     default:
       break;
     }
-    bool fabric = op.dst.isFabric() || op.src0.isFabric() ||
-                  op.src1.isFabric();
+    bool fabric = op.dst.isFabric() || op.src0.isFabric() || op.src1.isFabric();
     if (op.async) {
       engine.microthreads.push_back({&op, 0});
       ++engine.pc;
@@ -483,8 +481,7 @@ bool Band::engineStep(int c, int64_t now) {
   // Microthreads run beside the tasks, a wavelet a cycle each.
   for (size_t i = 0; i < engine.microthreads.size();) {
     Running &running = engine.microthreads[i];
-    if (running.progress < running.op->length &&
-        fabricStep(c, engine, running))
+    if (running.progress < running.op->length && fabricStep(c, engine, running))
       acted = true;
     if (running.progress >= running.op->length) {
       if (running.op->onDone >= 0)
@@ -635,7 +632,8 @@ bool Band::run(std::string &error) {
   const MeshWorkers &workers = plan.workers;
   auto started = std::chrono::steady_clock::now();
   auto reported = started;
-  const auto timeLimit = std::chrono::duration<double>(workers.stopAfterSeconds);
+  const auto timeLimit =
+      std::chrono::duration<double>(workers.stopAfterSeconds);
   auto stopAsked = [&] {
     if (workers.stop && workers.stop->load(std::memory_order_relaxed))
       return true;
@@ -752,9 +750,8 @@ bool Band::run(std::string &error) {
       auto time = std::chrono::steady_clock::now();
       if (time - reported >= std::chrono::seconds(1)) {
         reported = time;
-        workers.progress({now,
-                          now * int64_t(width) * plan.program.height,
-                          links.workers()});
+        workers.progress(
+            {now, now * int64_t(width) * plan.program.height, links.workers()});
       }
     }
   }
@@ -787,8 +784,8 @@ MeshResult Band::result() {
   for (const std::string &bytes : links.gather(part.bytes)) {
     PartReader reader(bytes);
     result.cycles = std::max(result.cycles, reader.get<int64_t>());
-    result.seconds =
-        std::max(result.seconds, static_cast<double>(reader.get<int64_t>()) * 1e-9);
+    result.seconds = std::max(
+        result.seconds, static_cast<double>(reader.get<int64_t>()) * 1e-9);
     int64_t bandRows = reader.get<int64_t>();
     for (int64_t r = 0; r < bandRows; ++r) {
       int64_t begin = reader.get<int64_t>();

@@ -178,9 +178,7 @@ private:
   int queueIndex(int c, int port, int color) const {
     return laneQueue(c, port, laneOf[color]);
   }
-  int engineQueue(int c, int color) const {
-    return c * lanes + laneOf[color];
-  }
+  int engineQueue(int c, int color) const { return c * lanes + laneOf[color]; }
   bool routed(int color) const {
     return color >= 0 && color < 64 && laneOf[color] >= 0;
   }

@@ -78,8 +78,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   if (!matmul && where.shape.kind != KernelKind::weight_grad)
     return false;
   auto product = dyn_cast<dataflow::MatmulOp>(op);
-  std::string refusal = weightKernelRefusal(where.shape, where.layout,
-                                            where.rect);
+  std::string refusal =
+      weightKernelRefusal(where.shape, where.layout, where.rect);
   if (!product)
     refusal = "it is not a dataflow.matmul";
   else if (matmul && (product.getReduceBatch() ||
@@ -122,8 +122,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
 
   std::string error;
   std::optional<WeightKernelRun> ran =
-      runWeightKernel(where.shape, where.layout, sequences, *target,
-                      where.rect, held, streamed, error);
+      runWeightKernel(where.shape, where.layout, sequences, *target, where.rect,
+                      held, streamed, error);
   if (!ran)
     return region.emitError() << "cannot run on the cycle-level mesh with "
                                  "values: "
@@ -137,10 +137,9 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     shape.append(lhs.tensor.shape.begin(), lhs.tensor.shape.end() - 2);
   shape.append({lhs.rows(), outputs});
   Tensor result(shape);
-  double scale = product.getScale() ? product.getScale()->convertToDouble()
-                                    : 1.0;
-  const Tensor *bias =
-      product.getBias() ? &frame[product.getBias()] : nullptr;
+  double scale =
+      product.getScale() ? product.getScale()->convertToDouble() : 1.0;
+  const Tensor *bias = product.getBias() ? &frame[product.getBias()] : nullptr;
   for (int64_t i = 0; i < result.numel(); ++i)
     result.data[i] = static_cast<float>(scale * ran->values[i]) +
                      (bias ? bias->data[i % outputs] : 0.0f);

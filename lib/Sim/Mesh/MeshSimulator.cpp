@@ -105,8 +105,8 @@ std::string Validator::validateProgram(int c) {
              std::to_string(config.reservedBytes) + " B reserve";
   }
   auto routed = [&](int color, bool toEngine) {
-    const Route *route = color >= 0 && color < colors ? routeOf(c, color)
-                                                      : nullptr;
+    const Route *route =
+        color >= 0 && color < colors ? routeOf(c, color) : nullptr;
     return route && ((toEngine ? route->tx : route->rx) >> ramp & 1);
   };
   auto checkDsd = [&](const Dsd &dsd) -> std::string {
@@ -117,8 +117,7 @@ std::string Validator::validateProgram(int c) {
       return coreName(x, y) + " writes color " + std::to_string(dsd.color) +
              ", which its router never takes from the ramp";
     if (dsd.kind == Dsd::Kind::memory &&
-        (dsd.buffer < 0 ||
-         dsd.buffer >= static_cast<int>(code.buffers.size())))
+        (dsd.buffer < 0 || dsd.buffer >= static_cast<int>(code.buffers.size())))
       return coreName(x, y) + " names buffer " + std::to_string(dsd.buffer) +
              ", which its program does not allocate";
     if (dsd.cursor >= static_cast<int>(code.cursors.size()))
@@ -138,9 +137,8 @@ std::string Validator::validateProgram(int c) {
       if (op.length < 0)
         return coreName(x, y) + " has an operation of negative length";
       bool local = op.kind == Op::Kind::activate;
-      if ((local || op.onDone >= 0) &&
-          (local ? op.target : op.onDone) >=
-              static_cast<int>(code.tasks.size()))
+      if ((local || op.onDone >= 0) && (local ? op.target : op.onDone) >=
+                                           static_cast<int>(code.tasks.size()))
         return coreName(x, y) + " activates a task its program does not have";
       if (op.kind == Op::Kind::loop &&
           (op.target < 0 || op.by < 0 ||
@@ -149,8 +147,7 @@ std::string Validator::validateProgram(int c) {
         return coreName(x, y) +
                " has a loop that does not nest inside its task";
       if (op.kind == Op::Kind::advance &&
-          (op.target < 0 ||
-           op.target >= static_cast<int>(code.cursors.size())))
+          (op.target < 0 || op.target >= static_cast<int>(code.cursors.size())))
         return coreName(x, y) + " advances a cursor its program does not have";
     }
   }
@@ -188,8 +185,7 @@ std::string Validator::validate() {
       return error;
   }
   for (const Injector &in : program.injectors) {
-    if (in.x < 0 || in.y < 0 || in.x >= program.width ||
-        in.y >= program.height)
+    if (in.x < 0 || in.y < 0 || in.x >= program.width || in.y >= program.height)
       return "an injector at " + coreName(in.x, in.y) + " is off the " +
              std::to_string(program.width) + " x " +
              std::to_string(program.height) + " mesh";
@@ -208,9 +204,8 @@ std::string Validator::validate() {
                portName(in.port) + " on color " + std::to_string(in.color) +
                ", which the neighbour there also sends this way";
     }
-    const Route *route = in.color >= 0 && in.color < colors
-                             ? routeOf(c, in.color)
-                             : nullptr;
+    const Route *route =
+        in.color >= 0 && in.color < colors ? routeOf(c, in.color) : nullptr;
     if (!route || !(route->rx >> in.port & 1))
       return "an injector at " + coreName(in.x, in.y) + " sends color " +
              std::to_string(in.color) + " from " + portName(in.port) +
@@ -223,7 +218,6 @@ std::string Validator::validate() {
   }
   return "";
 }
-
 
 /// The barrier the workers of a band run meet at, once or twice a cycle.
 /// A worker spins first: with a core each, the others arrive within
@@ -292,11 +286,8 @@ class ThreadLinks : public BandLinks {
 public:
   ThreadLinks(ThreadGroup &group, int index) : group(group), index(index) {}
   int worker() const override { return index; }
-  int workers() const override {
-    return static_cast<int>(group.slots.size());
-  }
-  void endCycle(bool north, bool south,
-                const std::vector<BorderEntry> &toNorth,
+  int workers() const override { return static_cast<int>(group.slots.size()); }
+  void endCycle(bool north, bool south, const std::vector<BorderEntry> &toNorth,
                 const std::vector<BorderEntry> &toSouth,
                 std::vector<BorderEntry> &fromNorth,
                 std::vector<BorderEntry> &fromSouth,
@@ -347,9 +338,8 @@ public:
   int worker() const override { return 0; }
   int workers() const override { return 1; }
   void endCycle(bool, bool, const std::vector<BorderEntry> &,
-                const std::vector<BorderEntry> &,
-                std::vector<BorderEntry> &, std::vector<BorderEntry> &,
-                CycleFigures &) override {}
+                const std::vector<BorderEntry> &, std::vector<BorderEntry> &,
+                std::vector<BorderEntry> &, CycleFigures &) override {}
   void minimum(CycleFigures &) override {}
   std::vector<std::string> gather(const std::string &mine) override {
     return {mine};

@@ -1,4 +1,5 @@
-//===- CycleLevel.h - every kernel of a device on the mesh model -*- C++ -*-===//
+//===- CycleLevel.h - every kernel of a device on the mesh model -*- C++
+//-*-===//
 //
 // Part of cgpt.
 //
@@ -98,8 +99,9 @@ struct CycleLevelRun {
 /// Fails with a diagnostic on `device` when its `target` is one the
 /// cycle-level model cannot run: links that do not move one wavelet a
 /// cycle, or hops of more than a cycle.
-mlir::LogicalResult checkCycleLevelTarget(wafer::DeviceOp device,
-                                          const target::WaferTargetModel &target);
+mlir::LogicalResult
+checkCycleLevelTarget(wafer::DeviceOp device,
+                      const target::WaferTargetModel &target);
 
 /// Simulates every region of `device` once, at its micro-batch, as the IR
 /// places it: each core does the work its region's layout gives it, on

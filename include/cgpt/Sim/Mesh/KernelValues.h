@@ -1,4 +1,5 @@
-//===- KernelValues.h - a placed weight kernel run with real values -*- C++ -*-===//
+//===- KernelValues.h - a placed weight kernel run with real values -*- C++
+//-*-===//
 //
 // Part of cgpt.
 //

@@ -1,4 +1,5 @@
-//===- MeshKernelOffload.h - weight kernels on the mesh in a step -*- C++ -*-===//
+//===- MeshKernelOffload.h - weight kernels on the mesh in a step -*- C++
+//-*-===//
 //
 // Part of cgpt.
 //
@@ -48,9 +49,7 @@ public:
   int64_t getMeshCycles() const { return meshCycles; }
   /// Weight kernels left to the executor, by region and reason, with their
   /// runs.
-  const std::map<std::string, int64_t> &getHostRuns() const {
-    return hostRuns;
-  }
+  const std::map<std::string, int64_t> &getHostRuns() const { return hostRuns; }
 
 private:
   struct Placed {

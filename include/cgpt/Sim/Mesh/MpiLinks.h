@@ -33,8 +33,7 @@ public:
 
   int worker() const override { return rank; }
   int workers() const override { return size; }
-  void endCycle(bool north, bool south,
-                const std::vector<BorderEntry> &toNorth,
+  void endCycle(bool north, bool south, const std::vector<BorderEntry> &toNorth,
                 const std::vector<BorderEntry> &toSouth,
                 std::vector<BorderEntry> &fromNorth,
                 std::vector<BorderEntry> &fromSouth,

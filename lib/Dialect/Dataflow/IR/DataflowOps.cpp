@@ -28,10 +28,10 @@ LogicalResult cgpt::dataflow::verifyKernel(Operation *op) {
   SmallVector<int64_t> space = kernel.getTilingSpace();
   ArrayRef<int64_t> sizes = tile.getSizes();
   if (sizes.size() != space.size())
-    return op->emitOpError() << "tile " << formatShape(sizes) << " has rank "
-                             << sizes.size() << " but the tiling space "
-                             << formatShape(space) << " has rank "
-                             << space.size();
+    return op->emitOpError()
+           << "tile " << formatShape(sizes) << " has rank " << sizes.size()
+           << " but the tiling space " << formatShape(space) << " has rank "
+           << space.size();
   for (size_t i = 0; i < sizes.size(); ++i)
     if (sizes[i] < 1 || sizes[i] > space[i])
       return op->emitOpError()
@@ -100,7 +100,8 @@ LogicalResult ProgramOp::verifyRegions() {
                                     getSeqLen())))
     return failure();
   Block &body = getBody().front();
-  if (body.getOperations().size() != 2 || !isa<MicroBatchLoopOp>(body.front()) ||
+  if (body.getOperations().size() != 2 ||
+      !isa<MicroBatchLoopOp>(body.front()) ||
       !isa<OptimizerStepOp>(body.back()))
     return emitOpError() << "body must be one dataflow.micro_batch_loop "
                             "followed by one dataflow.optimizer_step";
@@ -177,10 +178,11 @@ static LogicalResult verifyStreamBytes(Operation *op, StringRef name,
   if (name.empty())
     return op->emitOpError() << "weight name must not be empty";
   if (!type.hasStaticShape())
-    return op->emitOpError() << "weight '" << name
-                             << "' must have a static shape, got "
-                             << formatShape(type.getShape());
-  int64_t expected = type.getNumElements() * elementBytes(type.getElementType());
+    return op->emitOpError()
+           << "weight '" << name << "' must have a static shape, got "
+           << formatShape(type.getShape());
+  int64_t expected =
+      type.getNumElements() * elementBytes(type.getElementType());
   if (bytes != expected)
     return op->emitOpError() << "weight '" << name << "' of type " << type
                              << " is " << expected << " bytes, not " << bytes;
@@ -389,8 +391,7 @@ LogicalResult DropoutOp::verify() {
     return emitOpError() << "site must be non-negative, got " << getSite();
   if (tensorOf(getInput()) != tensorOf(getResult()))
     return emitOpError() << "input " << tensorOf(getInput())
-                         << " differs from the result "
-                         << tensorOf(getResult())
+                         << " differs from the result " << tensorOf(getResult())
                          << "; dropout keeps the shape and type";
   return success();
 }
@@ -414,10 +415,9 @@ LogicalResult GatherOp::verify() {
       failed(expectIds(*this, "ids", getIds())))
     return failure();
   ArrayRef<int64_t> ids = shapeOf(getIds()), table = shapeOf(getTable());
-  if (failed(expectShape(*this, "result", getResult(),
-                         {ids[0], ids[1], table[1]},
-                         "ids " + formatShape(ids) + " and table " +
-                             formatShape(table))))
+  if (failed(expectShape(
+          *this, "result", getResult(), {ids[0], ids[1], table[1]},
+          "ids " + formatShape(ids) + " and table " + formatShape(table))))
     return failure();
   return expectSameElementType(*this, {getTable(), getResult()});
 }
@@ -559,8 +559,8 @@ LogicalResult RotaryAnglesOp::verify() {
   if (shape.size() != 3 || ShapedType::isDynamic(shape[0]) ||
       shape[1] != dim / 2 || shape[2] != 2)
     return emitOpError() << "result has shape " << formatShape(shape)
-                         << " but dim " << dim << " requires [seq, "
-                         << dim / 2 << ", 2]";
+                         << " but dim " << dim << " requires [seq, " << dim / 2
+                         << ", 2]";
   return expectF32(*this, "result", getResult());
 }
 
@@ -803,8 +803,7 @@ LogicalResult RMSNormGradOp::verify() {
       tensorOf(getInputGrad()) != tensorOf(getInput()))
     return emitOpError() << "grad, input and input_grad must share the type "
                          << tensorOf(getInput());
-  if (failed(verifyNormParams(*this, getInput(),
-                              {getGamma(), getGammaGrad()})))
+  if (failed(verifyNormParams(*this, getInput(), {getGamma(), getGammaGrad()})))
     return failure();
   return verifyRowStats(*this, getInput(), {getRstd()});
 }
@@ -825,11 +824,11 @@ static LogicalResult verifyScores(Operation *op, Value scores, double scale,
                                   int64_t headSize, bool causal) {
   ArrayRef<int64_t> shape = shapeOf(scores);
   if (shape.size() < 2)
-    return op->emitOpError() << "scores must have rank 2 or more, got "
-                             << formatShape(shape);
+    return op->emitOpError()
+           << "scores must have rank 2 or more, got " << formatShape(shape);
   if (causal && shape[shape.size() - 2] != shape.back())
-    return op->emitOpError() << "a causal mask needs square scores, got "
-                             << formatShape(shape);
+    return op->emitOpError()
+           << "a causal mask needs square scores, got " << formatShape(shape);
   if (!(scale > 0) || headSize <= 0)
     return op->emitOpError() << "scale and head_size must be positive";
   return success();
@@ -846,7 +845,8 @@ LogicalResult SoftmaxOp::verify() {
 KernelClass SoftmaxOp::getKernelClass() { return KernelClass::attention; }
 
 int64_t SoftmaxOp::getFlopsPerSequence() {
-  int64_t perScore = 4 * static_cast<int64_t>(getHeadSize()) + (getAlibi() ? 1 : 0);
+  int64_t perScore =
+      4 * static_cast<int64_t>(getHeadSize()) + (getAlibi() ? 1 : 0);
   return perScore * elementsPerSequence(getScores());
 }
 
@@ -956,7 +956,9 @@ LogicalResult CrossEntropyGradOp::verify() {
   return verifyLogits(*this, getLogits(), getLabels(), getLse());
 }
 
-KernelClass CrossEntropyGradOp::getKernelClass() { return KernelClass::reduction; }
+KernelClass CrossEntropyGradOp::getKernelClass() {
+  return KernelClass::reduction;
+}
 
 int64_t CrossEntropyGradOp::getFlopsPerSequence() {
   return 3 * elementsPerSequence(getLogits());

@@ -27,12 +27,11 @@ struct DataflowPrintCosts : impl::DataflowPrintCostsBase<DataflowPrintCosts> {
          << "  kept_activation_bytes_per_sequence: " << c.keptBytesPerSequence
          << "\n"
          << "  kept_activation_bytes_per_sequence_per_layer: "
-         << c.keptBytesPerSequencePerLayer << " (" << c.layers
-         << " layers)\n"
+         << c.keptBytesPerSequencePerLayer << " (" << c.layers << " layers)\n"
          << "  algorithmic_flops_per_step: "
          << formatExactDouble(c.algorithmicFlopsPerStep()) << "\n"
-         << "  streamed_bytes_per_pass_per_system: "
-         << c.streamedBytesPerPass() << "\n";
+         << "  streamed_bytes_per_pass_per_system: " << c.streamedBytesPerPass()
+         << "\n";
       if (c.passesPerSystem)
         os << "  streamed_bytes_per_step_per_system: "
            << formatExactDouble(c.streamedBytesPerStep()) << " ("

@@ -48,15 +48,16 @@ SmallVector<int64_t> tileMatmul(KernelOpInterface kernel,
 
 /// [rows, columns] for a map or row reduction: as much of a row as fits
 /// (all of it when it can), then as many rows as fit.
-SmallVector<int64_t> tileRows(KernelOpInterface kernel,
-                              ArrayRef<int64_t> space, CoreBudget budget) {
+SmallVector<int64_t> tileRows(KernelOpInterface kernel, ArrayRef<int64_t> space,
+                              CoreBudget budget) {
   int64_t perColumn = tileWorkingSetBytes(kernel, {1, 1});
   int64_t fitting = budget.bytes / perColumn;
-  int64_t columns = space[1] <= fitting
-                        ? space[1]
-                        : std::min(space[1], roundDownTo(fitting, budget.lanes));
-  int64_t rows = std::clamp<int64_t>(budget.bytes / (perColumn * columns), 1,
-                                     space[0]);
+  int64_t columns =
+      space[1] <= fitting
+          ? space[1]
+          : std::min(space[1], roundDownTo(fitting, budget.lanes));
+  int64_t rows =
+      std::clamp<int64_t>(budget.bytes / (perColumn * columns), 1, space[0]);
   return {rows, columns};
 }
 
@@ -77,8 +78,7 @@ struct DataflowTile : cgpt::dataflow::impl::DataflowTileBase<DataflowTile> {
     if (failed(model))
       return signalPassFailure();
     CoreBudget budget{
-        static_cast<int64_t>((*model)->getCoreSramBytes() *
-                             workingSetFraction),
+        static_cast<int64_t>((*model)->getCoreSramBytes() * workingSetFraction),
         std::max<int64_t>(1, (*model)->getFlopsPerCycle() / 2)};
     if (budget.bytes < 16 * budget.lanes * kAccumulatorBytes) {
       module.emitError() << "target '" << (*model)->getName() << "' leaves "

@@ -38,7 +38,7 @@ FailureOr<APFloat> cgpt::training::parseExactDouble(AsmParser &parser) {
 }
 
 void cgpt::training::printExactDouble(AsmPrinter &printer,
-                                         const APFloat &value) {
+                                      const APFloat &value) {
   printer << cgpt::formatExactDouble(value.convertToDouble());
 }
 
@@ -48,17 +48,21 @@ void cgpt::training::printExactDouble(AsmPrinter &printer,
 
 LogicalResult AdamWAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 APFloat beta1Value, APFloat beta2Value,
-                                APFloat epsilonValue, APFloat weightDecayValue) {
+                                APFloat epsilonValue,
+                                APFloat weightDecayValue) {
   double beta1 = beta1Value.convertToDouble();
   double beta2 = beta2Value.convertToDouble();
   double epsilon = epsilonValue.convertToDouble();
   double weightDecay = weightDecayValue.convertToDouble();
   if (!(beta1 >= 0 && beta1 < 1))
-    return emitError() << "adamw beta1 must be in [0, 1), got " << formatExactDouble(beta1);
+    return emitError() << "adamw beta1 must be in [0, 1), got "
+                       << formatExactDouble(beta1);
   if (!(beta2 >= 0 && beta2 < 1))
-    return emitError() << "adamw beta2 must be in [0, 1), got " << formatExactDouble(beta2);
+    return emitError() << "adamw beta2 must be in [0, 1), got "
+                       << formatExactDouble(beta2);
   if (!(epsilon > 0))
-    return emitError() << "adamw epsilon must be positive, got " << formatExactDouble(epsilon);
+    return emitError() << "adamw epsilon must be positive, got "
+                       << formatExactDouble(epsilon);
   if (!(weightDecay >= 0))
     return emitError() << "adamw weight_decay must be non-negative, got "
                        << formatExactDouble(weightDecay);
@@ -72,12 +76,14 @@ LogicalResult LRPhaseAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   double end = endValue.convertToDouble();
   if (!(start >= 0) || !(end >= 0))
     return emitError() << "learning rates must be non-negative, got start "
-                       << formatExactDouble(start) << " and end " << formatExactDouble(end);
+                       << formatExactDouble(start) << " and end "
+                       << formatExactDouble(end);
   if (steps < 0)
     return emitError() << "lr_phase steps must be non-negative, got " << steps;
   if (kind == ScheduleKind::constant && start != end)
     return emitError() << "a constant lr_phase must have start == end, got "
-                       << formatExactDouble(start) << " and " << formatExactDouble(end);
+                       << formatExactDouble(start) << " and "
+                       << formatExactDouble(end);
   return success();
 }
 
@@ -105,9 +111,12 @@ LogicalResult MuPAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!(embeddingsScale > 0) || !(outputLogitsScale > 0) ||
       !(decoderKernelLrScale > 0))
     return emitError() << "mup multipliers must be positive, got "
-                       << "embeddings_scale " << formatExactDouble(embeddingsScale)
-                       << ", output_logits_scale " << formatExactDouble(outputLogitsScale)
-                       << ", decoder_kernel_lr_scale " << formatExactDouble(decoderKernelLrScale);
+                       << "embeddings_scale "
+                       << formatExactDouble(embeddingsScale)
+                       << ", output_logits_scale "
+                       << formatExactDouble(outputLogitsScale)
+                       << ", decoder_kernel_lr_scale "
+                       << formatExactDouble(decoderKernelLrScale);
   return success();
 }
 
@@ -139,7 +148,9 @@ MicroBatchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 Attribute MicroBatchAttr::parse(AsmParser &parser, Type) {
   MLIRContext *ctx = parser.getContext();
-  auto emitError = [&] { return parser.emitError(parser.getCurrentLocation()); };
+  auto emitError = [&] {
+    return parser.emitError(parser.getCurrentLocation());
+  };
   if (parser.parseLess())
     return {};
   int64_t size = 0;

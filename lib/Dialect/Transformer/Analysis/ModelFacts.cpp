@@ -85,8 +85,8 @@ FailureOr<ModelFacts> computeModelFacts(TrainStepOp step) {
       rate = dropout.getRate().convertToDouble();
   }
   facts.norm = body.getOps<RMSNormOp>().empty() ? "layer_norm" : "rms_norm";
-  facts.tiedEmbeddings = llvm::any_of(body.getOps<OutputHeadOp>(),
-                                      [](OutputHeadOp h) { return h.getTied(); });
+  facts.tiedEmbeddings = llvm::any_of(
+      body.getOps<OutputHeadOp>(), [](OutputHeadOp h) { return h.getTied(); });
   if (!body.getOps<PositionEmbeddingOp>().empty())
     facts.positionEmbedding = "learned";
   else if (!body.getOps<RotaryEmbeddingOp>().empty())

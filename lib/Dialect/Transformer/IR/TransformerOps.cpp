@@ -68,8 +68,8 @@ static LogicalResult expectPositiveScale(Operation *op,
 /// including, 1.
 static LogicalResult verifyDropoutRate(Operation *op, double rate) {
   if (!(rate >= 0.0 && rate < 1.0))
-    return op->emitOpError() << "dropout rate must be in [0, 1), got "
-                             << formatExactDouble(rate);
+    return op->emitOpError()
+           << "dropout rate must be in [0, 1), got " << formatExactDouble(rate);
   return success();
 }
 
@@ -135,8 +135,8 @@ LogicalResult TrainStepOp::verifyRegions() {
         type.getDimSize(1) != getSeqLen())
       return emitOpError() << "body argument #" << arg.getArgNumber()
                            << " must be tensor<?x" << getSeqLen()
-                           << "xi32> (batch symbolic, seq_len "
-                           << getSeqLen() << "), got " << arg.getType();
+                           << "xi32> (batch symbolic, seq_len " << getSeqLen()
+                           << "), got " << arg.getType();
   }
   if (!isa<YieldOp>(body.back()))
     return emitOpError() << "body must end with transformer.yield";
@@ -184,9 +184,8 @@ LogicalResult TrainStepOp::verifyRegions() {
   for (auto weight : body.getOps<WeightOp>()) {
     auto [it, inserted] = weightsByName.try_emplace(weight.getName(), weight);
     if (!inserted) {
-      InFlightDiagnostic diag = weight.emitOpError()
-                                << "redeclares weight '" << weight.getName()
-                                << "'";
+      InFlightDiagnostic diag = weight.emitOpError() << "redeclares weight '"
+                                                     << weight.getName() << "'";
       diag.attachNote(it->second.getLoc()) << "first declared here";
       return diag;
     }
@@ -281,8 +280,8 @@ LogicalResult RotaryEmbeddingOp::verify() {
     return emitOpError() << "base must be greater than 1, got "
                          << formatExactDouble(getBase().convertToDouble());
   ArrayRef<int64_t> shape = shapeOf(getResult());
-  if (ShapedType::isDynamic(shape[0]) || shape[0] <= 0 ||
-      shape[1] != dim / 2 || shape[2] != 2)
+  if (ShapedType::isDynamic(shape[0]) || shape[0] <= 0 || shape[1] != dim / 2 ||
+      shape[2] != 2)
     return emitOpError() << "result has shape " << formatShape(shape)
                          << " but dim " << dim << " requires [seq_len, "
                          << dim / 2 << ", 2] with a static seq_len";
@@ -381,9 +380,8 @@ LogicalResult DropoutOp::verify() {
 
 /// A gated block's gate weight is shaped as its up projection, and a gate
 /// bias comes only with a gate weight.
-static LogicalResult verifyGate(Operation *op, Value gateWeight,
-                                Value gateBias, ArrayRef<int64_t> up,
-                                StringRef why) {
+static LogicalResult verifyGate(Operation *op, Value gateWeight, Value gateBias,
+                                ArrayRef<int64_t> up, StringRef why) {
   if (gateBias && !gateWeight)
     return op->emitOpError() << "has a gate_bias but no gate_weight";
   if (gateWeight && failed(expectShape(op, "gate_weight", gateWeight, up, why)))
@@ -415,8 +413,8 @@ LogicalResult FeedForwardOp::verify() {
       failed(expectShape(*this, "gate_bias", getGateBias(), {ffn}, why)))
     return failure();
   SmallVector<Value> weights = {getUpWeight(), getDownWeight()};
-  for (Value optional : {getUpBias(), getGateWeight(), getGateBias(),
-                         getDownBias()})
+  for (Value optional :
+       {getUpBias(), getGateWeight(), getGateBias(), getDownBias()})
     if (optional)
       weights.push_back(optional);
   return expectSameElementType(*this, getInput(), weights);
@@ -483,8 +481,8 @@ LogicalResult OutputHeadOp::verify() {
     return emitOpError() << "weight has shape " << formatShape(weight)
                          << " but the input's feature size is " << input[2]
                          << " (the head weight is [vocab, d_model])";
-  std::string why = "input " + formatShape(input) + " and weight " +
-                    formatShape(weight);
+  std::string why =
+      "input " + formatShape(input) + " and weight " + formatShape(weight);
   if (failed(expectShape(*this, "result", getResult(),
                          {input[0], input[1], weight[0]}, why)))
     return failure();

@@ -61,8 +61,8 @@ std::vector<CheckpointPolicy> CheckpointPolicy::candidates(int64_t layers) {
   } else {
     // Deep models: intervals spaced evenly on a log scale from 2 to the
     // top, so that planning stays linear in layers.
-    double ratio = std::pow(static_cast<double>(top) / 2,
-                            1.0 / (kMaxEveryIntervals - 1));
+    double ratio =
+        std::pow(static_cast<double>(top) / 2, 1.0 / (kMaxEveryIntervals - 1));
     int64_t last = 0;
     for (int64_t i = 0; i < kMaxEveryIntervals; ++i) {
       auto k = static_cast<int64_t>(std::llround(2 * std::pow(ratio, i)));

@@ -34,9 +34,9 @@ double cyclesPerWavelet(const target::WaferTargetModel &target) {
   // latency of the link plus one, a hop between routers or a ramp between
   // a router and its core (which every stream of a core crosses).
   double queue = static_cast<double>(target.getRouterQueueWavelets());
-  double held = static_cast<double>(std::max(target.getHopLatencyCycles(),
-                                             target.getRampLatencyCycles()) +
-                                    1);
+  double held = static_cast<double>(
+      std::max(target.getHopLatencyCycles(), target.getRampLatencyCycles()) +
+      1);
   return std::max(1.0, held / queue);
 }
 
@@ -234,8 +234,8 @@ int64_t streamPacking(int64_t elements, int64_t perWavelet) {
 }
 
 int64_t vectorOperations(const KernelShape &k) {
-  double perElement = static_cast<double>(k.flops) /
-                      (static_cast<double>(k.rows) * k.columns);
+  double perElement =
+      static_cast<double>(k.flops) / (static_cast<double>(k.rows) * k.columns);
   return std::max<int64_t>(1, std::llround(perElement / 2));
 }
 
@@ -294,8 +294,8 @@ KernelTime kernelTime(const KernelCostQuery &query) {
   if (query.shape.chunks > 1) {
     // Chunk by chunk, each chunk the same kernel on its share.
     KernelShape chunk = vocabularyChunk(query.shape);
-    KernelTime time = kernelTime({chunk, query.layout, query.rect,
-                                  query.microBatch, query.target});
+    KernelTime time = kernelTime(
+        {chunk, query.layout, query.rect, query.microBatch, query.target});
     time *= static_cast<double>(query.shape.chunks);
     return time;
   }
@@ -345,7 +345,8 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     double blocks = static_cast<double>(ceilDiv(sums.columns, nb));
     int64_t elements = sums.streamed * nb;
     double perBlock = static_cast<double>(
-        elements / streamPacking(elements, elementsPerWavelet(t, k.elementBytes)));
+        elements /
+        streamPacking(elements, elementsPerWavelet(t, k.elementBytes)));
     double values = static_cast<double>(nb * sums.perColumn);
     work.tasks(blocks * perBlock);
     work.operations(blocks * static_cast<double>(elements), sums.perColumn,
@@ -406,8 +407,8 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     // tokens streams along its row, each element starting an FMAC over the
     // core's input features; the partial dW then passes down the columns.
     blockedProduct(sumBlockShape(k, layout, microBatch), gt);
-    time.fixed = multicastFill(width + ceilDiv(height, gt)) +
-                 chainFill(gt, height);
+    time.fixed =
+        multicastFill(width + ceilDiv(height, gt)) + chainFill(gt, height);
     break;
   }
   case KernelKind::attention: {
@@ -421,21 +422,21 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     int64_t seq = k.columns;
     int64_t cq = std::min(gt, seq), ck = std::min(gk, seq);
     int64_t blocks = std::max<int64_t>(1, query.rect.cores() / (cq * ck));
-    double pairs = static_cast<double>(
-        ceilDiv(attentionPairs(k, microBatch), blocks));
+    double pairs =
+        static_cast<double>(ceilDiv(attentionPairs(k, microBatch), blocks));
     int64_t packed = elementsPerWavelet(t, k.elementBytes);
     AttentionBlock block = attentionBlock(k, layout, packed);
     double rows = pairs * static_cast<double>(block.queries);
     double streams =
         pairs * static_cast<double>(block.keyValueElements / packed) +
-        rows * (static_cast<double>(block.rowElements / packed) +
-                static_cast<double>(block.rowPartials) * kPartialSumBytes /
-                    link);
+        rows *
+            (static_cast<double>(block.rowElements / packed) +
+             static_cast<double>(block.rowPartials) * kPartialSumBytes / link);
     work.tasks(1);
     work.stream(streams);
     // Scores are f32.
-    work.operations(rows * static_cast<double>(block.rowOperations),
-                    block.keys, t.getF32OpsPerCycle(), 2 * kPartialSumBytes,
+    work.operations(rows * static_cast<double>(block.rowOperations), block.keys,
+                    t.getF32OpsPerCycle(), 2 * kPartialSumBytes,
                     kPartialSumBytes);
     time.fabric = streams;
     time.fixed = multicastFill(std::max(cq, ck)) + chainFill(ck, ck);
@@ -462,9 +463,9 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     if (k.kind == KernelKind::embedding && !resident) {
       // The table (or its gradient) streams down each feature group's
       // columns; each core takes in its slice, one wavelet a cycle.
-      double table = std::ceil(static_cast<double>(
-                                   std::max(k.weightBytes, k.accumulator)) /
-                               gk / link);
+      double table = std::ceil(
+          static_cast<double>(std::max(k.weightBytes, k.accumulator)) / gk /
+          link);
       work.stream(table);
       time.fabric = table;
       time.fixed = entry + multicastFill(height);

@@ -111,8 +111,8 @@ void MemoryAccount::accountSlots() {
     // checkpoints of the micro-batches between its forward and its
     // backward, at most numSlots - p of them (and no more than a step has).
     int64_t inFlight = std::min(passes, numSlots - *placement.slots[s]);
-    slot.stashBytes = std::max(slot.stashBytes, inFlight * microBatch *
-                                                    stage.checkpointBytes);
+    slot.stashBytes = std::max(slot.stashBytes,
+                               inFlight * microBatch * stage.checkpointBytes);
   }
 }
 
@@ -130,8 +130,7 @@ int64_t MemoryAccount::spread(size_t s, size_t r, int64_t perSequence) const {
           placement.regions[s][i].rect == placed.rect)
         source = i;
   }
-  if (!source || placement.regions[s][*source].layout.weights ==
-                     Edge::resident)
+  if (!source || placement.regions[s][*source].layout.weights == Edge::resident)
     return ceilDiv(microBatch * perSequence, placed.rect.cores());
   // Tokens over token groups, each token's bytes over feature groups.
   const Layout &layout = placement.regions[s][*source].layout;
@@ -164,11 +163,9 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
     // A core takes its queries one row at a time against all its keys, with
     // a running maximum and sum (the online softmax): one row of f32 scores
     // and their gradient per (sequence, head) it holds.
-    int64_t pairs =
-        microBatch *
-        std::max<int64_t>(1, region.shape.rows / region.shape.columns);
-    int64_t keys =
-        ceilDiv(region.shape.columns, placed.layout.featureGroups);
+    int64_t pairs = microBatch * std::max<int64_t>(1, region.shape.rows /
+                                                          region.shape.columns);
+    int64_t keys = ceilDiv(region.shape.columns, placed.layout.featureGroups);
     memory.live += 2 * keys * kPartialSumBytes * ceilDiv(pairs, cores);
   }
   if (placement.mode == ExecutionMode::layer_pipelined) {
@@ -201,9 +198,10 @@ CoreMemory regionMemory(const StepProgram &program, const Placement &placement,
   return MemoryAccount(program, placement, microBatch, policy).of(s, r);
 }
 
-std::vector<std::vector<CoreMemory>>
-regionMemories(const StepProgram &program, const Placement &placement,
-               int64_t microBatch, CheckpointPolicy policy) {
+std::vector<std::vector<CoreMemory>> regionMemories(const StepProgram &program,
+                                                    const Placement &placement,
+                                                    int64_t microBatch,
+                                                    CheckpointPolicy policy) {
   MemoryAccount account(program, placement, microBatch, policy);
   std::vector<std::vector<CoreMemory>> result(program.getStages().size());
   for (size_t s = 0; s < result.size(); ++s)
@@ -233,8 +231,7 @@ Placement withSumBlocks(const StepProgram &program, Placement placement,
   for (auto [s, stage] : llvm::enumerate(program.getStages())) {
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
       Layout &layout = placement.regions[s][r].layout;
-      SumBlockShape sums =
-          sumBlockShape(region.shape, layout, microBatch);
+      SumBlockShape sums = sumBlockShape(region.shape, layout, microBatch);
       if (!sums.blockable())
         continue;
       const CoreMemory &memory = memories[s][r];

@@ -36,8 +36,7 @@ public:
   ExecutionMode getMode() const override {
     return ExecutionMode::layer_pipelined;
   }
-  std::optional<Placement> place(const StepProgram &program,
-                                 int64_t microBatch,
+  std::optional<Placement> place(const StepProgram &program, int64_t microBatch,
                                  std::string &whyNot) const override;
 };
 
@@ -101,9 +100,8 @@ std::optional<Placement> PipelinedPlacer::place(const StepProgram &program,
   // must be wide enough to keep them in half of what a core has beside its
   // reserve, the other half left for the activations in flight.
   const target::WaferTargetModel &target = program.getTarget();
-  int64_t budget =
-      std::max<int64_t>(1, (target.getCoreSramBytes() -
-                            target.getReservedBytes()) / 2);
+  int64_t budget = std::max<int64_t>(
+      1, (target.getCoreSramBytes() - target.getReservedBytes()) / 2);
   std::vector<int64_t> weights(numSlots), accumulators(numSlots);
   std::vector<double> work(numSlots);
   for (auto [s, stage] : llvm::enumerate(stages)) {
@@ -123,8 +121,8 @@ std::optional<Placement> PipelinedPlacer::place(const StepProgram &program,
     needed += minimum[p];
   }
   if (needed > mesh.w) {
-    whyNot = "its slots' weights and gradients need " +
-             std::to_string(needed) + " columns of cores at half of each "
+    whyNot = "its slots' weights and gradients need " + std::to_string(needed) +
+             " columns of cores at half of each "
              "core's free SRAM, and the mesh has " +
              std::to_string(mesh.w);
     return std::nullopt;
@@ -155,8 +153,8 @@ std::optional<Placement> PipelinedPlacer::place(const StepProgram &program,
     Rect band{offsets[slot], 0, bestWidths[slot], mesh.h};
     auto &regions = placement.regions.emplace_back();
     for (auto [r, region] : llvm::enumerate(stage.regions))
-      regions.push_back({band, layoutOn(region, band.w).first,
-                         static_cast<int64_t>(r)});
+      regions.push_back(
+          {band, layoutOn(region, band.w).first, static_cast<int64_t>(r)});
   }
   return placement;
 }

@@ -36,8 +36,8 @@ StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
     for (size_t s = 0; s < stages.size(); ++s) {
       double waveLongest = 0, slowest = 0;
       for (size_t r = 0; r < stages[s].regions.size(); ++r) {
-        if (r > 0 && placement.regions[s][r].wave !=
-                         placement.regions[s][r - 1].wave) {
+        if (r > 0 &&
+            placement.regions[s][r].wave != placement.regions[s][r - 1].wave) {
           seconds[s] += waveLongest;
           waveLongest = 0;
         }
@@ -132,19 +132,17 @@ StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
                            {static_cast<double>(region.shape.flops) *
                                 static_cast<double>(split.microBatch),
                             0, timed.times[s][r].bound()});
-      double ready = slot > 0 ? forwardStart[slot - 1] + forward[slot - 1]
-                              : 0.0;
+      double ready =
+          slot > 0 ? forwardStart[slot - 1] + forward[slot - 1] : 0.0;
       bool waited = !isBackward && arrived[slot] > ready;
       observer->stage({stage.name, stage.layer, stage.phase, start,
                        start + stageSeconds[s],
                        waited ? "weights in" : stageBound[s]});
     }
     if (estimate.passes > 1)
-      observer->interval("passes",
-                         "micro-batches 2 to " +
-                             std::to_string(estimate.passes),
-                         estimate.firstPassSeconds,
-                         passesEnd - estimate.firstPassSeconds, {});
+      observer->interval(
+          "passes", "micro-batches 2 to " + std::to_string(estimate.passes),
+          estimate.firstPassSeconds, passesEnd - estimate.firstPassSeconds, {});
   }
 
   // Each slot's gradients leave after its last backward; the last
@@ -163,8 +161,7 @@ StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
       if (observer)
         observer->interval("gradients out", "slot " + std::to_string(p),
                            outStart, outFree - outStart, {0, gradients[p]});
-      lastGradients.push_back(
-          {outFree + cluster.treeLatency, gradients[p]});
+      lastGradients.push_back({outFree + cluster.treeLatency, gradients[p]});
     }
   }
   finishStep(program, passesEnd, outFree, lastGradients, estimate, observer);

@@ -62,8 +62,8 @@ inline std::vector<int64_t> shareColumns(int64_t width,
   int64_t given = 0;
   std::vector<std::pair<double, size_t>> remainders;
   for (auto [i, weight] : llvm::enumerate(weights)) {
-    double share = total > 0 ? spare * weight / total
-                             : static_cast<double>(spare) / parts;
+    double share =
+        total > 0 ? spare * weight / total : static_cast<double>(spare) / parts;
     auto whole = static_cast<int64_t>(share);
     widths[i] += whole;
     given += whole;
@@ -71,8 +71,9 @@ inline std::vector<int64_t> shareColumns(int64_t width,
   }
   // The columns left by rounding go to the largest remainders, the
   // earlier part first on a tie.
-  std::stable_sort(remainders.begin(), remainders.end(),
-                   [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::stable_sort(
+      remainders.begin(), remainders.end(),
+      [](const auto &a, const auto &b) { return a.first > b.first; });
   for (size_t i = 0; given < spare; ++i, ++given)
     ++widths[remainders[i % remainders.size()].second];
   return widths;

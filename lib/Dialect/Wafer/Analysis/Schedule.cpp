@@ -28,10 +28,9 @@ detail::Cluster detail::Cluster::of(const target::WaferTargetModel &t,
   for (int64_t reach = 1; reach < systems; reach *= t.getReduceFanout())
     ++depth;
   cluster.treeLatency = depth * t.getReduceLevelLatencySeconds();
-  cluster.inRate = std::min({t.getIoBytesPerSecond(),
-                             t.getWeightServerBytesPerSecond(),
-                             systems > 1 ? t.getReduceBytesPerSecond()
-                                         : t.getIoBytesPerSecond()});
+  cluster.inRate = std::min(
+      {t.getIoBytesPerSecond(), t.getWeightServerBytesPerSecond(),
+       systems > 1 ? t.getReduceBytesPerSecond() : t.getIoBytesPerSecond()});
   cluster.outRate = std::min(t.getIoBytesPerSecond(),
                              systems > 1 ? t.getReduceBytesPerSecond()
                                          : t.getIoBytesPerSecond());
@@ -48,8 +47,8 @@ void detail::finishStep(const StepProgram &program, double passesEnd,
   estimate.drainSeconds = estimate.systemSeconds - passesEnd;
   if (observer && estimate.drainSeconds > 0)
     observer->interval("gradient drain",
-                       "gradients still leaving after the last pass",
-                       passesEnd, estimate.drainSeconds, {});
+                       "gradients still leaving after the last pass", passesEnd,
+                       estimate.drainSeconds, {});
 
   // The weight servers update each tensor once its reduced gradient has
   // arrived, one tensor after another at their bandwidth. Clipped
@@ -111,8 +110,8 @@ std::vector<std::pair<size_t, bool>> passSchedule(const StepProgram &program,
       forwardOfLayer[*stage.layer] = index;
   std::vector<std::pair<size_t, bool>> schedule;
   for (auto [index, stage] : llvm::enumerate(stages)) {
-    bool runTop = policy.kind == CheckpointPolicy::Kind::every &&
-                  stage.layer && stage.phase == "backward" &&
+    bool runTop = policy.kind == CheckpointPolicy::Kind::every && stage.layer &&
+                  stage.phase == "backward" &&
                   (*stage.layer % policy.interval == policy.interval - 1 ||
                    *stage.layer == program.getLayers() - 1);
     if (runTop) {
@@ -138,8 +137,7 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
   bool offload = policy.kind == CheckpointPolicy::Kind::offload;
   llvm::ArrayRef<ProgramStage> stages = program.getStages();
 
-  std::vector<std::pair<size_t, bool>> schedule =
-      passSchedule(program, policy);
+  std::vector<std::pair<size_t, bool>> schedule = passSchedule(program, policy);
   StepEstimate estimate;
   estimate.passes = timed.split.passes;
 
@@ -154,8 +152,8 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
                      int64_t sequences, bool first, bool last) {
     auto microBatch = static_cast<double>(sequences);
     // Token ids and labels (i32) from the activation workers.
-    double tokenBytes = 2.0 * 4 * microBatch *
-                        static_cast<double>(program.getSeqLen());
+    double tokenBytes =
+        2.0 * 4 * microBatch * static_cast<double>(program.getSeqLen());
     double prefetchFrom = time;
     for (auto [position, entry] : llvm::enumerate(schedule)) {
       auto [s, rerun] = entry;
@@ -213,9 +211,8 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
                                outFree - outStart,
                                {0, static_cast<double>(region.egressBytes)});
           if (last)
-            lastGradients.push_back(
-                {outFree + cluster.treeLatency,
-                 static_cast<double>(region.egressBytes)});
+            lastGradients.push_back({outFree + cluster.treeLatency,
+                                     static_cast<double>(region.egressBytes)});
         }
       }
       time = waveEnd;
@@ -265,18 +262,15 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
       }
     }
   };
-  runPasses(timed.times, split.microBatch, split.fullPasses,
-            split.isEven());
+  runPasses(timed.times, split.microBatch, split.fullPasses, split.isEven());
   if (!split.isEven())
     runPasses(timed.shortTimes, split.microBatch - 1, split.shortPasses(),
               true);
   if (observer && estimate.passes > 1)
-    observer->interval("passes",
-                       "passes 2 to " + std::to_string(estimate.passes),
-                       estimate.firstPassSeconds,
-                       time - estimate.firstPassSeconds, {});
-  detail::finishStep(program, time, outFree, lastGradients, estimate,
-                     observer);
+    observer->interval(
+        "passes", "passes 2 to " + std::to_string(estimate.passes),
+        estimate.firstPassSeconds, time - estimate.firstPassSeconds, {});
+  detail::finishStep(program, time, outFree, lastGradients, estimate, observer);
   return estimate;
 }
 

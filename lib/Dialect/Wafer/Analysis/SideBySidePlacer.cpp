@@ -40,8 +40,7 @@ public:
   ExecutionMode getMode() const override {
     return ExecutionMode::weight_streaming;
   }
-  std::optional<Placement> place(const StepProgram &program,
-                                 int64_t microBatch,
+  std::optional<Placement> place(const StepProgram &program, int64_t microBatch,
                                  std::string &whyNot) const override;
 
 private:
@@ -54,8 +53,8 @@ private:
 
 /// Runs of consecutive regions of `stage` that read none of each other's
 /// results: [first, last) index pairs, two regions or more.
-std::vector<std::pair<size_t, size_t>> independentRuns(const ProgramStage &stage,
-                                                       int64_t maxRegions) {
+std::vector<std::pair<size_t, size_t>>
+independentRuns(const ProgramStage &stage, int64_t maxRegions) {
   std::vector<std::pair<size_t, size_t>> runs;
   size_t first = 0;
   auto close = [&](size_t end) {
@@ -64,9 +63,8 @@ std::vector<std::pair<size_t, size_t>> independentRuns(const ProgramStage &stage
     first = end;
   };
   for (size_t r = 1; r < stage.regions.size(); ++r) {
-    bool readsRun = llvm::any_of(stage.regions[r].reads, [&](unsigned read) {
-      return read >= first;
-    });
+    bool readsRun = llvm::any_of(stage.regions[r].reads,
+                                 [&](unsigned read) { return read >= first; });
     if (readsRun || static_cast<int64_t>(r - first) >= maxRegions)
       close(r);
   }
@@ -89,9 +87,9 @@ SideBySidePlacer::shareMesh(const StepProgram &program, size_t s, size_t first,
   for (size_t r = first; r < last; ++r) {
     const ProgramRegion &region = stage.regions[r];
     minimum.push_back(std::max<int64_t>(
-        1, region.live ? (mesh.w * region.operandBytes + region.live - 1) /
-                             region.live
-                       : 1));
+        1, region.live
+               ? (mesh.w * region.operandBytes + region.live - 1) / region.live
+               : 1));
     needed += minimum.back();
   }
   if (needed > mesh.w)
@@ -110,9 +108,9 @@ SideBySidePlacer::shareMesh(const StepProgram &program, size_t s, size_t first,
       const ProgramRegion &region = stage.regions[first + i];
       Rect band{x, 0, widths[i], mesh.h};
       x += widths[i];
-      auto [layout, time] = bestRegionLayout(
-          program, region, band, microBatch,
-          weightsOf(region, ExecutionMode::weight_streaming));
+      auto [layout, time] =
+          bestRegionLayout(program, region, band, microBatch,
+                           weightsOf(region, ExecutionMode::weight_streaming));
       placed.push_back({band, layout, 0});
       slowest = std::max(slowest, time.cycles());
       // Work at these widths, in column-cycles: the next widths share the

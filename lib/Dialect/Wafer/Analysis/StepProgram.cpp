@@ -103,8 +103,7 @@ FailureOr<Placement> Placement::fromIR(const StepProgram &program) {
     placement.mode = *mode;
   for (const ProgramStage &stage : program.getStages()) {
     placement.slots.push_back(stage.op.getSlot());
-    if (placement.mode == ExecutionMode::layer_pipelined &&
-        !stage.op.getSlot())
+    if (placement.mode == ExecutionMode::layer_pipelined && !stage.op.getSlot())
       return stage.op.emitOpError()
              << "@" << stage.name
              << " has no slot, but its device runs layer pipelined; run "

@@ -28,8 +28,7 @@ public:
   ExecutionMode getMode() const override {
     return ExecutionMode::weight_streaming;
   }
-  std::optional<Placement> place(const StepProgram &program,
-                                 int64_t microBatch,
+  std::optional<Placement> place(const StepProgram &program, int64_t microBatch,
                                  std::string &whyNot) const override;
 };
 

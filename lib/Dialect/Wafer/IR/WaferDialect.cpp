@@ -20,9 +20,9 @@
 using namespace mlir;
 using namespace cgpt::wafer;
 
-#include "cgpt/Dialect/Wafer/IR/WaferOpsDialect.cpp.inc"
-#include "cgpt/Dialect/Wafer/IR/WaferEnums.cpp.inc"
 #include "cgpt/Dialect/Wafer/IR/KernelCostInterface.cpp.inc"
+#include "cgpt/Dialect/Wafer/IR/WaferEnums.cpp.inc"
+#include "cgpt/Dialect/Wafer/IR/WaferOpsDialect.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "cgpt/Dialect/Wafer/IR/WaferAttrs.cpp.inc"
@@ -155,14 +155,13 @@ LogicalResult DeviceOp::verifyRegions() {
                          << cgpt::kMaxPerSequence;
   int64_t micro = getMicroBatch(), steps = getGradAccumSteps();
   if (micro && !cgpt::isEvenSplit(getPerSystemBatch(), micro, steps)) {
-    cgpt::PassSplit even =
-        cgpt::PassSplit::atMost(getPerSystemBatch(), micro);
+    cgpt::PassSplit even = cgpt::PassSplit::atMost(getPerSystemBatch(), micro);
     return emitOpError() << "micro_batch (" << micro << ") and "
                          << "grad_accum_steps (" << steps
                          << ") do not split the per-system batch ("
                          << getPerSystemBatch() << ") evenly: passes of at "
-                         << "most " << micro << " split it as "
-                         << even.passes << " of at most " << even.microBatch;
+                         << "most " << micro << " split it as " << even.passes
+                         << " of at most " << even.microBatch;
   }
   int64_t expected = 0;
   for (auto stage : getBody().front().getOps<StageOp>())
@@ -235,16 +234,15 @@ LogicalResult DeviceOp::verifyExecution() {
       continue;
     Rect &band = it->second.second;
     int64_t x = std::min(band.x, bounds->x), y = std::min(band.y, bounds->y);
-    band = Rect{x, y,
-                std::max(band.x + band.w, bounds->x + bounds->w) - x,
+    band = Rect{x, y, std::max(band.x + band.w, bounds->x + bounds->w) - x,
                 std::max(band.y + band.h, bounds->y + bounds->h) - y};
   }
   for (auto first = bands.begin(); first != bands.end(); ++first)
     for (auto second = std::next(first); second != bands.end(); ++second)
       if (first->second.second.overlaps(second->second.second))
         return second->second.first.emitOpError()
-               << "runs in slot " << second->first
-               << " on cores that slot " << first->first
+               << "runs in slot " << second->first << " on cores that slot "
+               << first->first
                << " also holds; the slots of a pipeline work at once";
   return success();
 }
@@ -319,13 +317,13 @@ LogicalResult StageOp::verifyWaves() {
     if (RectAttr rect = region.getPlacementAttr())
       for (RegionOp other : wave)
         if (RectAttr theirs = other.getPlacementAttr();
-            theirs && Rect{rect.getX(), rect.getY(), rect.getW(), rect.getH()}
-                          .overlaps({theirs.getX(), theirs.getY(),
-                                     theirs.getW(), theirs.getH()}))
+            theirs &&
+            Rect{rect.getX(), rect.getY(), rect.getW(), rect.getH()}.overlaps(
+                {theirs.getX(), theirs.getY(), theirs.getW(), theirs.getH()}))
           return region.emitOpError()
                  << "runs in wave " << number << " beside @"
-                 << other.getSymName()
-                 << " on cores they share: " << rect << " and " << theirs;
+                 << other.getSymName() << " on cores they share: " << rect
+                 << " and " << theirs;
     earlier[region.getSymNameAttr()] = {region, number};
     wave.push_back(region);
   }
@@ -386,11 +384,10 @@ LogicalResult RegionOp::verify() {
   if (getFlops() < 0 || getFlops() > cgpt::kMaxFlopsPerSequence)
     return emitOpError() << "flops (" << getFlops() << ") must be 0 to "
                          << cgpt::kMaxFlopsPerSequence;
-  for (auto [name, value] :
-       {std::pair<StringRef, int64_t>{"live", getLive()},
-        {"accumulator", getAccumulator()},
-        {"weight_bytes", getWeightBytes().value_or(0)},
-        {"sram_bytes", getSramBytes().value_or(0)}})
+  for (auto [name, value] : {std::pair<StringRef, int64_t>{"live", getLive()},
+                             {"accumulator", getAccumulator()},
+                             {"weight_bytes", getWeightBytes().value_or(0)},
+                             {"sram_bytes", getSramBytes().value_or(0)}})
     if (value < 0 || value > cgpt::kMaxPerSequence)
       return emitOpError() << name << " (" << value << ") must be 0 to "
                            << cgpt::kMaxPerSequence;
@@ -410,8 +407,8 @@ LogicalResult RegionOp::verify() {
         rect.getY() + rect.getH() > (*target)->getMeshHeight())
       return emitOpError() << "is placed at " << rect << " outside the "
                            << (*target)->getMeshWidth() << " x "
-                           << (*target)->getMeshHeight()
-                           << " mesh of target '" << device.getTarget() << "'";
+                           << (*target)->getMeshHeight() << " mesh of target '"
+                           << device.getTarget() << "'";
   }
   if (LayoutAttr layout = getLayoutAttr()) {
     int64_t cores = getPlacementAttr() ? getPlacementAttr().getCores()
@@ -428,19 +425,20 @@ LogicalResult RegionOp::verify() {
                 (getKind() == KernelKind::weight_grad &&
                  layout.getWeights() != Edge::resident);
     if (layout.getSumBlock() < 0 || (layout.getSumBlock() > 0 && !sums))
-      return emitOpError()
-             << "layout " << layout << " sums " << layout.getSumBlock()
-             << " output columns at a time; "
-             << (sums ? "a block has at least one"
-                      : "a " + stringifyKernelKind(getKind()).str() +
-                            " kernel here has no sums to block");
+      return emitOpError() << "layout " << layout << " sums "
+                           << layout.getSumBlock()
+                           << " output columns at a time; "
+                           << (sums ? "a block has at least one"
+                                    : "a " +
+                                          stringifyKernelKind(getKind()).str() +
+                                          " kernel here has no sums to block");
   }
   if (std::optional<ArrayRef<int64_t>> colors = getColors()) {
     for (int64_t color : *colors)
       if (color < 0 || color >= (*target)->getNumColors())
-        return emitOpError() << "uses color " << color << "; target '"
-                             << device.getTarget() << "' has colors 0 to "
-                             << (*target)->getNumColors() - 1;
+        return emitOpError()
+               << "uses color " << color << "; target '" << device.getTarget()
+               << "' has colors 0 to " << (*target)->getNumColors() - 1;
     // Each of a region's streams has a color of its own: two on one color
     // would share its routes and queues.
     for (auto [index, color] : llvm::enumerate(*colors))
@@ -451,8 +449,7 @@ LogicalResult RegionOp::verify() {
   }
   if (std::optional<int64_t> sram = getSramBytes();
       sram && *sram > (*target)->getCoreSramBytes())
-    return emitOpError() << "records " << *sram
-                         << " B per core, over the "
+    return emitOpError() << "records " << *sram << " B per core, over the "
                          << (*target)->getCoreSramBytes()
                          << " B of SRAM a core of target '"
                          << device.getTarget() << "' has";
@@ -466,13 +463,13 @@ static LogicalResult verifyEdgePoint(Operation *op,
   // A stream carries one tensor a pass; the bound keeps every sum of them
   // in range.
   if (bytes < 0 || bytes > cgpt::kMaxPerSequence)
-    return op->emitOpError() << "bytes (" << bytes << ") must be 0 to "
-                             << cgpt::kMaxPerSequence;
+    return op->emitOpError()
+           << "bytes (" << bytes << ") must be 0 to " << cgpt::kMaxPerSequence;
   if (!at)
     return success();
   if (at->size() != 2)
-    return op->emitOpError() << "'at' must be one (x, y) point, got "
-                             << at->size() << " numbers";
+    return op->emitOpError()
+           << "'at' must be one (x, y) point, got " << at->size() << " numbers";
   auto device = op->getParentOfType<DeviceOp>();
   if (!device)
     return success();
@@ -482,11 +479,10 @@ static LogicalResult verifyEdgePoint(Operation *op,
     return failure(); // Reported where the target was first named.
   if ((*at)[0] < 0 || (*at)[1] < 0 || (*at)[0] >= (*target)->getMeshWidth() ||
       (*at)[1] >= (*target)->getMeshHeight())
-    return op->emitOpError() << "is at [" << (*at)[0] << ", " << (*at)[1]
-                             << "], off the " << (*target)->getMeshWidth()
-                             << " x " << (*target)->getMeshHeight()
-                             << " mesh of target '" << device.getTarget()
-                             << "'";
+    return op->emitOpError()
+           << "is at [" << (*at)[0] << ", " << (*at)[1] << "], off the "
+           << (*target)->getMeshWidth() << " x " << (*target)->getMeshHeight()
+           << " mesh of target '" << device.getTarget() << "'";
   return success();
 }
 

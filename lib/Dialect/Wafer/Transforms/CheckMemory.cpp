@@ -80,8 +80,7 @@ LogicalResult WaferCheckMemory::check(DeviceOp device) {
   }
   if (over > kRegionsInFull)
     device.emitOpError() << "has " << over - kRegionsInFull
-                         << " more regions over the "
-                         << formatGrouped(sram)
+                         << " more regions over the " << formatGrouped(sram)
                          << " B of SRAM a core has; the largest, @"
                          << largest.getSymName() << ", needs "
                          << formatGrouped(largestBytes) << " B per core";

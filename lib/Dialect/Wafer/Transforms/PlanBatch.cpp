@@ -103,11 +103,12 @@ public:
         // block their sums, and so their time.
         Placement blocked =
             withSumBlocks(program, *placement, microBatch, policy);
-        Candidate c{microBatch, placer->getName().str(), policy,
-                    memoryPeak(program, blocked, microBatch, policy),
-                    {}, false};
-        c.fits = c.peak.memory.total() <=
-                 program.getTarget().getCoreSramBytes();
+        Candidate c{
+            microBatch, placer->getName().str(),
+            policy,     memoryPeak(program, blocked, microBatch, policy),
+            {},         false};
+        c.fits =
+            c.peak.memory.total() <= program.getTarget().getCoreSramBytes();
         if (c.fits)
           c.cost = estimateStep(
               program,
@@ -175,8 +176,7 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
   bool explore = request.getMode() == MicroBatchMode::explore;
   std::vector<std::unique_ptr<Placer>> placers;
   if (placer == "auto") {
-    for (StringRef name :
-         explore ? getPlacerNames() : getDefaultPlacerNames())
+    for (StringRef name : explore ? getPlacerNames() : getDefaultPlacerNames())
       placers.push_back(createPlacer(name));
   } else if (std::unique_ptr<Placer> named = createPlacer(placer)) {
     placers.push_back(std::move(named));
@@ -265,9 +265,10 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
       ++splits;
       SmallVector<Candidate> candidates = planner.evaluate(size);
       for (auto begin = candidates.begin(); begin != candidates.end();) {
-        auto end = std::find_if(begin, candidates.end(), [&](const Candidate &c) {
-          return c.placer != begin->placer;
-        });
+        auto end =
+            std::find_if(begin, candidates.end(), [&](const Candidate &c) {
+              return c.placer != begin->placer;
+            });
         ArrayRef<Candidate> ofPlacer(&*begin, end - begin);
         const Candidate *fitting = best(ofPlacer);
         rows.push_back(fitting ? *fitting : leanest(ofPlacer));
@@ -330,12 +331,12 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
   }
   for (const auto &[name, whyNot] : planner.getRefusals())
     reason += "; the " + name + " placer cannot place it: " + whyNot;
-  reason += llvm::formatv(" (SRAM peak {0} of {1} B per core, {2} "
-                          "samples/s predicted)",
-                          formatGrouped(chosen.peak.memory.total()),
-                          formatGrouped(sram),
-                          rounded(chosen.cost.samplesPerSecond))
-                .str();
+  reason +=
+      llvm::formatv(" (SRAM peak {0} of {1} B per core, {2} "
+                    "samples/s predicted)",
+                    formatGrouped(chosen.peak.memory.total()),
+                    formatGrouped(sram), rounded(chosen.cost.samplesPerSecond))
+          .str();
 
   Builder builder(&getContext());
   device.setMicroBatch(chosen.microBatch);

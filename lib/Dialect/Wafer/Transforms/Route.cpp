@@ -71,9 +71,9 @@ LogicalResult WaferRoute::route(DeviceOp device) {
     return failure();
   Builder builder(&getContext());
   int64_t colors = (*target)->getNumColors();
-  int64_t firstColor =
-      device.getExecution() == ExecutionMode::layer_pipelined ? kPipelineColors
-                                                              : 0;
+  int64_t firstColor = device.getExecution() == ExecutionMode::layer_pipelined
+                           ? kPipelineColors
+                           : 0;
   for (auto stage : device.getBody().front().getOps<StageOp>()) {
     // The regions of the current wave, with the colors they took.
     SmallVector<std::pair<RegionOp, int64_t>> wave;
@@ -96,15 +96,13 @@ LogicalResult WaferRoute::route(DeviceOp device) {
       }
       int64_t streams = streamsOf(region);
       if (first + streams > colors) {
-        InFlightDiagnostic diag =
-            region.emitOpError()
-            << "needs " << streams << " routing colors";
+        InFlightDiagnostic diag = region.emitOpError()
+                                  << "needs " << streams << " routing colors";
         if (first > 0)
           diag << " after the " << first
                << " its wave's other regions and the pipeline use on its "
                   "columns";
-        return diag << "; target '" << device.getTarget() << "' has "
-                    << colors;
+        return diag << "; target '" << device.getTarget() << "' has " << colors;
       }
       SmallVector<int64_t> taken;
       for (int64_t color = first; color < first + streams; ++color)
@@ -117,15 +115,13 @@ LogicalResult WaferRoute::route(DeviceOp device) {
     // at the region's south-east corner.
     SymbolTable symbols(stage);
     for (auto ingress : stage.getBody().front().getOps<IngressOp>()) {
-      RectAttr rect =
-          symbols.lookup<RegionOp>(ingress.getDestAttr().getAttr())
-              .getPlacementAttr();
+      RectAttr rect = symbols.lookup<RegionOp>(ingress.getDestAttr().getAttr())
+                          .getPlacementAttr();
       ingress.setAtAttr(builder.getDenseI64ArrayAttr({rect.getX(), 0}));
     }
     for (auto egress : stage.getBody().front().getOps<EgressOp>()) {
-      RectAttr rect =
-          symbols.lookup<RegionOp>(egress.getSourceAttr().getAttr())
-              .getPlacementAttr();
+      RectAttr rect = symbols.lookup<RegionOp>(egress.getSourceAttr().getAttr())
+                          .getPlacementAttr();
       egress.setAtAttr(builder.getDenseI64ArrayAttr(
           {rect.getX() + rect.getW() - 1, rect.getY() + rect.getH() - 1}));
     }

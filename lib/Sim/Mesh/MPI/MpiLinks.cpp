@@ -65,8 +65,8 @@ void MpiLinks::endCycle(bool north, bool south,
   int sent = 0;
   auto send = [&](const std::vector<BorderEntry> &entries, int to, int tag) {
     MPI_Isend(entries.data(),
-              static_cast<int>(entries.size() * sizeof(BorderEntry)),
-              MPI_BYTE, to, tag, MPI_COMM_WORLD, &sends[sent++]);
+              static_cast<int>(entries.size() * sizeof(BorderEntry)), MPI_BYTE,
+              to, tag, MPI_COMM_WORLD, &sends[sent++]);
   };
   if (north)
     send(toNorth, rank - 1, goingNorth);

@@ -12,12 +12,12 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/RegionKindInterface.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/IR/RegionKindInterface.h"
 
-#include "cgpt/Dialect/Dataflow/IR/DataflowOpsDialect.h.inc"
 #include "cgpt/Dialect/Dataflow/IR/DataflowEnums.h.inc"
+#include "cgpt/Dialect/Dataflow/IR/DataflowOpsDialect.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "cgpt/Dialect/Dataflow/IR/DataflowOpsTypes.h.inc"

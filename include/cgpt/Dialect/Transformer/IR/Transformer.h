@@ -20,8 +20,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "cgpt/Dialect/Transformer/IR/TransformerOpsDialect.h.inc"
 #include "cgpt/Dialect/Transformer/IR/TransformerEnums.h.inc"
+#include "cgpt/Dialect/Transformer/IR/TransformerOpsDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "cgpt/Dialect/Transformer/IR/TransformerAttrs.h.inc"

@@ -29,8 +29,7 @@ constexpr int64_t kPartialSumBytes = 4;
 /// FMACs per cycle for operands of `elementBytes`: 16-bit operands
 /// accumulate in f32 (bf16 storage, f32 accumulation), f32 ones run the
 /// f32 FMAC.
-int64_t fmacLanes(const target::WaferTargetModel &target,
-                  int64_t elementBytes);
+int64_t fmacLanes(const target::WaferTargetModel &target, int64_t elementBytes);
 /// Cycles a stream takes a wavelet: one, unless the queues are too shallow
 /// to cover the time a place is held (a link's latency and the freeing's
 /// way back), which credit-based flow control makes a stream wait for.

@@ -8,8 +8,8 @@
 // weights it buffers or holds, the checkpoints the policy keeps, the
 // activations live at that point of the stage spread as the region's
 // layout spreads them over its rectangle, its share of the gradient it
-// sums, and a weight kernel's block of partial sums (docs/wafer.md). The memory check, the planner and the report all
-// read this.
+// sums, and a weight kernel's block of partial sums (docs/wafer.md). The memory
+// check, the planner and the report all read this.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,9 +64,10 @@ CoreMemory regionMemory(const StepProgram &program, const Placement &placement,
                         size_t s, size_t r, int64_t microBatch,
                         CheckpointPolicy policy);
 /// Per stage, per region: regionMemory of each, in one pass.
-std::vector<std::vector<CoreMemory>>
-regionMemories(const StepProgram &program, const Placement &placement,
-               int64_t microBatch, CheckpointPolicy policy);
+std::vector<std::vector<CoreMemory>> regionMemories(const StepProgram &program,
+                                                    const Placement &placement,
+                                                    int64_t microBatch,
+                                                    CheckpointPolicy policy);
 MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
                       int64_t microBatch, CheckpointPolicy policy);
 

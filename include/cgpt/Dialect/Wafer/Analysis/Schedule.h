@@ -1,4 +1,5 @@
-//===- Schedule.h - a placed step as a timeline ------------------*- C++ -*-===//
+//===- Schedule.h - a placed step as a timeline ------------------*- C++
+//-*-===//
 //
 // Part of cgpt.
 //

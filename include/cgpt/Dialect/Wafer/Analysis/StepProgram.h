@@ -1,4 +1,5 @@
-//===- StepProgram.h - a device's step, and where it runs --------*- C++ -*-===//
+//===- StepProgram.h - a device's step, and where it runs --------*- C++
+//-*-===//
 //
 // Part of cgpt.
 //

@@ -13,8 +13,8 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 // The enums, and the plain values a kernel's cost is a function of.
 #include "cgpt/Dialect/Wafer/IR/KernelCostInterface.h"
