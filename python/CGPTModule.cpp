@@ -164,52 +164,50 @@ Outcome printed(const py::dict &request) {
   });
 }
 
+/// Compiles and simulates the one point of `o` (`what` names the call in
+/// the error for a sweep) and writes what `render` makes of its report.
+mlir::LogicalResult
+renderOnePoint(mlir::MLIRContext &context, const RunOptions &o,
+               llvm::StringRef what,
+               llvm::function_ref<void(report::StepReport &)> render) {
+  if (o.isSweep())
+    return mlir::emitError(mlir::UnknownLoc::get(&context))
+           << what << "() runs one point; sweep() runs lists";
+  WarningRecorder warnings(&context);
+  CompileSession session(context, o.compile);
+  std::optional<int64_t> systems;
+  if (!o.numCsx.empty())
+    systems = o.numCsx.front();
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::FailureOr<report::StepReport> step =
+      session.compileAndSimulate(systems, module, llvm::nulls());
+  if (mlir::failed(step))
+    return mlir::failure();
+  step->warnings = warnings.getWarnings();
+  render(*step);
+  return mlir::success();
+}
+
 /// The JSON report of one compiled and simulated step.
 Outcome stepReport(const py::dict &request) {
-  return call(request,
-              [](mlir::MLIRContext &context, const RunOptions &o,
-                 llvm::raw_ostream &out) -> mlir::LogicalResult {
-                if (o.isSweep())
-                  return mlir::emitError(mlir::UnknownLoc::get(&context))
-                         << "simulate() runs one point; sweep() runs lists";
-                WarningRecorder warnings(&context);
-                CompileSession session(context, o.compile);
-                std::optional<int64_t> systems;
-                if (!o.numCsx.empty())
-                  systems = o.numCsx.front();
-                mlir::OwningOpRef<mlir::ModuleOp> module;
-                mlir::FailureOr<report::StepReport> step =
-                    session.compileAndSimulate(systems, module, llvm::nulls());
-                if (mlir::failed(step))
-                  return mlir::failure();
-                step->warnings = warnings.getWarnings();
-                report::printReport(out, *step);
-                return mlir::success();
-              });
+  return call(request, [](mlir::MLIRContext &context, const RunOptions &o,
+                          llvm::raw_ostream &out) {
+    return renderOnePoint(context, o, "simulate", [&](report::StepReport &r) {
+      report::printReport(out, r);
+    });
+  });
 }
 
 /// The per-kernel compile report's rows as a JSON array.
 Outcome compileReportTable(const py::dict &request) {
-  return call(
-      request,
-      [](mlir::MLIRContext &context, const RunOptions &o,
-         llvm::raw_ostream &out) -> mlir::LogicalResult {
-        if (o.isSweep())
-          return mlir::emitError(mlir::UnknownLoc::get(&context))
-                 << "compile_report() runs one point; sweep() runs lists";
-        CompileSession session(context, o.compile);
-        std::optional<int64_t> systems;
-        if (!o.numCsx.empty())
-          systems = o.numCsx.front();
-        mlir::OwningOpRef<mlir::ModuleOp> module;
-        mlir::FailureOr<report::StepReport> step =
-            session.compileAndSimulate(systems, module, llvm::nulls());
-        if (mlir::failed(step))
-          return mlir::failure();
-        report::printDataTable(out, report::compileReportData(*step),
-                               /*csv=*/false);
-        return mlir::success();
-      });
+  return call(request, [](mlir::MLIRContext &context, const RunOptions &o,
+                          llvm::raw_ostream &out) {
+    return renderOnePoint(
+        context, o, "compile_report", [&](report::StepReport &r) {
+          report::printDataTable(out, report::compileReportData(r),
+                                 /*csv=*/false);
+        });
+  });
 }
 
 /// A sweep's table as a JSON array of rows.
