@@ -28,9 +28,15 @@ OwningOpRef<ModuleOp> CompileSession::load(std::optional<int64_t> systems,
   import.numCsx = systems;
   StringRef inputPath = options.inputPath;
   report.sourcePath = options.inputPath;
+  // Standard input can be read once: a sweep compiles it again from what
+  // the first load kept, under the name the first read gave it.
+  bool fromStdin = inputPath == "-";
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      options.inputText ? readInputText(inputPath, *options.inputText)
-                        : readToolInput(inputPath);
+      options.inputText
+          ? readInputText(fromStdin ? "<stdin>" : inputPath, *options.inputText)
+          : readToolInput(inputPath);
+  if (buffer && fromStdin && !options.inputText)
+    options.inputText = (*buffer)->getBuffer().str();
   if (!buffer) {
     std::string reason = llvm::toString(buffer.takeError());
     if (frontend::modelFormatOf(inputPath))
