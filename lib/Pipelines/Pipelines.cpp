@@ -7,6 +7,7 @@
 #include "cgpt/Pipelines/Pipelines.h"
 
 #include "cgpt/Conversion/Passes.h"
+#include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Dialect/Dataflow/Transforms/Passes.h"
 #include "cgpt/Dialect/Transformer/IR/Transformer.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
@@ -25,22 +26,25 @@ void buildLowerToDataflowPipeline(OpPassManager &pm,
   pm.addPass(createConvertTransformerToDataflow(convert));
   dataflow::DataflowTileOptions tile;
   tile.target = options.target;
-  pm.addPass(dataflow::createDataflowTile(tile));
+  pm.nest<dataflow::ProgramOp>().addPass(dataflow::createDataflowTile(tile));
 }
 
 void buildDataflowToWaferPipeline(OpPassManager &pm,
                                   const LowerToDataflowOptions &options) {
   pm.addPass(createConvertDataflowToWafer());
+  // The wafer passes run on each device: its placement, routes and plan
+  // are its own.
+  OpPassManager &device = pm.nest<wafer::DeviceOp>();
   wafer::WaferPlanBatchOptions plan;
   plan.placer = options.placer;
-  pm.addPass(wafer::createWaferPlanBatch(plan));
-  pm.addPass(wafer::createWaferPlace());
-  pm.addPass(wafer::createWaferRoute());
-  pm.addPass(wafer::createWaferCheckMemory());
+  device.addPass(wafer::createWaferPlanBatch(plan));
+  device.addPass(wafer::createWaferPlace());
+  device.addPass(wafer::createWaferRoute());
+  device.addPass(wafer::createWaferCheckMemory());
 }
 
 void buildCheckPlacedPipeline(OpPassManager &pm) {
-  pm.addPass(wafer::createWaferCheckMemory());
+  pm.nest<wafer::DeviceOp>().addPass(wafer::createWaferCheckMemory());
 }
 
 void buildLowerToWaferPipeline(OpPassManager &pm,

@@ -65,11 +65,11 @@ struct DataflowTile : cgpt::dataflow::impl::DataflowTileBase<DataflowTile> {
   using DataflowTileBase::DataflowTileBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
+    ProgramOp program = getOperation();
     if (!(workingSetFraction > 0 && workingSetFraction <= 1)) {
-      module.emitError() << "dataflow-tile working-set-fraction must be in "
-                            "(0, 1], got "
-                         << workingSetFraction;
+      program.emitError() << "dataflow-tile working-set-fraction must be in "
+                             "(0, 1], got "
+                          << workingSetFraction;
       return signalPassFailure();
     }
     // Shared with the passes after: a target file's warnings are said once.
@@ -81,21 +81,19 @@ struct DataflowTile : cgpt::dataflow::impl::DataflowTileBase<DataflowTile> {
         static_cast<int64_t>((*model)->getCoreSramBytes() * workingSetFraction),
         std::max<int64_t>(1, (*model)->getFlopsPerCycle() / 2)};
     if (budget.bytes < 16 * budget.lanes * kAccumulatorBytes) {
-      module.emitError() << "target '" << (*model)->getName() << "' leaves "
-                         << budget.bytes
-                         << " bytes per core for a tile; at least "
-                         << 16 * budget.lanes * kAccumulatorBytes
-                         << " are needed";
+      program.emitError() << "target '" << (*model)->getName() << "' leaves "
+                          << budget.bytes
+                          << " bytes per core for a tile; at least "
+                          << 16 * budget.lanes * kAccumulatorBytes
+                          << " are needed";
       return signalPassFailure();
     }
 
     Builder builder(&getContext());
     // Record the target as it was named (a built-in or a file path), so the
     // passes that follow load the same machine.
-    module.walk([&](ProgramOp program) {
-      program.setTargetAttr(builder.getStringAttr(target));
-    });
-    module.walk([&](KernelOpInterface kernel) {
+    program.setTargetAttr(builder.getStringAttr(target));
+    program.walk([&](KernelOpInterface kernel) {
       Operation *op = kernel.getOperation();
       SmallVector<int64_t> space = kernel.getTilingSpace();
       // Products tile [M, N, K]; everything else [rows, columns].

@@ -25,10 +25,8 @@ constexpr int64_t kRegionsInFull = 3;
 struct WaferCheckMemory
     : cgpt::wafer::impl::WaferCheckMemoryBase<WaferCheckMemory> {
   void runOnOperation() override {
-    getOperation().walk([&](DeviceOp device) {
-      if (failed(check(device)))
-        signalPassFailure();
-    });
+    if (failed(check(getOperation())))
+      signalPassFailure();
   }
 
   LogicalResult check(DeviceOp device);

@@ -24,10 +24,8 @@ struct WaferPlace : cgpt::wafer::impl::WaferPlaceBase<WaferPlace> {
   using WaferPlaceBase::WaferPlaceBase;
 
   void runOnOperation() override {
-    getOperation().walk([&](DeviceOp device) {
-      if (failed(place(device)))
-        signalPassFailure();
-    });
+    if (failed(place(getOperation())))
+      signalPassFailure();
   }
 
   LogicalResult place(DeviceOp device) {

@@ -146,10 +146,8 @@ struct WaferPlanBatch : cgpt::wafer::impl::WaferPlanBatchBase<WaferPlanBatch> {
   using WaferPlanBatchBase::WaferPlanBatchBase;
 
   void runOnOperation() override {
-    getOperation().walk([&](DeviceOp device) {
-      if (failed(plan(device)))
-        signalPassFailure();
-    });
+    if (failed(plan(getOperation())))
+      signalPassFailure();
   }
 
   LogicalResult plan(DeviceOp device);

@@ -55,10 +55,8 @@ int64_t streamsOf(RegionOp region) {
 
 struct WaferRoute : cgpt::wafer::impl::WaferRouteBase<WaferRoute> {
   void runOnOperation() override {
-    getOperation().walk([&](DeviceOp device) {
-      if (failed(route(device)))
-        signalPassFailure();
-    });
+    if (failed(route(getOperation())))
+      signalPassFailure();
   }
 
   LogicalResult route(DeviceOp device);

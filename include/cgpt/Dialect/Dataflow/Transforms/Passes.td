@@ -9,7 +9,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def DataflowTile : Pass<"dataflow-tile", "::mlir::ModuleOp"> {
+def DataflowTile : Pass<"dataflow-tile", "::cgpt::dataflow::ProgramOp"> {
   let summary = "Chooses each kernel's tile from the target's per-core resources";
   let description = [{
     Gives every kernel a `#dataflow.tile` over its tiling space: the piece

@@ -9,7 +9,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def WaferPlace : Pass<"wafer-place", "::mlir::ModuleOp"> {
+def WaferPlace : Pass<"wafer-place", "::cgpt::wafer::DeviceOp"> {
   let summary = "Lays every kernel out on the mesh with a placer";
   let description = [{
     Runs a placer (docs/adding-a-placer.md) and writes what it decides
@@ -48,7 +48,7 @@ def WaferPlace : Pass<"wafer-place", "::mlir::ModuleOp"> {
   ];
 }
 
-def WaferRoute : Pass<"wafer-route", "::mlir::ModuleOp"> {
+def WaferRoute : Pass<"wafer-route", "::cgpt::wafer::DeviceOp"> {
   let summary = "Gives each kernel's streams routing colors and the edge points";
   let description = [{
     Gives each laid-out `wafer.region` the routing colors of its streams:
@@ -76,7 +76,7 @@ def WaferRoute : Pass<"wafer-route", "::mlir::ModuleOp"> {
   }];
 }
 
-def WaferPlanBatch : Pass<"wafer-plan-batch", "::mlir::ModuleOp"> {
+def WaferPlanBatch : Pass<"wafer-plan-batch", "::cgpt::wafer::DeviceOp"> {
   let summary = "Chooses the micro-batch, gradient accumulation, checkpoint policy and placer";
   let description = [{
     With Model Zoo's semantics: each of `num_csx` systems runs global batch
@@ -134,7 +134,7 @@ def WaferPlanBatch : Pass<"wafer-plan-batch", "::mlir::ModuleOp"> {
   ];
 }
 
-def WaferCheckMemory : Pass<"wafer-check-memory", "::mlir::ModuleOp"> {
+def WaferCheckMemory : Pass<"wafer-check-memory", "::cgpt::wafer::DeviceOp"> {
   let summary = "Checks every core's SRAM at the planned micro-batch and policy";
   let description = [{
     Accounts, for every region as placed (its rectangle and layout) at the
