@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // `cgpt._cgpt`: the same driver library cgpt-run runs (lib/Driver), behind
-// three calls the package's Python layer (python/cgpt/__init__.py) wraps.
-// Each takes a request dict (the models as name and text, the run's lists
+// the calls the package's Python layer (python/cgpt/__init__.py) wraps.
+// Each run takes a request dict (the models as name and text, the run's lists
 // as text, the other options) and returns what it made, or the diagnostics
 // that say why it made nothing, so that the Python layer raises CgptError
 // and issues the warnings.
@@ -282,24 +282,25 @@ llvm::json::Value toJson(const YAML::Node &node, int depth) {
 /// A YAML model file's contents as JSON, for the package's Model.to_dict.
 Outcome yamlToJson(const std::string &name, const std::string &text) {
   Outcome outcome;
-  if (text.size() > kMaxInputFileBytes) {
-    outcome.diagnostics = name + ": " + std::to_string(text.size()) +
-                          " bytes, over the limit of " +
-                          std::to_string(kMaxInputFileBytes);
+  // The limits a model file meets: its size, and the nesting of flow
+  // collections, which nest without indentation (bounded before the
+  // parser recurses into them); refused in the frontend's words.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readInputText(name, text);
+  if (!buffer) {
+    outcome.diagnostics =
+        name + ": cannot read: " + llvm::toString(buffer.takeError());
     return outcome;
   }
-  // Flow collections nest without indentation: bounded before the parser
-  // recurses into them.
-  if (std::optional<size_t> deep = findDeepNesting(text, TextSyntax::Json)) {
-    auto [line, column] = lineAndColumn(text, *deep);
-    outcome.diagnostics = name + ":" + std::to_string(line) + ":" +
-                          std::to_string(column) + ": nested more than " +
-                          std::to_string(kMaxNestingDepth) + " levels deep";
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  llvm::raw_string_ostream diagnostics(outcome.diagnostics);
+  PlainDiagnosticHandler handler(&context, diagnostics);
+  if (mlir::failed(checkNestingDepth(name, (*buffer)->getBuffer(),
+                                     TextSyntax::Json, &context)))
     return outcome;
-  }
   try {
     llvm::raw_string_ostream os(outcome.output);
-    os << toJson(YAML::Load(text), 0);
+    os << toJson(YAML::Load((*buffer)->getBuffer().str()), 0);
     outcome.ok = true;
   } catch (const std::exception &error) {
     outcome.output.clear();

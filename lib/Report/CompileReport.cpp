@@ -6,6 +6,7 @@
 
 #include "cgpt/Report/CompileReport.h"
 
+#include "cgpt/Dialect/Wafer/Analysis/Schedule.h"
 #include "cgpt/Support/Format.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -14,8 +15,8 @@
 namespace cgpt::report {
 
 namespace {
-/// A region's part of the first pass: the timeline's kernel intervals
-/// named "stage @region", summed (a rerun stage has several).
+/// A region's part of the first pass: the timeline's intervals of its name
+/// (wafer::kernelIntervalName), summed (a rerun stage has several).
 struct RegionRun {
   double seconds = 0, flops = 0;
   std::string bound;
@@ -24,8 +25,6 @@ struct RegionRun {
 llvm::StringMap<RegionRun> regionRuns(const StepReport &report) {
   llvm::StringMap<RegionRun> runs;
   for (const sim::TraceEvent &event : report.simulation->trace) {
-    if (!llvm::StringRef(event.name).contains(" @"))
-      continue;
     RegionRun &run = runs[event.name];
     run.seconds += event.duration;
     run.flops += event.facts.flops;
@@ -77,7 +76,7 @@ DataTable compileReportData(const StepReport &report) {
           {"seconds", nullptr},
           {"flops", nullptr},
           {"bound", nullptr}};
-      auto run = runs.find(stage.name + " @" + region.name);
+      auto run = runs.find(wafer::kernelIntervalName(stage.name, region.name));
       if (run != runs.end()) {
         row["seconds"] = run->second.seconds;
         row["flops"] = run->second.flops;
@@ -116,7 +115,7 @@ void printCompileReport(llvm::raw_ostream &os, const StepReport &report) {
                         "region", "kind", "rectangle", "cores", "mesh %",
                         "wave", "SRAM (B)", "time (s)", "GFLOP", "bound");
     for (const StepReport::Region &region : stage.regions) {
-      auto run = runs.find(stage.name + " @" + region.name);
+      auto run = runs.find(wafer::kernelIntervalName(stage.name, region.name));
       bool ran = run != runs.end();
       std::string rectangle =
           llvm::formatv("({0},{1}) {2}x{3}", region.rect.x, region.rect.y,

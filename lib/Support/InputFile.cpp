@@ -15,6 +15,14 @@
 
 namespace cgpt {
 
+/// Refuses an input of `bytes` over kMaxInputFileBytes.
+static llvm::Error tooLarge(uint64_t bytes) {
+  return llvm::createStringError(
+      std::errc::file_too_large, "it has %s bytes; the limit is %s",
+      formatGrouped(static_cast<int64_t>(bytes)).c_str(),
+      formatGrouped(static_cast<int64_t>(kMaxInputFileBytes)).c_str());
+}
+
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path) {
   llvm::sys::fs::file_status status;
@@ -27,10 +35,7 @@ readInputFile(llvm::StringRef path) {
     return llvm::createStringError(std::errc::invalid_argument,
                                    "it is not a regular file");
   if (status.getSize() > kMaxInputFileBytes)
-    return llvm::createStringError(
-        std::errc::file_too_large, "it has %s bytes; the limit is %s",
-        formatGrouped(static_cast<int64_t>(status.getSize())).c_str(),
-        formatGrouped(static_cast<int64_t>(kMaxInputFileBytes)).c_str());
+    return tooLarge(status.getSize());
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
@@ -87,10 +92,7 @@ readToolInput(llvm::StringRef path) {
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputText(llvm::StringRef path, llvm::StringRef text) {
   if (text.size() > kMaxInputFileBytes)
-    return llvm::createStringError(
-        std::errc::file_too_large, "it has %s bytes; the limit is %s",
-        formatGrouped(static_cast<int64_t>(text.size())).c_str(),
-        formatGrouped(static_cast<int64_t>(kMaxInputFileBytes)).c_str());
+    return tooLarge(text.size());
   return llvm::MemoryBuffer::getMemBufferCopy(withoutByteOrderMark(text), path);
 }
 

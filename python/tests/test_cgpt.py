@@ -161,6 +161,12 @@ def test_errors_name_the_file_and_value():
         cgpt.simulate(42)
 
 
+def test_to_dict_refuses_what_the_frontend_refuses():
+    deep = cgpt.Model.from_string("a: " + "[" * 300 + "]" * 300, name="deep.yaml")
+    with pytest.raises(cgpt.CgptError, match=r"deep\.yaml:1:\d+: error: .*256 levels"):
+        deep.to_dict()
+
+
 def test_warnings_are_python_warnings():
     with pytest.warns(cgpt.CgptWarning, match="does not divide"):
         report = cgpt.simulate(TINY, batch_size=15, num_csx=2)

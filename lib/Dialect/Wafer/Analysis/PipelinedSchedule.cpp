@@ -126,12 +126,13 @@ StepEstimate detail::estimatePipelinedStep(const StepProgram &program,
             (stages[other].phase == "backward") == isBackward)
           start += stageSeconds[other];
       for (auto [r, region] : llvm::enumerate(stage.regions))
-        observer->interval(stringifyKernelKind(region.shape.kind),
-                           stage.name + " @" + region.op.getSymName().str(),
-                           start, timed.times[s][r].cycles() / clock,
-                           {static_cast<double>(region.shape.flops) *
-                                static_cast<double>(split.microBatch),
-                            0, timed.times[s][r].bound()});
+        observer->interval(
+            stringifyKernelKind(region.shape.kind),
+            kernelIntervalName(stage.name, region.op.getSymName()), start,
+            timed.times[s][r].cycles() / clock,
+            {static_cast<double>(region.shape.flops) *
+                 static_cast<double>(split.microBatch),
+             0, timed.times[s][r].bound()});
       double ready =
           slot > 0 ? forwardStart[slot - 1] + forward[slot - 1] : 0.0;
       bool waited = !isBackward && arrived[slot] > ready;

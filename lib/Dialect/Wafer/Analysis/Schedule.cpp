@@ -196,7 +196,7 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
         if (first && observer)
           observer->interval(
               stringifyKernelKind(region.shape.kind),
-              stage.name + " @" + region.op.getSymName().str(), begin,
+              kernelIntervalName(stage.name, region.op.getSymName()), begin,
               end - begin,
               {static_cast<double>(region.shape.flops) * microBatch,
                static_cast<double>(region.ingressBytes),

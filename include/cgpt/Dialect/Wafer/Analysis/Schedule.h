@@ -20,6 +20,9 @@
 #include "cgpt/Dialect/Wafer/Analysis/CheckpointPolicy.h"
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
 #include <optional>
 #include <string>
 
@@ -36,6 +39,13 @@ struct StageRun {
   /// "compute", "fabric", "sram" or "weights in".
   std::string bound;
 };
+
+/// The name of a kernel's interval on the timeline, "stage @region": the
+/// trace shows it, and the compile report finds a region's run by it.
+inline std::string kernelIntervalName(llvm::StringRef stage,
+                                      llvm::StringRef region) {
+  return (stage + " @" + region).str();
+}
 
 /// What an interval of the timeline did, for the trace's `args`: the
 /// FLOPs a kernel executed, the bytes a kernel streamed in or a transfer
