@@ -32,7 +32,7 @@ MUTATIONS = [
      "               (deferFrees && freedAt[q] == now) <\n           depth + 1;",
      ["Unit"]),
     ("a Hugging Face config's rms_norm_eps is no longer read",
-     "lib/Frontend/ModelReader.cpp",
+     "lib/Frontend/HuggingFace.cpp",
      '{"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"}',
      '{"layer_norm_epsilon", "layer_norm_eps"}',
      ["Frontend/norm-epsilon.test"]),

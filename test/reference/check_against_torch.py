@@ -162,7 +162,7 @@ def params_from_hugging_face(config):
              ("resid_pdrop", "hidden_dropout", "hidden_dropout_prob"))):
         present = [key for key in keys if key in config]
         model[site] = float(config[present[0]]) if present else 0.0
-    if kind in ("gpt2", "gptj", "btlm", "jais"):
+    if kind in ("gpt2", "gpt_bigcode", "gptj", "btlm", "jais"):
         model["hidden_size"] = config["n_embd"]
         model["num_heads"] = config["n_head"]
         model["num_hidden_layers"] = config["n_layer"]
@@ -176,6 +176,9 @@ def params_from_hugging_face(config):
         model["layer_norm_epsilon"] = config.get(
             "rms_norm_eps", config.get("layer_norm_eps", 1e-5))
     head_size = model["hidden_size"] // model["num_heads"]
+    if kind == "gpt_bigcode" and config.get("multi_query", True):
+        # transformers' GPTBigCodeAttention: one key/value head.
+        model["extra_attention_params"] = {"num_kv_groups": 1}
     if kind == "gptj":
         model["position_embedding_type"] = "rotary"
         model["rotary_dim"] = config.get("rotary_dim", min(64, head_size))
@@ -308,7 +311,8 @@ class Model:
             return torch.nn.functional.gelu(x)
         if self.activation == "relu":
             return torch.relu(x)
-        if self.activation in ("gelu_new", "gelu_tanh"):
+        if self.activation in ("gelu_new", "gelu_tanh", "gelu_fast",
+                               "gelu_pytorch_tanh"):
             return torch.nn.functional.gelu(x, approximate="tanh")
         if self.activation in ("silu", "swish"):
             return torch.nn.functional.silu(x)
