@@ -5,7 +5,9 @@ the test named for each fails.
     scripts/mutation-check.py [--build build] [--only NAME]
 
 For each mutation: replace one snippet in one source file, rebuild
-(ninja -C BUILD), run the named lit tests, restore the file. A mutation of
+(ninja -C BUILD), run the named tests, restore the file. A test is a lit
+test's path under test/, or `Unit/Suite.Name`, one GoogleTest case of the
+unit tests. A mutation of
 the analytic timing model also names the tests that must still pass: the
 cycle-level engine's own cycles, which no term of the analytic model may
 move. Prints a Markdown table (mutation, test, caught or not) for
@@ -16,6 +18,7 @@ file from its own copy, but an interrupted run leaves the mutation in place
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -30,7 +33,7 @@ MUTATIONS = [
      "lib/Sim/Mesh/MeshBand.h",
      "               (deferFrees && freedAt[q] == now) <\n           depth;",
      "               (deferFrees && freedAt[q] == now) <\n           depth + 1;",
-     ["Unit"]),
+     ["Unit/MeshQueues.HoldExactlyTheirDepth"]),
     ("a Hugging Face config's rms_norm_eps is no longer read",
      "lib/Frontend/HuggingFace.cpp",
      '{"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"}',
@@ -50,7 +53,7 @@ MUTATIONS = [
      "lib/Report/Placement.cpp",
      "panelH = std::min(panelW * meshH / meshW, 2.0 * panelW);",
      "panelH = std::min(panelW * meshW / meshH, 2.0 * panelW);",
-     ["cgpt-run/pinned.test"]),
+     ["cgpt-run/placement-picture.test"]),
     ("AdamW's weight decay halved",
      "lib/Exec/Executor.cpp",
      "w[i] * (1.0 - rate * decay)",
@@ -70,7 +73,7 @@ MUTATIONS = [
      "lib/Dialect/Wafer/Analysis/Schedule.cpp",
      "reach *= t.getReduceFanout()",
      "reach *= 2",
-     ["cgpt-run/pinned.test"]),
+     ["Unit/ScheduleTest.SixteenSystemsReduceThroughTwoLevels"]),
     ("the analytic model forgets the task activation",
      "lib/Dialect/Wafer/Analysis/KernelCost.cpp",
      "activation(static_cast<double>(target.getTaskActivationCycles())),",
@@ -95,7 +98,7 @@ MUTATIONS = [
      "lib/Dialect/Wafer/Analysis/Schedule.cpp",
      "microBatch * static_cast<double>(stage.forwardCheckpointBytes);",
      "0.0 * static_cast<double>(stage.forwardCheckpointBytes);",
-     ["Unit"]),
+     ["Unit/ScheduleTest.CheckpointPoliciesCost"]),
     ("a value stops being live before its last use",
      "lib/Conversion/DataflowToWafer/DataflowToWafer.cpp",
      "if (first <= finish && begin <= last)",
@@ -105,7 +108,7 @@ MUTATIONS = [
      "lib/Sim/Mesh/MeshBand.cpp",
      "        if (linkUsed[out]) {\n          clear = false;",
      "        if (false) {\n          clear = false;",
-     ["Unit"]),
+     ["Unit/MeshSimulator.ColorsShareALink"]),
     ("a weight gradient streams out no bytes",
      "lib/Conversion/DataflowToWafer/DataflowToWafer.cpp",
      "    r.weightBytes = staticBytes(gradient);\n",
@@ -131,6 +134,62 @@ MUTATIONS = [
      "static_cast<double>(2 * power)));",
      "static_cast<double>(power)));",
      ["reference/torch-reference.test"]),
+    ("GELU's derivative is the tanh approximation's",
+     "lib/Exec/Kernels.cpp",
+     "    return static_cast<float>(y * geluDerivative(x));",
+     "    return static_cast<float>(y * geluTanhDerivative(x));",
+     ["reference/elementwise.test"]),
+    ("softmax does not subtract the row's maximum",
+     "lib/Exec/Kernels.cpp",
+     "std::exp(logit(r, c) - rowMax[r])",
+     "std::exp(logit(r, c))",
+     ["reference/elementwise.test"]),
+    ("cross-entropy does not subtract the row's maximum",
+     "lib/Exec/Kernels.cpp",
+     "return std::exp(x[r * vocab + c] - rowMax[r]);",
+     "return std::exp(x[r * vocab + c]);",
+     ["reference/elementwise.test"]),
+    ("Model Zoo's share_embedding_weights defaults to false",
+     "lib/Frontend/ModelZooModel.cpp",
+     'src.readBool(model, "share_embedding_weights").value_or(true);',
+     'src.readBool(model, "share_embedding_weights").value_or(false);',
+     ["Frontend/model-keys.test"]),
+    ("the layer norm gradient's FLOPs count 13 an element",
+     "lib/Dialect/Dataflow/IR/DataflowOps.cpp",
+     "return 14 * elementsPerSequence(getInput());",
+     "return 13 * elementsPerSequence(getInput());",
+     ["Unit/CostTerms.LayerNormFlopsPerElementByHand"]),
+    ("vocabulary chunks rounded down",
+     "lib/Conversion/DataflowToWafer/DataflowToWafer.cpp",
+     "llvm::divideCeil(vocabulary, hidden)",
+     "vocabulary / hidden",
+     ["Conversion/DataflowToWafer/vocabulary-chunks.test"]),
+    ("an attention core's rows of scores are not counted in SRAM",
+     "lib/Dialect/Wafer/Analysis/MemoryModel.cpp",
+     "memory.live += 2 * keys * kPartialSumBytes * ceilDiv(pairs, cores);",
+     "memory.live += 0 * keys * kPartialSumBytes * ceilDiv(pairs, cores);",
+     ["Unit/CostTerms.AttentionStageLiveBytesByHand"]),
+    ("a weight streams in once per kernel that reads it",
+     "lib/Conversion/DataflowToWafer/DataflowToWafer.cpp",
+     "          first = user;\n      if (first)",
+     "          builder.create<wafer::IngressOp>(\n              in.getLoc(), in.getName(), regionOf[user].getValue(),\n"
+     "              in.getBytes(), DenseI64ArrayAttr());\n      if (false)",
+     ["Unit/CostTerms.EachWeightEntersItsStageOnceAtItsFirstReader"]),
+    ("a weight enters its stage at its last reader",
+     "lib/Conversion/DataflowToWafer/DataflowToWafer.cpp",
+     "(!first || user->isBeforeInBlock(first))",
+     "(!first || first->isBeforeInBlock(user))",
+     ["Unit/CostTerms.EachWeightEntersItsStageOnceAtItsFirstReader"]),
+    ("the weight servers move 24 bytes a parameter, not 28",
+     "lib/Dialect/Wafer/Analysis/Schedule.cpp",
+     "constexpr double kOptimizerBytesPerParameter = 28;",
+     "constexpr double kOptimizerBytesPerParameter = 24;",
+     ["Unit/CostTerms.OptimizerTailByHand"]),
+    ("the analytic weight gradient forgets its chain's fill",
+     "lib/Dialect/Wafer/Analysis/KernelCost.cpp",
+     "        multicastFill(width + ceilDiv(height, gt)) + chainFill(gt, height);",
+     "        multicastFill(width + ceilDiv(height, gt));",
+     ["reference/mesh-timing.test"], ENGINE),
 ]
 
 
@@ -146,11 +205,32 @@ def check_snippets():
                   file=sys.stderr)
             stale += 1
         for test in tests + sum(unmoved, []):
-            if not os.path.exists(os.path.join(ROOT, "test", test)):
+            if unit_case(test):
+                if unit_case(test) not in unit_cases():
+                    print(f"{name}: no unit test {test}", file=sys.stderr)
+                    stale += 1
+            elif not os.path.exists(os.path.join(ROOT, "test", test)):
                 print(f"{name}: no test {test} under test/", file=sys.stderr)
                 stale += 1
     print(f"{len(MUTATIONS)} mutations, {stale} stale")
     return 2 if stale else 0
+
+
+def unit_case(test):
+    """`Suite.Name` of a unit test named `Unit/Suite.Name`, else None."""
+    return test[len("Unit/"):] if test.startswith("Unit/") else None
+
+
+def unit_cases():
+    """Every `Suite.Name` the unit test sources define."""
+    cases = set()
+    folder = os.path.join(ROOT, "test", "Unit")
+    for source in os.listdir(folder):
+        if source.endswith(".cpp"):
+            with open(os.path.join(folder, source)) as f:
+                cases.update(f"{suite}.{case}" for suite, case in re.findall(
+                    r"^TEST(?:_F|_P)?\((\w+),\s*(\w+)\)", f.read(), re.M))
+    return cases
 
 
 def build(build_dir):
@@ -159,7 +239,19 @@ def build(build_dir):
 
 
 def tests_fail(build_dir, tests):
-    paths = [os.path.join(build_dir, "test", t) for t in tests]
+    cases = [unit_case(t) for t in tests if unit_case(t)]
+    if cases:
+        unit = os.path.join(build_dir, "test", "Unit", "CGPTUnitTests")
+        run = subprocess.run([unit, "--gtest_filter=" + ":".join(
+            # A parameterized case runs as Prefix/Suite.Name/N.
+            f"{c}:*/{c}/*" for c in cases)], cwd=ROOT, capture_output=True,
+            text=True)
+        if run.returncode != 0 or "[  PASSED  ] 0 tests" in run.stdout:
+            return True
+    paths = [os.path.join(build_dir, "test", t) for t in tests
+             if not unit_case(t)]
+    if not paths:
+        return False
     run = subprocess.run([sys.executable, LIT, "-q"] + paths, cwd=ROOT,
                          capture_output=True, text=True)
     return run.returncode != 0

@@ -31,6 +31,7 @@ config.substitutions.append(("%python", config.python_executable))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["cgpt-opt", "cgpt-run", "cgpt-mesh-timing-check",
+                                    "cgpt-elementwise-values",
                                     "cgpt-published-programs"],
                                    [config.cgpt_tools_dir])
 # The tools speak English whatever the machine's locale.

@@ -9,7 +9,9 @@
 // planner laid them out, the analytic kernel time (`wafer::kernelTime`)
 // against the cycle-level engine executing the same kernel's program
 // (lib/Sim/Mesh). Prints the table and the worst error; exits 1 when a case
-// is more than 10% off, 2 when one of the table's cannot run. A placed
+// is more than 10% off, or, for every kernel but attention, more than
+// kCloseCycles + kCloseShare off (the clean tree: at most 3 cycles); 2 when
+// one of the table's cannot run. A placed
 // kernel whose program does not fit a core is a finding, not a failure: it
 // is listed, and counted in the last line (docs/runtime.md).
 //
@@ -57,6 +59,14 @@ using cgpt::wafer::Edge;
 using cgpt::wafer::KernelKind;
 using cgpt::wafer::KernelShape;
 using cgpt::wafer::Layout;
+
+/// How close the analytic model and the engine stay on every kernel but
+/// attention, whose online softmax the analytic model takes as a bound
+/// (docs/runtime.md): they agree to 3 cycles on the clean tree, whatever
+/// the size, so a term off by a few cycles a core or a stage, which 10%
+/// would hide, shows.
+constexpr int kCloseCycles = 4;
+constexpr double kCloseShare = 0.005;
 
 namespace {
 
@@ -414,9 +424,9 @@ int main(int argc, char **argv) {
   else if (!bench && !benchWholeMesh)
     out << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,8}\n", "case", "mesh",
                          "analytic", "simulated", "error");
-  double worst = 0;
-  std::string worstCase;
-  int over = 0, unloadable = 0;
+  double worst = 0, closest = -INFINITY;
+  std::string worstCase, closestCase;
+  int over = 0, unloadable = 0, closeCases = 0, outsideClose = 0;
   bool failed = false;
   for (const Case &c : table) {
     wafer::Rect rect{0, 0, c.width, c.height};
@@ -489,12 +499,28 @@ int main(int argc, char **argv) {
       worstCase = c.what;
     }
     over += std::abs(relative) > 0.10;
+    if (c.kernel.kind != KernelKind::attention) {
+      double excess = std::abs(analytic - simulated) -
+                      (kCloseCycles + kCloseShare * simulated);
+      ++closeCases;
+      outsideClose += excess > 0;
+      if (excess > closest) {
+        closest = excess;
+        closestCase = c.what;
+      }
+    }
     out << llvm::formatv("{0,-40} {1,9} {2,13} {3,13} {4,7:f1}%\n", c.what,
                          mesh, static_cast<int64_t>(std::llround(analytic)),
                          result->cycles, 100 * relative);
   }
   if (bench || benchWholeMesh)
     return failed ? 2 : 0;
+  if (!engineOnly && closeCases)
+    out << llvm::formatv(
+        "{0} cases but attention within {1} cycles + {2:f1}%: {3} outside "
+        "(least margin {4:f1} cycles, {5})\n",
+        closeCases, kCloseCycles, 100 * kCloseShare, outsideClose, -closest,
+        closestCase);
   if (!engineOnly)
     out << llvm::formatv(
         "{0} cases, worst error {1:f1}% ({2}), {3} over 10%; {4} placed "
@@ -502,5 +528,5 @@ int main(int argc, char **argv) {
         table.size() - unloadable, 100 * worst, worstCase, over, unloadable);
   if (failed)
     return 2;
-  return over ? 1 : 0;
+  return over || outsideClose ? 1 : 0;
 }

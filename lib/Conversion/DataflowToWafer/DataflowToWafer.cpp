@@ -441,14 +441,17 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
   for (Operation &op : body) {
     if (auto in = dyn_cast<WeightInOp>(op)) {
       // The first kernel that reads the weight takes it in; later readers
-      // in the stage get it again by multicast from the same entry.
+      // in the stage get it again by multicast from the same entry. (A
+      // use list runs newest first, not in program order.)
+      Operation *first = nullptr;
       for (Operation *user : in->getUsers())
-        if (regionOf.count(user)) {
-          builder.create<wafer::IngressOp>(in.getLoc(), in.getName(),
-                                           regionOf[user].getValue(),
-                                           in.getBytes(), DenseI64ArrayAttr());
-          break;
-        }
+        if (regionOf.count(user) && user->getBlock() == &body &&
+            (!first || user->isBeforeInBlock(first)))
+          first = user;
+      if (first)
+        builder.create<wafer::IngressOp>(in.getLoc(), in.getName(),
+                                         regionOf[first].getValue(),
+                                         in.getBytes(), DenseI64ArrayAttr());
     } else if (auto out = dyn_cast<GradOutOp>(op)) {
       Operation *producer = out.getGrad().getDefiningOp();
       if (regionOf.count(producer))
