@@ -16,16 +16,15 @@ using namespace cgpt;
 using namespace cgpt::dataflow;
 using namespace cgpt::exec;
 using namespace cgpt::kernels;
-namespace tf = cgpt::transformer;
 
 namespace {
 
 /// 1/sqrt(head_size), or muP's 1/head_size, times the logits' alpha.
-static double attentionScale(tf::AttentionOp op) {
+static double attentionScale(transformer::AttentionOp op) {
   double headSize = static_cast<double>(op.getHeadSize());
   double alpha =
       op.getLogitsAlpha() ? op.getLogitsAlpha()->convertToDouble() : 1.0;
-  return alpha * (op.getScaling() == tf::ScoreScaling::inv_head_size
+  return alpha * (op.getScaling() == transformer::ScoreScaling::inv_head_size
                       ? 1.0 / headSize
                       : 1.0 / std::sqrt(headSize));
 }
@@ -34,7 +33,8 @@ struct AttentionLowering {
   // Saved: x, q, k, v (q and k rotated; k and v of the key/value heads),
   // merged heads. The probabilities, seq^2 a head and sequence, are not:
   // the backward recomputes them from q and k, as flash attention does.
-  static SavedActivations forward(tf::AttentionOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::AttentionOp op,
+                                  StepLowering &s) {
     OpBuilder &b = s.b();
     Value x = s.lookup(op.getInput());
     ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
@@ -72,8 +72,8 @@ struct AttentionLowering {
     return {x, q, k, v, merged};
   }
 
-  static LogicalResult backward(tf::AttentionOp op, ArrayRef<Value> saved,
-                                StepLowering &s) {
+  static LogicalResult backward(transformer::AttentionOp op,
+                                ArrayRef<Value> saved, StepLowering &s) {
     OpBuilder &b = s.b();
     Value x = saved[0], q = saved[1], k = saved[2], v = saved[3],
           merged = saved[4];
@@ -139,7 +139,7 @@ struct AttentionLowering {
 private:
   /// softmax(scale q k^T), causal (with ALiBi's bias when the op has it);
   /// `keys` has a head for every query head.
-  static Value probabilities(tf::AttentionOp op, Value q, Value keys,
+  static Value probabilities(transformer::AttentionOp op, Value q, Value keys,
                              StepLowering &s) {
     OpBuilder &b = s.b();
     ArrayRef<int64_t> qs = StepLowering::shapeOf(q);
@@ -152,7 +152,7 @@ private:
         op.getAlibiAttr());
   }
   /// `probs` (or their gradient) through the op's dropout, if it has one.
-  static Value dropProbabilities(tf::AttentionOp op, Value probs,
+  static Value dropProbabilities(transformer::AttentionOp op, Value probs,
                                  StepLowering &s) {
     if (!op.getDropout())
       return probs;
@@ -266,7 +266,7 @@ LogicalResult executeSoftmaxGrad(SoftmaxGradOp s, KernelFrame &frame,
 } // namespace
 
 void kernels::registerAttentionModels(DialectRegistry &registry) {
-  attachLowering<tf::AttentionOp, AttentionLowering>(registry);
+  attachLowering<transformer::AttentionOp, AttentionLowering>(registry);
   attachExecution<SplitHeadsOp, executeSplitHeads>(registry);
   attachExecution<JoinHeadsOp, executeJoinHeads>(registry);
   attachExecution<MergeHeadsOp, executeMergeHeads>(registry);

@@ -16,17 +16,17 @@ using namespace cgpt;
 using namespace cgpt::dataflow;
 using namespace cgpt::exec;
 using namespace cgpt::kernels;
-namespace tf = cgpt::transformer;
 
 namespace {
 
 struct ResidualAddLowering {
-  static SavedActivations forward(tf::ResidualAddOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::ResidualAddOp op,
+                                  StepLowering &s) {
     s.define(op.getResult(), s.map(MapKind::add, {s.lookup(op.getResidual()),
                                                   s.lookup(op.getUpdate())}));
     return {};
   }
-  static LogicalResult backward(tf::ResidualAddOp op, ArrayRef<Value>,
+  static LogicalResult backward(transformer::ResidualAddOp op, ArrayRef<Value>,
                                 StepLowering &s) {
     FailureOr<Value> dy = s.grad(op.getResult());
     if (failed(dy))
@@ -68,7 +68,7 @@ LogicalResult executeSumBatch(SumBatchOp s, KernelFrame &frame,
 } // namespace
 
 void kernels::registerCommonModels(DialectRegistry &registry) {
-  attachLowering<tf::ResidualAddOp, ResidualAddLowering>(registry);
+  attachLowering<transformer::ResidualAddOp, ResidualAddLowering>(registry);
   attachExecution<MatmulOp, executeMatmul>(registry);
   attachExecution<MapOp, executeMap>(registry);
   attachExecution<SumBatchOp, executeSumBatch>(registry);

@@ -19,18 +19,17 @@ using namespace cgpt;
 using namespace cgpt::dataflow;
 using namespace cgpt::exec;
 using namespace cgpt::kernels;
-namespace tf = cgpt::transformer;
 
 namespace {
 
 struct DropoutLowering {
-  static SavedActivations forward(tf::DropoutOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::DropoutOp op, StepLowering &s) {
     s.define(op.getResult(), s.dropout(s.lookup(op.getInput()),
                                        op.getRateAttr(), op.getSiteAttr()));
     return {};
   }
   // d(input) = dy * mask / (1 - rate): the forward's mask, drawn again.
-  static LogicalResult backward(tf::DropoutOp op, ArrayRef<Value>,
+  static LogicalResult backward(transformer::DropoutOp op, ArrayRef<Value>,
                                 StepLowering &s) {
     FailureOr<Value> dy = s.grad(op.getResult());
     if (failed(dy))
@@ -52,6 +51,6 @@ LogicalResult executeDropout(DropoutOp op, KernelFrame &frame,
 } // namespace
 
 void kernels::registerDropoutModels(DialectRegistry &registry) {
-  attachLowering<tf::DropoutOp, DropoutLowering>(registry);
+  attachLowering<transformer::DropoutOp, DropoutLowering>(registry);
   attachExecution<DropoutOp, executeDropout>(registry);
 }

@@ -16,20 +16,20 @@ using namespace cgpt;
 using namespace cgpt::dataflow;
 using namespace cgpt::exec;
 using namespace cgpt::kernels;
-namespace tf = cgpt::transformer;
 
 namespace {
 
 struct TokenEmbeddingLowering {
-  static SavedActivations forward(tf::TokenEmbeddingOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::TokenEmbeddingOp op,
+                                  StepLowering &s) {
     s.define(op.getResult(),
              s.kernel<GatherOp>(StepLowering::streamOf(op.getType()),
                                 s.weight(op.getTable()),
                                 s.lookup(op.getTokens()), op.getScaleAttr()));
     return {};
   }
-  static LogicalResult backward(tf::TokenEmbeddingOp op, ArrayRef<Value>,
-                                StepLowering &s) {
+  static LogicalResult backward(transformer::TokenEmbeddingOp op,
+                                ArrayRef<Value>, StepLowering &s) {
     FailureOr<Value> dx = s.grad(op.getResult());
     if (failed(dx))
       return failure();
@@ -42,14 +42,15 @@ struct TokenEmbeddingLowering {
 };
 
 struct PositionEmbeddingLowering {
-  static SavedActivations forward(tf::PositionEmbeddingOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::PositionEmbeddingOp op,
+                                  StepLowering &s) {
     Value x = s.lookup(op.getInput());
     s.define(op.getResult(),
              s.kernel<AddPositionsOp>(x.getType(), x, s.weight(op.getTable())));
     return {};
   }
-  static LogicalResult backward(tf::PositionEmbeddingOp op, ArrayRef<Value>,
-                                StepLowering &s) {
+  static LogicalResult backward(transformer::PositionEmbeddingOp op,
+                                ArrayRef<Value>, StepLowering &s) {
     FailureOr<Value> dy = s.grad(op.getResult());
     if (failed(dy))
       return failure();
@@ -62,13 +63,14 @@ struct PositionEmbeddingLowering {
 };
 
 struct RotaryEmbeddingLowering {
-  static SavedActivations forward(tf::RotaryEmbeddingOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::RotaryEmbeddingOp op,
+                                  StepLowering &s) {
     s.define(op.getResult(),
              s.kernel<RotaryAnglesOp>(StepLowering::streamOf(op.getType()),
                                       op.getDimAttr(), op.getBaseAttr()));
     return {};
   }
-  static LogicalResult backward(tf::RotaryEmbeddingOp, ArrayRef<Value>,
+  static LogicalResult backward(transformer::RotaryEmbeddingOp, ArrayRef<Value>,
                                 StepLowering &) {
     return success(); // The angles are constants: no gradient.
   }
@@ -123,9 +125,12 @@ LogicalResult executeRotary(RotaryOp r, KernelFrame &frame,
 } // namespace
 
 void kernels::registerEmbeddingModels(DialectRegistry &registry) {
-  attachLowering<tf::TokenEmbeddingOp, TokenEmbeddingLowering>(registry);
-  attachLowering<tf::PositionEmbeddingOp, PositionEmbeddingLowering>(registry);
-  attachLowering<tf::RotaryEmbeddingOp, RotaryEmbeddingLowering>(registry);
+  attachLowering<transformer::TokenEmbeddingOp, TokenEmbeddingLowering>(
+      registry);
+  attachLowering<transformer::PositionEmbeddingOp, PositionEmbeddingLowering>(
+      registry);
+  attachLowering<transformer::RotaryEmbeddingOp, RotaryEmbeddingLowering>(
+      registry);
   attachExecution<GatherOp, executeGather>(registry);
   attachExecution<ScatterAddOp, executeScatterAdd>(registry);
   attachExecution<AddPositionsOp, executeAddPositions>(registry);

@@ -16,14 +16,14 @@ using namespace cgpt;
 using namespace cgpt::dataflow;
 using namespace cgpt::exec;
 using namespace cgpt::kernels;
-namespace tf = cgpt::transformer;
 
 namespace {
 
 struct FeedForwardLowering {
   // Saved: x, pre-activation h, activation a; gated, x, up projection u,
   // gate g, act(g) and a = act(g) * u.
-  static SavedActivations forward(tf::FeedForwardOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::FeedForwardOp op,
+                                  StepLowering &s) {
     Value x = s.lookup(op.getInput());
     Value up = s.weight(op.getUpWeight());
     ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
@@ -51,8 +51,8 @@ struct FeedForwardLowering {
 
   // Gated: with a = act(g) * u, du = da * act(g) and
   // dg = act'(g) * (da * u); the input's gradient sums both projections'.
-  static LogicalResult backward(tf::FeedForwardOp op, ArrayRef<Value> saved,
-                                StepLowering &s) {
+  static LogicalResult backward(transformer::FeedForwardOp op,
+                                ArrayRef<Value> saved, StepLowering &s) {
     Value x = saved[0], h = saved[1], a = saved[2];
     FailureOr<Value> dy = s.grad(op.getResult());
     if (failed(dy))
@@ -92,20 +92,21 @@ struct FeedForwardLowering {
 
 } // namespace
 
-std::pair<MapKind, MapKind> kernels::activationMaps(tf::Activation activation) {
+std::pair<MapKind, MapKind>
+kernels::activationMaps(transformer::Activation activation) {
   switch (activation) {
-  case tf::Activation::gelu:
+  case transformer::Activation::gelu:
     return {MapKind::gelu, MapKind::gelu_grad};
-  case tf::Activation::gelu_tanh:
+  case transformer::Activation::gelu_tanh:
     return {MapKind::gelu_tanh, MapKind::gelu_tanh_grad};
-  case tf::Activation::relu:
+  case transformer::Activation::relu:
     return {MapKind::relu, MapKind::relu_grad};
-  case tf::Activation::silu:
+  case transformer::Activation::silu:
     return {MapKind::silu, MapKind::silu_grad};
   }
   return {MapKind::gelu, MapKind::gelu_grad};
 }
 
 void kernels::registerFeedForwardModels(DialectRegistry &registry) {
-  attachLowering<tf::FeedForwardOp, FeedForwardLowering>(registry);
+  attachLowering<transformer::FeedForwardOp, FeedForwardLowering>(registry);
 }

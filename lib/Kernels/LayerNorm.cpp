@@ -16,13 +16,13 @@ using namespace cgpt;
 using namespace cgpt::dataflow;
 using namespace cgpt::exec;
 using namespace cgpt::kernels;
-namespace tf = cgpt::transformer;
 
 namespace {
 
 struct LayerNormLowering {
   // Saved: the input and its row statistics.
-  static SavedActivations forward(tf::LayerNormOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::LayerNormOp op,
+                                  StepLowering &s) {
     Value x = s.lookup(op.getInput());
     SmallVector<int64_t> rows(StepLowering::shapeOf(x).drop_back());
     auto stats = StepLowering::f32Stream(op.getContext(), rows);
@@ -35,8 +35,8 @@ struct LayerNormLowering {
     s.define(op.getResult(), norm.getResult());
     return {x, norm.getMean(), norm.getRstd()};
   }
-  static LogicalResult backward(tf::LayerNormOp op, ArrayRef<Value> saved,
-                                StepLowering &s) {
+  static LogicalResult backward(transformer::LayerNormOp op,
+                                ArrayRef<Value> saved, StepLowering &s) {
     FailureOr<Value> dy = s.grad(op.getResult());
     if (failed(dy))
       return failure();
@@ -76,7 +76,7 @@ LogicalResult executeLayerNormGrad(LayerNormGradOp g, KernelFrame &frame,
 } // namespace
 
 void kernels::registerLayerNormModels(DialectRegistry &registry) {
-  attachLowering<tf::LayerNormOp, LayerNormLowering>(registry);
+  attachLowering<transformer::LayerNormOp, LayerNormLowering>(registry);
   attachExecution<LayerNormOp, executeLayerNorm, F32Results::statistics>(
       registry);
   attachExecution<LayerNormGradOp, executeLayerNormGrad>(registry);

@@ -15,13 +15,13 @@ using namespace cgpt;
 using namespace cgpt::dataflow;
 using namespace cgpt::exec;
 using namespace cgpt::kernels;
-namespace tf = cgpt::transformer;
 
 namespace {
 
 struct OutputHeadLowering {
   // Saved: the input, for the weight gradient.
-  static SavedActivations forward(tf::OutputHeadOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::OutputHeadOp op,
+                                  StepLowering &s) {
     Value x = s.lookup(op.getInput());
     Value w = s.weight(op.getWeight());
     Value bias = s.optionalWeight(op.getBias());
@@ -30,8 +30,8 @@ struct OutputHeadLowering {
                       /*transposeRhs=*/true, false, op.getScaleAttr()));
     return {x};
   }
-  static LogicalResult backward(tf::OutputHeadOp op, ArrayRef<Value> saved,
-                                StepLowering &s) {
+  static LogicalResult backward(transformer::OutputHeadOp op,
+                                ArrayRef<Value> saved, StepLowering &s) {
     Value x = saved[0];
     FailureOr<Value> dLogits = s.grad(op.getResult());
     if (failed(dLogits))
@@ -50,16 +50,17 @@ struct CrossEntropyLowering {
   /// The factor that makes the losses of all micro-batches and systems add
   /// up to the step's loss: the loss weight over the tokens (or sequences)
   /// of the global batch.
-  static double scale(tf::CrossEntropyOp op, StepLowering &s) {
-    tf::TrainStepOp step = s.getStep();
+  static double scale(transformer::CrossEntropyOp op, StepLowering &s) {
+    transformer::TrainStepOp step = s.getStep();
     double count = static_cast<double>(step.getGlobalBatch());
-    if (op.getScaling() == tf::LossScaling::num_tokens)
+    if (op.getScaling() == transformer::LossScaling::num_tokens)
       count *= static_cast<double>(step.getSeqLen());
     return op.getWeight().convertToDouble() / count;
   }
 
   // Saved: the logits and their row log-sum-exp.
-  static SavedActivations forward(tf::CrossEntropyOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::CrossEntropyOp op,
+                                  StepLowering &s) {
     Value logits = s.lookup(op.getLogits());
     ArrayRef<int64_t> shape = StepLowering::shapeOf(logits);
     auto ce = s.kernel<CrossEntropyOp>(
@@ -70,8 +71,8 @@ struct CrossEntropyLowering {
     s.b().create<LossOutOp>(s.getLoc(), ce.getLoss());
     return {logits, ce.getLse()};
   }
-  static LogicalResult backward(tf::CrossEntropyOp op, ArrayRef<Value> saved,
-                                StepLowering &s) {
+  static LogicalResult backward(transformer::CrossEntropyOp op,
+                                ArrayRef<Value> saved, StepLowering &s) {
     // The loss seeds the backward pass: dloss = 1, folded into `scale`.
     s.addGrad(op.getLogits(), s.kernel<CrossEntropyGradOp>(
                                   saved[0].getType(), saved[0], saved[1],
@@ -104,8 +105,8 @@ LogicalResult executeCrossEntropyGrad(CrossEntropyGradOp g, KernelFrame &frame,
 } // namespace
 
 void kernels::registerLossModels(DialectRegistry &registry) {
-  attachLowering<tf::OutputHeadOp, OutputHeadLowering>(registry);
-  attachLowering<tf::CrossEntropyOp, CrossEntropyLowering>(registry);
+  attachLowering<transformer::OutputHeadOp, OutputHeadLowering>(registry);
+  attachLowering<transformer::CrossEntropyOp, CrossEntropyLowering>(registry);
   attachExecution<CrossEntropyOp, executeCrossEntropy, F32Results::all>(
       registry);
   attachExecution<CrossEntropyGradOp, executeCrossEntropyGrad>(registry);

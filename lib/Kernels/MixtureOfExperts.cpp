@@ -21,7 +21,6 @@ using namespace cgpt;
 using namespace cgpt::dataflow;
 using namespace cgpt::exec;
 using namespace cgpt::kernels;
-namespace tf = cgpt::transformer;
 
 namespace {
 
@@ -42,7 +41,8 @@ struct MixtureOfExpertsLowering {
 
   /// `balance_loss`'s scale: the op's balance weight over the global
   /// batch's sequences, so that micro-batches and systems add up.
-  static double balanceScale(tf::MixtureOfExpertsOp op, StepLowering &s) {
+  static double balanceScale(transformer::MixtureOfExpertsOp op,
+                             StepLowering &s) {
     return op.getBalance().convertToDouble() /
            static_cast<double>(s.getStep().getGlobalBatch());
   }
@@ -54,7 +54,8 @@ struct MixtureOfExpertsLowering {
                                                  : UnitAttr());
   }
 
-  static SavedActivations forward(tf::MixtureOfExpertsOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::MixtureOfExpertsOp op,
+                                  StepLowering &s) {
     MLIRContext *ctx = op.getContext();
     Value x = s.lookup(op.getInput());
     ArrayRef<int64_t> xs = StepLowering::shapeOf(x);
@@ -118,7 +119,7 @@ struct MixtureOfExpertsLowering {
                                                  experts));
   }
 
-  static LogicalResult backward(tf::MixtureOfExpertsOp op,
+  static LogicalResult backward(transformer::MixtureOfExpertsOp op,
                                 ArrayRef<Value> saved, StepLowering &s) {
     FailureOr<Value> dy = s.grad(op.getResult());
     if (failed(dy))
@@ -257,7 +258,8 @@ LogicalResult executeExpertBiasGrad(ExpertBiasGradOp op, KernelFrame &frame,
 } // namespace
 
 void kernels::registerMixtureOfExpertsModels(DialectRegistry &registry) {
-  attachLowering<tf::MixtureOfExpertsOp, MixtureOfExpertsLowering>(registry);
+  attachLowering<transformer::MixtureOfExpertsOp, MixtureOfExpertsLowering>(
+      registry);
   attachExecution<RouteOp, executeRoute, F32Results::all>(registry);
   attachExecution<BalanceLossOp, executeBalanceLoss, F32Results::all>(registry);
   attachExecution<RouteGradOp, executeRouteGrad>(registry);

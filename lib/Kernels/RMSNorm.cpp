@@ -20,7 +20,6 @@ using namespace cgpt;
 using namespace cgpt::dataflow;
 using namespace cgpt::exec;
 using namespace cgpt::kernels;
-namespace tf = cgpt::transformer;
 
 namespace {
 
@@ -30,7 +29,7 @@ namespace {
 
 struct RMSNormLowering {
   // Saved: the input and its row rstd.
-  static SavedActivations forward(tf::RMSNormOp op, StepLowering &s) {
+  static SavedActivations forward(transformer::RMSNormOp op, StepLowering &s) {
     Value x = s.lookup(op.getInput());
     SmallVector<int64_t> rows(StepLowering::shapeOf(x).drop_back());
     auto stats = StepLowering::f32Stream(op.getContext(), rows);
@@ -46,8 +45,8 @@ struct RMSNormLowering {
   // dx_i = rstd * g_i - x_i rstd^3 / n * sum_j g_j x_j
   //      = rstd * (g_i - xhat_i * mean_j(g_j * xhat_j)),
   // and dgamma = sum over rows of dy * xhat.
-  static LogicalResult backward(tf::RMSNormOp op, ArrayRef<Value> saved,
-                                StepLowering &s) {
+  static LogicalResult backward(transformer::RMSNormOp op,
+                                ArrayRef<Value> saved, StepLowering &s) {
     FailureOr<Value> dy = s.grad(op.getResult());
     if (failed(dy))
       return failure();
@@ -142,7 +141,7 @@ LogicalResult executeRMSNormGrad(RMSNormGradOp op, KernelFrame &frame,
 } // namespace
 
 void kernels::registerRMSNormModels(DialectRegistry &registry) {
-  attachLowering<tf::RMSNormOp, RMSNormLowering>(registry);
+  attachLowering<transformer::RMSNormOp, RMSNormLowering>(registry);
   attachExecution<RMSNormOp, executeRMSNorm, F32Results::statistics>(registry);
   attachExecution<RMSNormGradOp, executeRMSNormGrad>(registry);
 }

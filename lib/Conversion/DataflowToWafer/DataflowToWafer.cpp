@@ -44,25 +44,6 @@ bool isPerSequence(Value value) {
   return stream && !stream.getTensor().hasStaticShape();
 }
 
-/// How a dataflow kernel runs over the mesh: by its class of work.
-wafer::KernelKind kindOf(KernelOpInterface kernel) {
-  switch (kernel.getKernelClass()) {
-  case KernelClass::weight_matmul:
-    return wafer::KernelKind::weight_matmul;
-  case KernelClass::weight_grad:
-    return wafer::KernelKind::weight_grad;
-  case KernelClass::attention:
-    return wafer::KernelKind::attention;
-  case KernelClass::reduction:
-    return wafer::KernelKind::reduction;
-  case KernelClass::elementwise:
-    return wafer::KernelKind::elementwise;
-  case KernelClass::embedding:
-    return wafer::KernelKind::embedding;
-  }
-  llvm_unreachable("unknown kernel class");
-}
-
 /// The bytes of the static tensor a kernel sums over the pass (a weight
 /// gradient, f32), and those of the weight it streams in or the gradient it
 /// streams out.
@@ -112,7 +93,7 @@ SmallVector<RegionDraft> groupKernels(Block &body) {
     auto kernel = dyn_cast<KernelOpInterface>(op);
     if (!kernel)
       continue;
-    wafer::KernelKind kind = kindOf(kernel);
+    wafer::KernelKind kind = kernel.getKernelKind();
     bool joins = false;
     if (!drafts.empty()) {
       RegionDraft &last = drafts.back();

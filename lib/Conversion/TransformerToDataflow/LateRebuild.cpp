@@ -20,7 +20,7 @@ namespace {
 
 bool isAttentionKernel(Operation *op) {
   auto kernel = dyn_cast_or_null<KernelOpInterface>(op);
-  return kernel && kernel.getKernelClass() == KernelClass::attention;
+  return kernel && kernel.getKernelKind() == KernelKind::attention;
 }
 
 /// Whether `value` is made and read only by attention's fused kernels (its

@@ -29,7 +29,6 @@ namespace cgpt {
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::dataflow;
-namespace tf = cgpt::transformer;
 
 #include "cgpt/Conversion/TransformerToDataflow/LoweringInterface.cpp.inc"
 
@@ -66,20 +65,20 @@ struct StepStructure {
 /// The decoder layer an op belongs to: the layer of the weights it reads.
 std::optional<int64_t> layerOf(Operation *op) {
   for (Value operand : op->getOperands())
-    if (auto weight = operand.getDefiningOp<tf::WeightOp>())
+    if (auto weight = operand.getDefiningOp<transformer::WeightOp>())
       if (IntegerAttr layer = weight.getLayerAttr())
         return layer.getInt();
   return std::nullopt;
 }
 
-FailureOr<StepStructure> groupIntoStages(tf::TrainStepOp step) {
+FailureOr<StepStructure> groupIntoStages(transformer::TrainStepOp step) {
   StepStructure structure;
   bool seenLayer = false;
   for (Operation &op : step.getBodyBlock()) {
-    if (isa<tf::WeightOp, tf::YieldOp>(op))
+    if (isa<transformer::WeightOp, transformer::YieldOp>(op))
       continue;
-    if (isa<tf::TokenEmbeddingOp, tf::PositionEmbeddingOp,
-            tf::RotaryEmbeddingOp>(op)) {
+    if (isa<transformer::TokenEmbeddingOp, transformer::PositionEmbeddingOp,
+            transformer::RotaryEmbeddingOp>(op)) {
       if (seenLayer)
         return op.emitOpError()
                << "comes after a decoder layer; embeddings must come first";
@@ -87,7 +86,7 @@ FailureOr<StepStructure> groupIntoStages(tf::TrainStepOp step) {
       continue;
     }
     // Dropout reads no weights: it runs with the op whose result it drops.
-    if (auto dropout = dyn_cast<tf::DropoutOp>(op)) {
+    if (auto dropout = dyn_cast<transformer::DropoutOp>(op)) {
       Operation *producer = dropout.getInput().getDefiningOp();
       if (producer && llvm::is_contained(structure.embed, producer)) {
         structure.embed.push_back(&op);
@@ -100,9 +99,9 @@ FailureOr<StepStructure> groupIntoStages(tf::TrainStepOp step) {
     }
     std::optional<int64_t> layer = layerOf(&op);
     // Residual adds read no weights: they close the layer before them.
-    if (isa<tf::ResidualAddOp>(op) && !structure.head.empty())
+    if (isa<transformer::ResidualAddOp>(op) && !structure.head.empty())
       return op.emitOpError() << "follows the output head";
-    if (isa<tf::ResidualAddOp>(op) && !structure.layers.empty()) {
+    if (isa<transformer::ResidualAddOp>(op) && !structure.layers.empty()) {
       structure.layers.back().second.push_back(&op);
       continue;
     }
@@ -139,7 +138,8 @@ Value layerInput(ArrayRef<Operation *> ops) {
   for (Operation *op : ops)
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (def && !isa<tf::WeightOp, tf::RotaryEmbeddingOp>(def) &&
+      if (def &&
+          !isa<transformer::WeightOp, transformer::RotaryEmbeddingOp>(def) &&
           !inLayer.contains(def))
         return operand;
     }
@@ -150,13 +150,13 @@ Value layerInput(ArrayRef<Operation *> ops) {
 // The step pattern
 //===----------------------------------------------------------------------===//
 
-class TrainStepLowering : public OpConversionPattern<tf::TrainStepOp> {
+class TrainStepLowering : public OpConversionPattern<transformer::TrainStepOp> {
 public:
   TrainStepLowering(MLIRContext *context, Recompute recompute)
       : OpConversionPattern(context), recompute(recompute) {}
 
   LogicalResult
-  matchAndRewrite(tf::TrainStepOp step, OpAdaptor,
+  matchAndRewrite(transformer::TrainStepOp step, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FailureOr<StepStructure> structure = groupIntoStages(step);
     if (failed(structure))
@@ -197,7 +197,7 @@ public:
     s.outlineStages();
 
     int64_t parameters = 0;
-    for (auto weight : step.getBodyBlock().getOps<tf::WeightOp>())
+    for (auto weight : step.getBodyBlock().getOps<transformer::WeightOp>())
       parameters += weight.getNumElements();
     builder.setInsertionPointToEnd(&program->getBody().front());
     builder.create<OptimizerStepOp>(
@@ -327,7 +327,7 @@ struct ConvertTransformerToDataflow
     // Report a step that cannot be staged once, by its own error, rather
     // than also as an op the conversion failed to legalize.
     bool stageable = true;
-    getOperation().walk([&](tf::TrainStepOp step) {
+    getOperation().walk([&](transformer::TrainStepOp step) {
       stageable &= succeeded(groupIntoStages(step));
     });
     if (!stageable)
@@ -335,7 +335,7 @@ struct ConvertTransformerToDataflow
 
     ConversionTarget target(getContext());
     target.addLegalDialect<DataflowDialect>();
-    target.addIllegalDialect<tf::TransformerDialect>();
+    target.addIllegalDialect<transformer::TransformerDialect>();
     RewritePatternSet patterns(&getContext());
     populateTransformerToDataflowConversionPatterns(patterns, recompute);
     if (failed(applyPartialConversion(getOperation(), target,

@@ -275,12 +275,12 @@ LogicalResult MatmulOp::verify() {
   return expectSameElementType(*this, values);
 }
 
-KernelClass MatmulOp::getKernelClass() {
+KernelKind MatmulOp::getKernelKind() {
   if (getReduceBatch())
-    return KernelClass::weight_grad;
+    return KernelKind::weight_grad;
   if (getStreamedWeight())
-    return KernelClass::weight_matmul;
-  return KernelClass::attention;
+    return KernelKind::weight_matmul;
+  return KernelKind::attention;
 }
 
 /// The operand with one tensor for the whole micro-batch: a weight, where
@@ -422,7 +422,7 @@ LogicalResult GatherOp::verify() {
   return expectSameElementType(*this, {getTable(), getResult()});
 }
 
-KernelClass GatherOp::getKernelClass() { return KernelClass::embedding; }
+KernelKind GatherOp::getKernelKind() { return KernelKind::embedding; }
 
 Value GatherOp::getStreamedWeight() { return getTable(); }
 
@@ -454,7 +454,7 @@ LogicalResult ScatterAddOp::verify() {
   return expectSameElementType(*this, {getGrad(), getResult()});
 }
 
-KernelClass ScatterAddOp::getKernelClass() { return KernelClass::embedding; }
+KernelKind ScatterAddOp::getKernelKind() { return KernelKind::embedding; }
 
 Value ScatterAddOp::getAccumulatedGradient() { return getResult(); }
 
@@ -510,7 +510,7 @@ LogicalResult PositionGradOp::verify() {
   return verifyPositionTable(*this, "result", getResult(), getGrad());
 }
 
-KernelClass PositionGradOp::getKernelClass() { return KernelClass::embedding; }
+KernelKind PositionGradOp::getKernelKind() { return KernelKind::embedding; }
 
 Value PositionGradOp::getAccumulatedGradient() { return getResult(); }
 
@@ -531,7 +531,7 @@ LogicalResult SumBatchOp::verify() {
                      "input " + formatShape(shapeOf(getInput())));
 }
 
-KernelClass SumBatchOp::getKernelClass() { return KernelClass::reduction; }
+KernelKind SumBatchOp::getKernelKind() { return KernelKind::reduction; }
 
 Value SumBatchOp::getAccumulatedGradient() { return getResult(); }
 
@@ -746,7 +746,7 @@ LogicalResult LayerNormOp::verify() {
   return verifyRowStats(*this, getInput(), {getMean(), getRstd()});
 }
 
-KernelClass LayerNormOp::getKernelClass() { return KernelClass::reduction; }
+KernelKind LayerNormOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t LayerNormOp::getFlopsPerSequence() {
   return 7 * elementsPerSequence(getInput());
@@ -767,7 +767,7 @@ LogicalResult LayerNormGradOp::verify() {
   return verifyRowStats(*this, getInput(), {getMean(), getRstd()});
 }
 
-KernelClass LayerNormGradOp::getKernelClass() { return KernelClass::reduction; }
+KernelKind LayerNormGradOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t LayerNormGradOp::getFlopsPerSequence() {
   return 14 * elementsPerSequence(getInput());
@@ -788,7 +788,7 @@ LogicalResult RMSNormOp::verify() {
   return verifyRowStats(*this, getInput(), {getRstd()});
 }
 
-KernelClass RMSNormOp::getKernelClass() { return KernelClass::reduction; }
+KernelKind RMSNormOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t RMSNormOp::getFlopsPerSequence() {
   return 4 * elementsPerSequence(getInput());
@@ -808,7 +808,7 @@ LogicalResult RMSNormGradOp::verify() {
   return verifyRowStats(*this, getInput(), {getRstd()});
 }
 
-KernelClass RMSNormGradOp::getKernelClass() { return KernelClass::reduction; }
+KernelKind RMSNormGradOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t RMSNormGradOp::getFlopsPerSequence() {
   return 8 * elementsPerSequence(getInput());
@@ -842,7 +842,7 @@ LogicalResult SoftmaxOp::verify() {
                       getHeadSize(), getCausal());
 }
 
-KernelClass SoftmaxOp::getKernelClass() { return KernelClass::attention; }
+KernelKind SoftmaxOp::getKernelKind() { return KernelKind::attention; }
 
 int64_t SoftmaxOp::getFlopsPerSequence() {
   int64_t perScore =
@@ -905,7 +905,7 @@ LogicalResult SoftmaxGradOp::verify() {
                       getHeadSize(), /*causal=*/false);
 }
 
-KernelClass SoftmaxGradOp::getKernelClass() { return KernelClass::attention; }
+KernelKind SoftmaxGradOp::getKernelKind() { return KernelKind::attention; }
 
 int64_t SoftmaxGradOp::getFlopsPerSequence() {
   return 8 * getHeadSize() * elementsPerSequence(getProbs());
@@ -939,7 +939,7 @@ LogicalResult CrossEntropyOp::verify() {
   return verifyLogits(*this, getLogits(), getLabels(), getLse());
 }
 
-KernelClass CrossEntropyOp::getKernelClass() { return KernelClass::reduction; }
+KernelKind CrossEntropyOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t CrossEntropyOp::getFlopsPerSequence() {
   return 4 * elementsPerSequence(getLogits());
@@ -956,9 +956,7 @@ LogicalResult CrossEntropyGradOp::verify() {
   return verifyLogits(*this, getLogits(), getLabels(), getLse());
 }
 
-KernelClass CrossEntropyGradOp::getKernelClass() {
-  return KernelClass::reduction;
-}
+KernelKind CrossEntropyGradOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t CrossEntropyGradOp::getFlopsPerSequence() {
   return 3 * elementsPerSequence(getLogits());

@@ -89,7 +89,7 @@ LogicalResult RouteOp::verify() {
   return expectSameElementType(*this, {getInput(), getRouter()});
 }
 
-KernelClass RouteOp::getKernelClass() { return KernelClass::weight_matmul; }
+KernelKind RouteOp::getKernelKind() { return KernelKind::weight_matmul; }
 
 Value RouteOp::getStreamedWeight() { return getRouter(); }
 
@@ -118,7 +118,7 @@ LogicalResult BalanceLossOp::verify() {
   return success();
 }
 
-KernelClass BalanceLossOp::getKernelClass() { return KernelClass::reduction; }
+KernelKind BalanceLossOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t BalanceLossOp::getFlopsPerSequence() {
   int64_t tokens = tokensOf(getExperts());
@@ -274,9 +274,7 @@ LogicalResult ExpertMatmulOp::verify() {
   return expectSameElementType(*this, values);
 }
 
-KernelClass ExpertMatmulOp::getKernelClass() {
-  return KernelClass::weight_matmul;
-}
+KernelKind ExpertMatmulOp::getKernelKind() { return KernelKind::weight_matmul; }
 
 Value ExpertMatmulOp::getStreamedWeight() { return getRhs(); }
 
@@ -310,8 +308,8 @@ LogicalResult ExpertWeightGradOp::verify() {
   return expectSameElementType(*this, {getLhs(), getGrad(), getResult()});
 }
 
-KernelClass ExpertWeightGradOp::getKernelClass() {
-  return KernelClass::weight_grad;
+KernelKind ExpertWeightGradOp::getKernelKind() {
+  return KernelKind::weight_grad;
 }
 
 Value ExpertWeightGradOp::getAccumulatedGradient() { return getResult(); }
@@ -342,9 +340,7 @@ LogicalResult ExpertBiasGradOp::verify() {
   return expectSameElementType(*this, {getGrad(), getResult()});
 }
 
-KernelClass ExpertBiasGradOp::getKernelClass() {
-  return KernelClass::reduction;
-}
+KernelKind ExpertBiasGradOp::getKernelKind() { return KernelKind::reduction; }
 
 Value ExpertBiasGradOp::getAccumulatedGradient() { return getResult(); }
 

@@ -8,6 +8,7 @@
 #define CGPT_DIALECT_DATAFLOW_IR_DATAFLOWBASE_TD
 
 include "cgpt/Dialect/Dataflow/IR/DataflowDialect.td"
+include "cgpt/Dialect/Dataflow/IR/KernelKind.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinTypeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
@@ -93,25 +94,6 @@ def Dataflow_MapKindAttr : EnumAttr<Dataflow_Dialect, Dataflow_MapKind, "map"> {
   let assemblyFormat = "$value";
 }
 
-def Dataflow_KernelClass : I32EnumAttr<"KernelClass",
-    "the kind of work a kernel does, which decides how it is laid out on the mesh", [
-      // Activations times a streamed weight.
-      I32EnumAttrCase<"weight_matmul", 0>,
-      // A weight gradient: activations times activations, summed over the
-      // micro-batch.
-      I32EnumAttrCase<"weight_grad", 1>,
-      // Per-sequence products and softmax of attention.
-      I32EnumAttrCase<"attention", 2>,
-      // Row statistics: norms, the loss, sums over the batch.
-      I32EnumAttrCase<"reduction", 3>,
-      I32EnumAttrCase<"elementwise", 4>,
-      // Lookups into, and scatters onto, a table.
-      I32EnumAttrCase<"embedding", 5>
-  ]> {
-  let cppNamespace = "::cgpt::dataflow";
-  let genSpecializedAttr = 0;
-}
-
 def Dataflow_Recompute : I32EnumAttr<"Recompute",
     "which activations the backward pass recomputes", [
       // Keep every activation the backward kernels read.
@@ -183,8 +165,8 @@ def Dataflow_KernelOpInterface : OpInterface<"KernelOpInterface"> {
     InterfaceMethod<[{
         The kind of work the kernel does: dataflow-to-wafer lays a kernel
         out on the mesh by its class (docs/wafer.md).
-      }], "::cgpt::dataflow::KernelClass", "getKernelClass", (ins), [{}], [{
-        return ::cgpt::dataflow::KernelClass::elementwise;
+      }], "::cgpt::dataflow::KernelKind", "getKernelKind", (ins), [{}], [{
+        return ::cgpt::dataflow::KernelKind::elementwise;
       }]>,
     InterfaceMethod<[{
         The weight the kernel reads as it streams in from off-wafer storage

@@ -260,7 +260,7 @@ def Dataflow_MatmulOp : Dataflow_Kernel<"matmul", (ins
     Optional<Dataflow_Stream>:$bias, UnitAttr:$transpose_lhs,
     UnitAttr:$transpose_rhs, UnitAttr:$reduce_batch,
     OptionalAttr<F64Attr>:$scale), [],
-    ["getKernelClass", "getStreamedWeight", "getAccumulatedGradient"]> {
+    ["getKernelKind", "getStreamedWeight", "getAccumulatedGradient"]> {
   let summary = "matrix multiply, f32 accumulation, storage-type result";
   let description = [{
     `result = scale * op(lhs) @ op(rhs) (+ bias)` over the last two
@@ -338,7 +338,7 @@ def Dataflow_DropoutOp : Dataflow_Kernel<"dropout", (ins
 
 def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
     Dataflow_Stream:$table, Dataflow_Stream:$ids,
-    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelClass",
+    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelKind",
                        "getStreamedWeight"]> {
   let summary = "embedding lookup: rows of a table picked by token id";
   let description = [{
@@ -358,7 +358,7 @@ def Dataflow_GatherOp : Dataflow_Kernel<"gather", (ins
 
 def Dataflow_ScatterAddOp : Dataflow_Kernel<"scatter_add", (ins
     Dataflow_Stream:$ids, Dataflow_Stream:$grad,
-    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelClass",
+    OptionalAttr<F64Attr>:$scale), [], ["getExecutedFlopsPerSequence", "getKernelKind",
                        "getAccumulatedGradient"]> {
   let summary = "embedding gradient: rows added at their token ids";
   let description = [{
@@ -387,7 +387,7 @@ def Dataflow_AddPositionsOp : Dataflow_Kernel<"add_positions", (ins
 }
 
 def Dataflow_PositionGradOp : Dataflow_Kernel<"position_grad", (ins
-    Dataflow_Stream:$grad), [], ["getExecutedFlopsPerSequence", "getKernelClass",
+    Dataflow_Stream:$grad), [], ["getExecutedFlopsPerSequence", "getKernelKind",
                      "getAccumulatedGradient"]> {
   let summary = "position embedding gradient: summed over the batch";
   let description = [{
@@ -401,7 +401,7 @@ def Dataflow_PositionGradOp : Dataflow_Kernel<"position_grad", (ins
 
 def Dataflow_SumBatchOp : Dataflow_Kernel<"sum_batch", (ins
     Dataflow_Stream:$input), [],
-    ["getKernelClass", "getAccumulatedGradient"]> {
+    ["getKernelKind", "getAccumulatedGradient"]> {
   let summary = "bias gradient: sums every row of a stream";
   let description = [{
     `result[n] = sum over all leading indices of input[..., n]`. Tiling
@@ -495,7 +495,7 @@ def Dataflow_UnmergeHeadsOp : Dataflow_Kernel<"unmerge_heads", (ins
 
 def Dataflow_LayerNormOp : Dataflow_Kernel<"layer_norm", (ins
     Dataflow_Stream:$input, Dataflow_Stream:$gamma, Dataflow_Stream:$beta,
-    F64Attr:$epsilon), [], ["getKernelClass"]> {
+    F64Attr:$epsilon), [], ["getKernelKind"]> {
   let summary = "layer norm, with the row statistics the gradient needs";
   let description = [{
     Normalizes each row of `input` and returns it with the row mean and
@@ -512,7 +512,7 @@ def Dataflow_LayerNormOp : Dataflow_Kernel<"layer_norm", (ins
 
 def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
     Dataflow_Stream:$grad, Dataflow_Stream:$input, Dataflow_Stream:$mean,
-    Dataflow_Stream:$rstd, Dataflow_Stream:$gamma), [], ["getKernelClass"]> {
+    Dataflow_Stream:$rstd, Dataflow_Stream:$gamma), [], ["getKernelKind"]> {
   let summary = "layer norm gradient: input, scale and shift";
   let description = [{
     With `xhat = (x - mean) * rstd`: `dgamma = sum_rows dy * xhat`,
@@ -530,7 +530,7 @@ def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
 
 def Dataflow_RMSNormOp : Dataflow_Kernel<"rms_norm", (ins
     Dataflow_Stream:$input, Dataflow_Stream:$gamma, F64Attr:$epsilon), [],
-    ["getKernelClass"]> {
+    ["getKernelKind"]> {
   let summary = "RMS norm, with the row statistic the gradient needs";
   let description = [{
     `result = input * rstd * gamma` with `rstd = 1 / sqrt(mean_row(input^2)
@@ -552,7 +552,7 @@ def Dataflow_RMSNormOp : Dataflow_Kernel<"rms_norm", (ins
 
 def Dataflow_RMSNormGradOp : Dataflow_Kernel<"rms_norm_grad", (ins
     Dataflow_Stream:$grad, Dataflow_Stream:$input, Dataflow_Stream:$rstd,
-    Dataflow_Stream:$gamma), [], ["getKernelClass"]> {
+    Dataflow_Stream:$gamma), [], ["getKernelKind"]> {
   let summary = "RMS norm gradient: input and scale";
   let description = [{
     With `xhat = x * rstd` and `g = dy * gamma`:
@@ -578,7 +578,7 @@ def Dataflow_RMSNormGradOp : Dataflow_Kernel<"rms_norm_grad", (ins
 def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
     Dataflow_Stream:$scores, F64Attr:$scale, UnitAttr:$causal,
     CGPT_I64Attr:$head_size, UnitAttr:$alibi), [],
-    ["getExecutedFlopsPerSequence", "getKernelClass"]> {
+    ["getExecutedFlopsPerSequence", "getKernelKind"]> {
   let summary = "scaled, causally masked softmax over attention scores";
   let description = [{
     `p[..., i, j] = softmax_j(scale * scores[..., i, j])` over `j <= i` when
@@ -627,7 +627,7 @@ def Dataflow_SumHeadGroupsOp : Dataflow_Kernel<"sum_head_groups", (ins
 
 def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins
     Dataflow_Stream:$probs, Dataflow_Stream:$grad, F64Attr:$scale,
-    CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence", "getKernelClass"]> {
+    CGPT_I64Attr:$head_size), [], ["getExecutedFlopsPerSequence", "getKernelKind"]> {
   let summary = "softmax gradient, back to the unscaled scores";
   let description = [{
     `dscores = scale * p * (dp - sum_j(p * dp))`. Masked positions have
@@ -641,7 +641,7 @@ def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins
 }
 
 def Dataflow_CrossEntropyOp : Dataflow_Kernel<"cross_entropy", (ins
-    Dataflow_Stream:$logits, Dataflow_Stream:$labels, F64Attr:$scale), [], ["getKernelClass"]> {
+    Dataflow_Stream:$logits, Dataflow_Stream:$labels, F64Attr:$scale), [], ["getKernelKind"]> {
   let summary = "cross-entropy loss of a micro-batch, with row log-sum-exp";
   let description = [{
     `loss = scale * sum_{b,s} (lse[b, s] - logits[b, s, labels[b, s]])` with
@@ -658,7 +658,7 @@ def Dataflow_CrossEntropyOp : Dataflow_Kernel<"cross_entropy", (ins
 
 def Dataflow_CrossEntropyGradOp : Dataflow_Kernel<"cross_entropy_grad", (ins
     Dataflow_Stream:$logits, Dataflow_Stream:$lse, Dataflow_Stream:$labels,
-    F64Attr:$scale), [], ["getKernelClass"]> {
+    F64Attr:$scale), [], ["getKernelKind"]> {
   let summary = "cross-entropy gradient with respect to the logits";
   let description = [{
     `dlogits = scale * (exp(logits - lse) - onehot(labels))`. Tiling space
@@ -678,7 +678,7 @@ def Dataflow_CrossEntropyGradOp : Dataflow_Kernel<"cross_entropy_grad", (ins
 def Dataflow_RouteOp : Dataflow_Kernel<"route", (ins
     Dataflow_Stream:$input, Dataflow_Stream:$router, CGPT_I64Attr:$top_k,
     OptionalAttr<F64Attr>:$null_expert, UnitAttr:$router_f32), [],
-    ["getKernelClass", "getStreamedWeight"]> {
+    ["getKernelKind", "getStreamedWeight"]> {
   let summary = "the router: its product, softmax and top-k choice";
   let description = [{
     For every token, `logits = input @ router` (`[d_model, E]`, summed in
@@ -706,7 +706,7 @@ def Dataflow_RouteOp : Dataflow_Kernel<"route", (ins
 
 def Dataflow_BalanceLossOp : Dataflow_Kernel<"balance_loss", (ins
     Dataflow_Stream:$probs, Dataflow_Stream:$experts, F64Attr:$scale), [],
-    ["getKernelClass"]> {
+    ["getKernelKind"]> {
   let summary = "the router's load-balancing loss of a micro-batch";
   let description = [{
     `loss = scale * E * sum_b sum_e f[b, e] * P[b, e]`, per sequence `b`:
@@ -784,7 +784,7 @@ def Dataflow_CombineGradOp : Dataflow_Kernel<"combine_grad", (ins
 def Dataflow_ExpertMatmulOp : Dataflow_Kernel<"expert_matmul", (ins
     Dataflow_Stream:$lhs, Dataflow_Stream:$rhs, Dataflow_Stream:$experts,
     Optional<Dataflow_Stream>:$bias, UnitAttr:$transpose_rhs), [],
-    ["getKernelClass", "getStreamedWeight", "getRoutedExperts"]> {
+    ["getKernelKind", "getStreamedWeight", "getRoutedExperts"]> {
   let summary = "each routed row times its expert's weight";
   let description = [{
     `result[b, r] = lhs[b, r] @ op(rhs[e]) (+ bias[e])` with `e` the expert
@@ -809,7 +809,7 @@ def Dataflow_ExpertMatmulOp : Dataflow_Kernel<"expert_matmul", (ins
 
 def Dataflow_ExpertWeightGradOp : Dataflow_Kernel<"expert_weight_grad", (ins
     Dataflow_Stream:$lhs, Dataflow_Stream:$grad, Dataflow_Stream:$experts), [],
-    ["getKernelClass", "getAccumulatedGradient", "getRoutedExperts"]> {
+    ["getKernelKind", "getAccumulatedGradient", "getRoutedExperts"]> {
   let summary = "the experts' weight gradients, each over its own rows";
   let description = [{
     `result[e] = sum over the routed rows r of expert e of lhs[r]^T @
@@ -825,7 +825,7 @@ def Dataflow_ExpertWeightGradOp : Dataflow_Kernel<"expert_weight_grad", (ins
 
 def Dataflow_ExpertBiasGradOp : Dataflow_Kernel<"expert_bias_grad", (ins
     Dataflow_Stream:$grad, Dataflow_Stream:$experts), [],
-    ["getKernelClass", "getAccumulatedGradient"]> {
+    ["getKernelKind", "getAccumulatedGradient"]> {
   let summary = "the experts' bias gradients, each over its own rows";
   let description = [{
     `result[e] = sum over the routed rows r of expert e of grad[r]`:

@@ -15,6 +15,8 @@
 #ifndef CGPT_DIALECT_WAFER_IR_KERNELCOSTINTERFACE_H
 #define CGPT_DIALECT_WAFER_IR_KERNELCOSTINTERFACE_H
 
+#include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+
 #include "mlir/IR/OpDefinition.h"
 
 #include <algorithm>
@@ -27,6 +29,12 @@ class WaferTargetModel;
 #include "cgpt/Dialect/Wafer/IR/WaferEnums.h.inc"
 
 namespace cgpt::wafer {
+
+/// The kind of work a region's kernel does: the dataflow kernel's own,
+/// which the region records (one enum for both dialects).
+using dataflow::KernelKind;
+using dataflow::stringifyKernelKind;
+using dataflow::symbolizeKernelKind;
 
 /// A rectangle of cores: origin (x, y), width and height.
 struct Rect {

@@ -9,16 +9,6 @@
 
 include "mlir/IR/EnumAttr.td"
 
-def Wafer_KernelKind : I32EnumAttr<"KernelKind", "how a kernel runs on the mesh", [
-    I32EnumAttrCase<"weight_matmul", 0>,
-    I32EnumAttrCase<"weight_grad", 1>,
-    I32EnumAttrCase<"attention", 2>,
-    I32EnumAttrCase<"reduction", 3>,
-    I32EnumAttrCase<"elementwise", 4>,
-    I32EnumAttrCase<"embedding", 5>]> {
-  let cppNamespace = "::cgpt::wafer";
-}
-
 def Wafer_EdgeKind : I32EnumAttr<"Edge", "where a kernel's weights come from", [
     // The kernel reads no weight.
     I32EnumAttrCase<"none", 0>,

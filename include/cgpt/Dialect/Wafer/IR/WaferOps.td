@@ -7,6 +7,7 @@
 #ifndef CGPT_DIALECT_WAFER_IR_WAFEROPS_TD
 #define CGPT_DIALECT_WAFER_IR_WAFEROPS_TD
 
+include "cgpt/Dialect/Dataflow/IR/KernelKind.td"
 include "cgpt/Dialect/Training/IR/TrainingAttrs.td"
 include "mlir/IR/AttrTypeBase.td"
 include "cgpt/Dialect/Wafer/IR/WaferEnums.td"
@@ -314,7 +315,7 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
-                       Wafer_KernelKind:$kind,
+                       Dataflow_KernelKind:$kind,
                        StrAttr:$kernel,
                        DefaultValuedAttr<StrArrayAttr, "{}">:$fused,
                        OptionalAttr<Wafer_RectAttr>:$placement,
