@@ -73,7 +73,7 @@ MUTATIONS = [
      "lib/Dialect/Wafer/Analysis/Schedule.cpp",
      "reach *= t.getReduceFanout()",
      "reach *= 2",
-     ["Unit/ScheduleTest.SixteenSystemsReduceThroughTwoLevels"]),
+     ["Unit/ScheduleTest.ReduceTreeDepthIsLogOfTheFanOut"]),
     ("the analytic model forgets the task activation",
      "lib/Dialect/Wafer/Analysis/KernelCost.cpp",
      "activation(static_cast<double>(target.getTaskActivationCycles())),",

@@ -16,6 +16,8 @@
 
 #include "WaferFixture.h"
 
+#include "Dialect/Wafer/Analysis/ScheduleTail.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -109,6 +111,28 @@ TEST_F(ScheduleTest, SixteenSystemsReduceThroughTwoLevels) {
   DeviceOp device = compile("models/cerebras-gpt-1.3b.yaml", "wse2", 16);
   EXPECT_GE(plannedStep(device).reduceSeconds,
             2 * (*device.getTargetModel())->getReduceLevelLatencySeconds());
+}
+
+/// The broadcast/reduce tree between the weight servers and N systems has
+/// fan-out 4 on every target: ceil(log4 N) levels, each paying the
+/// target's level latency: none for one system, one for 2 to 4, two for 5
+/// to 16, three for 17 to 64.
+TEST_F(ScheduleTest, ReduceTreeDepthIsLogOfTheFanOut) {
+  for (const char *name : {"wse2", "wse3", "mini"}) {
+    const target::WaferTargetModel &t =
+        **target::WaferTargetModel::loadShared(name, &context);
+    ASSERT_EQ(t.getReduceFanout(), 4) << name;
+    double level = t.getReduceLevelLatencySeconds();
+    for (int64_t systems = 1; systems <= 64; ++systems) {
+      int64_t depth = systems == 1    ? 0
+                      : systems <= 4  ? 1
+                      : systems <= 16 ? 2
+                                      : 3;
+      EXPECT_DOUBLE_EQ(detail::Cluster::of(t, systems).treeLatency,
+                       depth * level)
+          << name << ", " << systems << " systems";
+    }
+  }
 }
 
 /// Clipping scales every gradient by the norm of all of them, so the

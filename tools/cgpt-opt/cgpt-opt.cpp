@@ -13,6 +13,7 @@
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
 #include "cgpt/InitAllPasses.h"
+#include "cgpt/Support/Debug.h"
 #include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/InputFile.h"
 #include "cgpt/Support/Nesting.h"
@@ -72,6 +73,7 @@ int main(int argc, char **argv) {
   cgpt::registerAllDialects(registry);
 
   llvm::cl::SetVersionPrinter(cgpt::printVersion);
+  cgpt::registerDebugOptions();
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver(allocator);
   llvm::Expected<llvm::SmallVector<const char *>> args =

@@ -15,6 +15,7 @@
 #include "cgpt/Driver/Run.h"
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
+#include "cgpt/Support/Debug.h"
 #include "cgpt/Support/Diagnostics.h"
 #include "cgpt/Support/InputFile.h"
 #include "cgpt/Support/Version.h"
@@ -364,6 +365,7 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   registerAsmPrinterCLOptions();
+  cgpt::registerDebugOptions();
   // They stay usable, listed by --help-hidden: --help shows cgpt-run's own.
   for (auto &entry : cl::getRegisteredOptions())
     if (llvm::is_contained(entry.second->Categories,

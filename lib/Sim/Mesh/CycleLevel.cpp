@@ -8,6 +8,7 @@
 
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
+#include "cgpt/Support/Debug.h"
 #include "cgpt/Support/Format.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -15,6 +16,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+
+#define DEBUG_TYPE "mesh-engine"
 
 using namespace mlir;
 using namespace cgpt::wafer;
@@ -312,6 +315,11 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       if (result->stopped)
         return stopped();
       run.coreCycles += result->coreCycles;
+      CGPT_DEBUG(llvm::dbgs()
+                 << "[" DEBUG_TYPE "] " << current << " on " << p.width << " x "
+                 << p.height << " cores: " << result->cycles
+                 << " cycles simulated, " << llvm::formatv("{0:f0}", p.analytic)
+                 << " analytic\n");
       run.kernels.push_back(
           {program->getStages()[p.stage].name, regionOf(p).getSymName().str(),
            static_cast<int64_t>(p.width) * p.height, p.analytic, result->cycles,
@@ -342,6 +350,9 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       if (result->stopped)
         return stopped();
       run.coreCycles += result->coreCycles;
+      CGPT_DEBUG(llvm::dbgs()
+                 << "[" DEBUG_TYPE "] " << current << ": " << result->cycles
+                 << " cycles, the slowest alone " << wave.slowestAlone << "\n");
       wave.simulatedCycles = result->cycles;
       run.waves.push_back(std::move(wave));
     }

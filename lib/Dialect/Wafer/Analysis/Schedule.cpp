@@ -5,8 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "ScheduleTail.h"
+#include "cgpt/Support/Debug.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#define DEBUG_TYPE "wafer-schedule"
 
 using namespace mlir;
 
@@ -279,9 +283,19 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
 StepEstimate estimateStep(const StepProgram &program,
                           const TimedPlacement &timed, CheckpointPolicy policy,
                           ScheduleObserver *observer) {
-  if (timed.placement.mode == ExecutionMode::layer_pipelined)
-    return detail::estimatePipelinedStep(program, timed, observer);
-  return estimateStreamingStep(program, timed, policy, observer);
+  StepEstimate estimate =
+      timed.placement.mode == ExecutionMode::layer_pipelined
+          ? detail::estimatePipelinedStep(program, timed, observer)
+          : estimateStreamingStep(program, timed, policy, observer);
+  CGPT_DEBUG(llvm::dbgs() << llvm::formatv(
+                 "[" DEBUG_TYPE "] {0} placer, {1}: {2} pass(es), the first "
+                 "{3:e3} s; passes end {4:e3} s, drain {5:e3} s, reduce "
+                 "{6:e3} s, optimizer {7:e3} s: step {8:e3} s\n",
+                 timed.placement.placer, policy.str(), estimate.passes,
+                 estimate.firstPassSeconds, estimate.passesSeconds,
+                 estimate.drainSeconds, estimate.reduceSeconds,
+                 estimate.optimizerSeconds, estimate.stepSeconds));
+  return estimate;
 }
 
 } // namespace cgpt::wafer

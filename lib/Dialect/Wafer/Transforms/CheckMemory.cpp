@@ -6,7 +6,10 @@
 
 #include "cgpt/Dialect/Wafer/Analysis/MemoryModel.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
+#include "cgpt/Support/Debug.h"
 #include "cgpt/Support/Format.h"
+
+#define DEBUG_TYPE "wafer-check-memory"
 
 namespace cgpt::wafer {
 #define GEN_PASS_DEF_WAFERCHECKMEMORY
@@ -55,6 +58,10 @@ LogicalResult WaferCheckMemory::check(DeviceOp device) {
   for (auto [s, stage] : llvm::enumerate(program->getStages())) {
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
       const CoreMemory &memory = memories[s][r];
+      CGPT_DEBUG(llvm::dbgs()
+                 << "[" DEBUG_TYPE "] @" << stage.name << " @"
+                 << region.op.getSymName() << ": " << memory.total() << " of "
+                 << sram << " B per core: " << memory.describe() << "\n");
       if (memory.total() <= sram) {
         region.op.setSramBytesAttr(builder.getI64IntegerAttr(memory.total()));
         continue;

@@ -7,8 +7,11 @@
 #include "cgpt/Dialect/Wafer/Analysis/MemoryModel.h"
 #include "cgpt/Dialect/Wafer/Analysis/Placer.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
+#include "cgpt/Support/Debug.h"
 
 #include "llvm/ADT/StringExtras.h"
+
+#define DEBUG_TYPE "wafer-place"
 
 namespace cgpt::wafer {
 #define GEN_PASS_DEF_WAFERPLACE
@@ -54,6 +57,17 @@ struct WaferPlace : cgpt::wafer::impl::WaferPlaceBase<WaferPlace> {
         checkpoint && device.getMicroBatch() > 0)
       placement = withSumBlocks(*program, std::move(*placement), microBatch,
                                 CheckpointPolicy::fromAttr(checkpoint));
+    CGPT_DEBUG({
+      for (auto [s, stage] : llvm::enumerate(program->getStages()))
+        for (auto [r, region] : llvm::enumerate(placement->regions[s]))
+          llvm::dbgs() << "[" DEBUG_TYPE "] @" << stage.name << " @"
+                       << stage.regions[r].op.getSymName() << ": "
+                       << region.rect.w << " x " << region.rect.h << " at ("
+                       << region.rect.x << ", " << region.rect.y << "), "
+                       << region.layout.tokenGroups << " token x "
+                       << region.layout.featureGroups
+                       << " feature groups, wave " << region.wave << "\n";
+    });
     placement->writeTo(*program);
     return success();
   }

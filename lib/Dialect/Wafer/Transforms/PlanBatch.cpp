@@ -8,11 +8,14 @@
 #include "cgpt/Dialect/Wafer/Analysis/Placer.h"
 #include "cgpt/Dialect/Wafer/Analysis/Schedule.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
+#include "cgpt/Support/Debug.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/MicroBatches.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#define DEBUG_TYPE "wafer-plan-batch"
 
 namespace cgpt::wafer {
 #define GEN_PASS_DEF_WAFERPLANBATCH
@@ -95,6 +98,9 @@ public:
       std::optional<Placement> placement =
           placer->place(program, microBatch, whyNot);
       if (!placement) {
+        CGPT_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] micro-batch " << microBatch
+                                << ", " << placer->getName()
+                                << ": cannot place: " << whyNot << "\n");
         refusals[placer->getName().str()] = whyNot;
         continue;
       }
@@ -114,6 +120,19 @@ public:
               program,
               TimedPlacement::of(program, std::move(blocked), microBatch),
               policy);
+        CGPT_DEBUG({
+          llvm::dbgs() << "[" DEBUG_TYPE "] micro-batch " << microBatch << ", "
+                       << c.placer << ", " << policy.str() << ": SRAM peak "
+                       << c.peak.memory.total() << " of "
+                       << program.getTarget().getCoreSramBytes()
+                       << " B per core in @" << c.peak.region.getSymName();
+          if (c.fits)
+            llvm::dbgs() << ", "
+                         << llvm::formatv("{0:f2}", c.cost.samplesPerSecond)
+                         << " samples/s\n";
+          else
+            llvm::dbgs() << ", does not fit\n";
+        });
         candidates.push_back(c);
       }
     }
@@ -337,6 +356,10 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
           .str();
 
   Builder builder(&getContext());
+  CGPT_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] @" << device.getSymName()
+                          << ": micro-batch " << chosen.microBatch << " on the "
+                          << chosen.placer << " placer with '"
+                          << chosen.policy.str() << "': " << reason << "\n");
   device.setMicroBatch(chosen.microBatch);
   device.setGradAccumSteps(
       PassSplit::atMost(perSystem, chosen.microBatch).passes);

@@ -6,9 +6,12 @@
 
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
+#include "cgpt/Support/Debug.h"
 #include "cgpt/Target/WaferTargetModel.h"
 
 #include "llvm/ADT/DenseMap.h"
+
+#define DEBUG_TYPE "wafer-route"
 
 namespace cgpt::wafer {
 #define GEN_PASS_DEF_WAFERROUTE
@@ -93,6 +96,10 @@ LogicalResult WaferRoute::route(DeviceOp device) {
           first = std::max(first, end);
       }
       int64_t streams = streamsOf(region);
+      CGPT_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] @" << stage.getSymName()
+                              << " @" << region.getSymName() << ": " << streams
+                              << " stream(s) from color " << first << " of "
+                              << colors << "\n");
       if (first + streams > colors) {
         InFlightDiagnostic diag = region.emitOpError()
                                   << "needs " << streams << " routing colors";
