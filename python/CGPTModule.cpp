@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Driver/Run.h"
+#include "cgpt/Exec/ExecutionModels.h"
 #include "cgpt/InitAllDialects.h"
 #include "cgpt/Report/CompileReport.h"
 #include "cgpt/Support/Diagnostics.h"
@@ -141,6 +142,7 @@ Outcome call(const py::dict &request,
   }
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
+  exec::registerExecutionModels(registry);
   mlir::MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
   llvm::raw_string_ostream diagnostics(outcome.diagnostics);

@@ -15,6 +15,9 @@
 
 namespace cgpt {
 
+/// Registers the dialects and how each transformer op lowers: the compiler.
+/// What executes the kernels registers their execution models too
+/// (cgpt/Exec/ExecutionModels.h).
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<training::TrainingDialect, transformer::TransformerDialect,
                   dataflow::DataflowDialect, wafer::WaferDialect>();

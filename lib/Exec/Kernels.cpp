@@ -482,6 +482,31 @@ Tensor exec::unmergeHeads(const Tensor &input, int64_t heads) {
   return result;
 }
 
+Tensor exec::repeatHeads(const Tensor &input, int64_t heads) {
+  int64_t batch = input.dim(0), kvHeads = input.dim(1);
+  int64_t headElements = input.dim(2) * input.dim(3), group = heads / kvHeads;
+  Tensor result({batch, heads, input.dim(2), input.dim(3)});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      std::copy_n(&input.data[(b * kvHeads + h / group) * headElements],
+                  headElements, &result.data[(b * heads + h) * headElements]);
+  return result;
+}
+
+Tensor exec::sumHeadGroups(const Tensor &input, int64_t kvHeads) {
+  int64_t batch = input.dim(0), heads = input.dim(1);
+  int64_t headElements = input.dim(2) * input.dim(3), group = heads / kvHeads;
+  Tensor result({batch, kvHeads, input.dim(2), input.dim(3)});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      const float *from = &input.data[(b * heads + h) * headElements];
+      float *to = &result.data[(b * kvHeads + h / group) * headElements];
+      for (int64_t i = 0; i < headElements; ++i)
+        to[i] += from[i];
+    }
+  return result;
+}
+
 //===----------------------------------------------------------------------===//
 // Layer norm
 //===----------------------------------------------------------------------===//
@@ -572,6 +597,77 @@ LayerNormGrad exec::layerNormGrad(const Tensor &grad, const Tensor &input,
           out.gamma.data[c] += partGamma[c];
           out.beta.data[c] += partBeta[c];
         }
+      });
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// RMS norm
+//===----------------------------------------------------------------------===//
+
+RMSNormResult exec::rmsNorm(const Tensor &input, const Tensor &gamma,
+                            double epsilon, ArrayRef<int64_t> tile) {
+  int64_t cols = input.dim(-1), rows = input.numel() / cols;
+  int64_t rowsPerSequence = rows / input.dim(0);
+  RMSNormResult out{Tensor(input.shape),
+                    Tensor(ArrayRef<int64_t>(input.shape).drop_back())};
+  const float *x = input.data.data();
+  // Two sweeps over the tiles: the sums of squares, then the scaled rows.
+  forEachRowTile(rows, rowsPerSequence, cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   sumRows(r0, r1, c0, c1, out.rstd.data.data(),
+                           [&](int64_t r, int64_t c) {
+                             return x[r * cols + c] * x[r * cols + c];
+                           });
+                 });
+  float inverseCols = 1.0f / static_cast<float>(cols);
+  for (float &value : out.rstd.data)
+    value = 1.0f / std::sqrt(value * inverseCols + static_cast<float>(epsilon));
+  forEachRowTile(rows, rowsPerSequence, cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   for (int64_t r = r0; r < r1; ++r)
+                     for (int64_t c = c0; c < c1; ++c)
+                       out.result.data[r * cols + c] =
+                           x[r * cols + c] * out.rstd.data[r] * gamma.data[c];
+                 });
+  return out;
+}
+
+RMSNormGrad exec::rmsNormGrad(const Tensor &grad, const Tensor &input,
+                              const Tensor &rstd, const Tensor &gamma,
+                              ArrayRef<int64_t> tile) {
+  int64_t cols = input.dim(-1), rows = input.numel() / cols;
+  int64_t rowsPerSequence = rows / input.dim(0);
+  RMSNormGrad out{Tensor(input.shape), Tensor({cols})};
+  const float *x = input.data.data(), *dy = grad.data.data();
+  auto xhat = [&](int64_t r, int64_t c) {
+    return x[r * cols + c] * rstd.data[r];
+  };
+  // Row sums of g * xhat, then dx; dgamma sums over rows, one partial per
+  // row tile.
+  std::vector<float> sumGX(rows), partGamma(cols);
+  forEachRowTile(rows, rowsPerSequence, cols, tile,
+                 [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                   sumRows(
+                       r0, r1, c0, c1, sumGX.data(), [&](int64_t r, int64_t c) {
+                         return dy[r * cols + c] * gamma.data[c] * xhat(r, c);
+                       });
+                 });
+  float inverseCols = 1.0f / static_cast<float>(cols);
+  forEachRowTile(
+      rows, rowsPerSequence, cols, tile,
+      [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+        std::fill(partGamma.begin() + c0, partGamma.begin() + c1, 0.0f);
+        for (int64_t r = r0; r < r1; ++r) {
+          float meanGX = sumGX[r] * inverseCols;
+          for (int64_t c = c0; c < c1; ++c) {
+            float g = dy[r * cols + c] * gamma.data[c], xh = xhat(r, c);
+            out.input.data[r * cols + c] = rstd.data[r] * (g - xh * meanGX);
+            partGamma[c] += dy[r * cols + c] * xh;
+          }
+        }
+        for (int64_t c = c0; c < c1; ++c)
+          out.gamma.data[c] += partGamma[c];
       });
   return out;
 }

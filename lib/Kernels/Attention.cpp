@@ -14,7 +14,6 @@
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::dataflow;
-using namespace cgpt::exec;
 using namespace cgpt::kernels;
 
 namespace {
@@ -173,106 +172,8 @@ private:
   }
 };
 
-LogicalResult executeSplitHeads(SplitHeadsOp s, KernelFrame &frame,
-                                ArrayRef<int64_t> tile) {
-  Tensor q, k, v;
-  int64_t heads = static_cast<int64_t>(s.getNumHeads());
-  splitHeads(frame[s.getQkv()], heads,
-             static_cast<int64_t>(s.getNumKvHeads().value_or(heads)),
-             static_cast<int64_t>(s.getHeadSize()), q, k, v);
-  frame.set(s.getQuery(), std::move(q));
-  frame.set(s.getKey(), std::move(k));
-  frame.set(s.getValue(), std::move(v));
-  return success();
-}
-
-LogicalResult executeJoinHeads(JoinHeadsOp j, KernelFrame &frame,
-                               ArrayRef<int64_t> tile) {
-  frame.set(j.getResult(), joinHeads(frame[j.getQuery()], frame[j.getKey()],
-                                     frame[j.getValue()]));
-  return success();
-}
-
-LogicalResult executeMergeHeads(MergeHeadsOp m, KernelFrame &frame,
-                                ArrayRef<int64_t> tile) {
-  frame.set(m.getResult(), mergeHeads(frame[m.getInput()]));
-  return success();
-}
-
-LogicalResult executeUnmergeHeads(UnmergeHeadsOp u, KernelFrame &frame,
-                                  ArrayRef<int64_t> tile) {
-  auto type = cast<StreamType>(u.getResult().getType());
-  frame.set(u.getResult(),
-            unmergeHeads(frame[u.getInput()], type.getShape()[1]));
-  return success();
-}
-
-LogicalResult executeSoftmax(SoftmaxOp s, KernelFrame &frame,
-                             ArrayRef<int64_t> tile) {
-  frame.set(s.getResult(),
-            softmax(frame[s.getScores()],
-                    static_cast<float>(s.getScale().convertToDouble()),
-                    s.getCausal(), tile, s.getAlibi()));
-  return success();
-}
-
-// Query head h reads key/value head h / (heads / kv_heads).
-LogicalResult executeRepeatHeads(RepeatHeadsOp r, KernelFrame &frame,
-                                 ArrayRef<int64_t> tile) {
-  const Tensor &input = frame[r.getInput()];
-  auto type = cast<StreamType>(r.getResult().getType());
-  int64_t batch = input.dim(0), kvHeads = input.dim(1),
-          heads = type.getShape()[1];
-  int64_t headElements = input.dim(2) * input.dim(3), group = heads / kvHeads;
-  Tensor result({batch, heads, input.dim(2), input.dim(3)});
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h)
-      std::copy_n(&input.data[(b * kvHeads + h / group) * headElements],
-                  headElements, &result.data[(b * heads + h) * headElements]);
-  frame.set(r.getResult(), std::move(result));
-  return success();
-}
-
-// Key/value head g sums the gradients of query heads g * group ... + group-1,
-// in head order.
-LogicalResult executeSumHeadGroups(SumHeadGroupsOp op, KernelFrame &frame,
-                                   ArrayRef<int64_t> tile) {
-  const Tensor &input = frame[op.getInput()];
-  auto type = cast<StreamType>(op.getResult().getType());
-  int64_t batch = input.dim(0), heads = input.dim(1),
-          kvHeads = type.getShape()[1];
-  int64_t headElements = input.dim(2) * input.dim(3), group = heads / kvHeads;
-  Tensor result({batch, kvHeads, input.dim(2), input.dim(3)});
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h) {
-      const float *from = &input.data[(b * heads + h) * headElements];
-      float *to = &result.data[(b * kvHeads + h / group) * headElements];
-      for (int64_t i = 0; i < headElements; ++i)
-        to[i] += from[i];
-    }
-  frame.set(op.getResult(), std::move(result));
-  return success();
-}
-
-LogicalResult executeSoftmaxGrad(SoftmaxGradOp s, KernelFrame &frame,
-                                 ArrayRef<int64_t> tile) {
-  frame.set(s.getResult(),
-            softmaxGrad(frame[s.getProbs()], frame[s.getGrad()],
-                        static_cast<float>(s.getScale().convertToDouble()),
-                        tile));
-  return success();
-}
-
 } // namespace
 
 void kernels::registerAttentionModels(DialectRegistry &registry) {
   attachLowering<transformer::AttentionOp, AttentionLowering>(registry);
-  attachExecution<SplitHeadsOp, executeSplitHeads>(registry);
-  attachExecution<JoinHeadsOp, executeJoinHeads>(registry);
-  attachExecution<MergeHeadsOp, executeMergeHeads>(registry);
-  attachExecution<UnmergeHeadsOp, executeUnmergeHeads>(registry);
-  attachExecution<SoftmaxOp, executeSoftmax>(registry);
-  attachExecution<SoftmaxGradOp, executeSoftmaxGrad>(registry);
-  attachExecution<RepeatHeadsOp, executeRepeatHeads>(registry);
-  attachExecution<SumHeadGroupsOp, executeSumHeadGroups>(registry);
 }

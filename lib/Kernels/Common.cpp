@@ -14,7 +14,6 @@
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::dataflow;
-using namespace cgpt::exec;
 using namespace cgpt::kernels;
 
 namespace {
@@ -37,39 +36,8 @@ struct ResidualAddLowering {
   }
 };
 
-LogicalResult executeMatmul(MatmulOp mm, KernelFrame &frame,
-                            ArrayRef<int64_t> tile) {
-  MatmulOptions mo;
-  mo.transposeLhs = mm.getTransposeLhs();
-  mo.transposeRhs = mm.getTransposeRhs();
-  mo.reduceBatch = mm.getReduceBatch();
-  mo.scale = scaleOr1(mm.getScale());
-  const Tensor *bias = mm.getBias() ? &frame[mm.getBias()] : nullptr;
-  frame.set(mm.getResult(),
-            matmul(frame[mm.getLhs()], frame[mm.getRhs()], bias, mo, tile));
-  return success();
-}
-
-LogicalResult executeMap(MapOp mapOp, KernelFrame &frame,
-                         ArrayRef<int64_t> tile) {
-  llvm::SmallVector<const Tensor *, 2> inputs;
-  for (Value input : mapOp.getInputs())
-    inputs.push_back(&frame[input]);
-  frame.set(mapOp.getResult(), map(mapOp.getKind(), inputs, tile));
-  return success();
-}
-
-LogicalResult executeSumBatch(SumBatchOp s, KernelFrame &frame,
-                              ArrayRef<int64_t> tile) {
-  frame.set(s.getResult(), sumBatch(frame[s.getInput()], tile));
-  return success();
-}
-
 } // namespace
 
 void kernels::registerCommonModels(DialectRegistry &registry) {
   attachLowering<transformer::ResidualAddOp, ResidualAddLowering>(registry);
-  attachExecution<MatmulOp, executeMatmul>(registry);
-  attachExecution<MapOp, executeMap>(registry);
-  attachExecution<SumBatchOp, executeSumBatch>(registry);
 }

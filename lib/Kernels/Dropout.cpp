@@ -6,18 +6,15 @@
 //
 // Dropout of the embeddings and of each block's output: the same kernel,
 // with the same site, forward and backward, since the mask is drawn again
-// rather than kept (include/cgpt/Exec/Dropout.h).
+// rather than kept (include/cgpt/Exec/Dropout.h draws it).
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelModels.h"
 
-#include "cgpt/Exec/Dropout.h"
-
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::dataflow;
-using namespace cgpt::exec;
 using namespace cgpt::kernels;
 
 namespace {
@@ -40,17 +37,8 @@ struct DropoutLowering {
   }
 };
 
-LogicalResult executeDropout(DropoutOp op, KernelFrame &frame,
-                             ArrayRef<int64_t>) {
-  frame.set(op.getResult(),
-            dropout(frame[op.getInput()], op.getRate().convertToDouble(),
-                    op.getSite(), frame.getDropoutStream()));
-  return success();
-}
-
 } // namespace
 
 void kernels::registerDropoutModels(DialectRegistry &registry) {
   attachLowering<transformer::DropoutOp, DropoutLowering>(registry);
-  attachExecution<DropoutOp, executeDropout>(registry);
 }

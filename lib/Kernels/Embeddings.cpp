@@ -14,7 +14,6 @@
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::dataflow;
-using namespace cgpt::exec;
 using namespace cgpt::kernels;
 
 namespace {
@@ -76,52 +75,6 @@ struct RotaryEmbeddingLowering {
   }
 };
 
-LogicalResult executeGather(GatherOp g, KernelFrame &frame,
-                            ArrayRef<int64_t> tile) {
-  frame.set(g.getResult(), gather(frame[g.getTable()], frame.idsOf(g.getIds()),
-                                  scaleOr1(g.getScale()), tile));
-  return success();
-}
-
-LogicalResult executeScatterAdd(ScatterAddOp s, KernelFrame &frame,
-                                ArrayRef<int64_t> tile) {
-  auto type = cast<StreamType>(s.getResult().getType());
-  frame.set(s.getResult(),
-            scatterAdd(frame.idsOf(s.getIds()), frame[s.getGrad()],
-                       type.getShape()[0], scaleOr1(s.getScale()), tile));
-  return success();
-}
-
-LogicalResult executeAddPositions(AddPositionsOp a, KernelFrame &frame,
-                                  ArrayRef<int64_t> tile) {
-  frame.set(a.getResult(),
-            addPositions(frame[a.getInput()], frame[a.getTable()], tile));
-  return success();
-}
-
-LogicalResult executePositionGrad(PositionGradOp p, KernelFrame &frame,
-                                  ArrayRef<int64_t> tile) {
-  auto type = cast<StreamType>(p.getResult().getType());
-  frame.set(p.getResult(),
-            positionGrad(frame[p.getGrad()], type.getShape()[0], tile));
-  return success();
-}
-
-LogicalResult executeRotaryAngles(RotaryAnglesOp r, KernelFrame &frame,
-                                  ArrayRef<int64_t> tile) {
-  frame.set(r.getResult(),
-            rotaryAngles(frame.getSeqLen(), static_cast<int64_t>(r.getDim()),
-                         r.getBase().convertToDouble()));
-  return success();
-}
-
-LogicalResult executeRotary(RotaryOp r, KernelFrame &frame,
-                            ArrayRef<int64_t> tile) {
-  frame.set(r.getResult(), rotary(frame[r.getInput()], frame[r.getAngles()],
-                                  r.getInverse(), tile));
-  return success();
-}
-
 } // namespace
 
 void kernels::registerEmbeddingModels(DialectRegistry &registry) {
@@ -131,11 +84,4 @@ void kernels::registerEmbeddingModels(DialectRegistry &registry) {
       registry);
   attachLowering<transformer::RotaryEmbeddingOp, RotaryEmbeddingLowering>(
       registry);
-  attachExecution<GatherOp, executeGather>(registry);
-  attachExecution<ScatterAddOp, executeScatterAdd>(registry);
-  attachExecution<AddPositionsOp, executeAddPositions>(registry);
-  attachExecution<PositionGradOp, executePositionGrad>(registry);
-  attachExecution<RotaryAnglesOp, executeRotaryAngles, F32Results::all>(
-      registry);
-  attachExecution<RotaryOp, executeRotary>(registry);
 }

@@ -4,13 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Each file of lib/Kernels holds one family of ops in one place: the
-// lowering of its transformer op (forward and hand-derived backward) and
-// the functional execution of the dataflow kernels that lowering creates.
-// The templates below turn a family's plain functions into the external
-// models of DataflowLoweringOpInterface and ExecutableKernelOpInterface.
-// (A kernel's cost and tiling space are methods of the dataflow op itself:
-// KernelOpInterface, in DataflowOps.cpp.)
+// Each file of lib/Kernels holds the compiler's half of one family of ops:
+// the lowering of its transformer op (forward and hand-derived backward)
+// to the dataflow kernels. The templates below turn a family's plain
+// functions into external models of DataflowLoweringOpInterface. (A
+// kernel's cost and tiling space are methods of the dataflow op itself,
+// in DataflowOps.cpp; its execution with real numbers is the executor's,
+// lib/Exec/ExecutionModels.cpp.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +18,6 @@
 #define CGPT_LIB_KERNELS_KERNELMODELS_H
 
 #include "cgpt/Conversion/TransformerToDataflow/LoweringInterface.h"
-#include "cgpt/Exec/ExecutableKernel.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -41,51 +40,14 @@ struct LoweringModel
   }
 };
 
-/// Which results of a kernel stay f32 when streams are stored in bf16.
-enum class F32Results {
-  none,
-  /// All but the first: row statistics next to a normalized stream.
-  statistics,
-  all,
-};
-
-/// The execution of dataflow kernel `OpTy` by `Execute(op, frame, tile)`.
-template <typename OpTy, auto Execute, F32Results KeptF32 = F32Results::none>
-struct ExecutionModel : exec::ExecutableKernelOpInterface::ExternalModel<
-                            ExecutionModel<OpTy, Execute, KeptF32>, OpTy> {
-  mlir::LogicalResult execute(mlir::Operation *op, exec::KernelFrame &frame,
-                              llvm::ArrayRef<int64_t> tile) const {
-    return Execute(llvm::cast<OpTy>(op), frame, tile);
-  }
-  bool keepsF32Result(mlir::Operation *, unsigned index) const {
-    return KeptF32 == F32Results::all ||
-           (KeptF32 == F32Results::statistics && index != 0);
-  }
-};
-
-/// Attaches `Model` to `OpTy` whenever `DialectTy` is loaded.
-template <typename DialectTy, typename OpTy, typename Model>
-void attachModel(mlir::DialectRegistry &registry) {
-  registry.addExtension(+[](mlir::MLIRContext *context, DialectTy *) {
-    OpTy::template attachInterface<Model>(*context);
-  });
-}
-
+/// Attaches the lowering of `OpTy` by `Family` whenever the transformer
+/// dialect is loaded.
 template <typename OpTy, typename Family>
 void attachLowering(mlir::DialectRegistry &registry) {
-  attachModel<transformer::TransformerDialect, OpTy,
-              LoweringModel<OpTy, Family>>(registry);
-}
-
-template <typename OpTy, auto Execute, F32Results KeptF32 = F32Results::none>
-void attachExecution(mlir::DialectRegistry &registry) {
-  attachModel<dataflow::DataflowDialect, OpTy,
-              ExecutionModel<OpTy, Execute, KeptF32>>(registry);
-}
-
-/// `scale` when the kernel has one, else 1.
-inline float scaleOr1(std::optional<llvm::APFloat> scale) {
-  return scale ? static_cast<float>(scale->convertToDouble()) : 1.0f;
+  registry.addExtension(
+      +[](mlir::MLIRContext *context, transformer::TransformerDialect *) {
+        OpTy::template attachInterface<LoweringModel<OpTy, Family>>(*context);
+      });
 }
 
 /// A feed-forward activation and its derivative as elementwise map kinds

@@ -14,7 +14,6 @@
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::dataflow;
-using namespace cgpt::exec;
 using namespace cgpt::kernels;
 
 namespace {
@@ -51,33 +50,8 @@ struct LayerNormLowering {
   }
 };
 
-LogicalResult executeLayerNorm(LayerNormOp ln, KernelFrame &frame,
-                               ArrayRef<int64_t> tile) {
-  LayerNormResult r =
-      layerNorm(frame[ln.getInput()], frame[ln.getGamma()], frame[ln.getBeta()],
-                ln.getEpsilon().convertToDouble(), tile);
-  frame.set(ln.getResult(), std::move(r.result));
-  frame.set(ln.getMean(), std::move(r.mean));
-  frame.set(ln.getRstd(), std::move(r.rstd));
-  return success();
-}
-
-LogicalResult executeLayerNormGrad(LayerNormGradOp g, KernelFrame &frame,
-                                   ArrayRef<int64_t> tile) {
-  LayerNormGrad r =
-      layerNormGrad(frame[g.getGrad()], frame[g.getInput()], frame[g.getMean()],
-                    frame[g.getRstd()], frame[g.getGamma()], tile);
-  frame.set(g.getInputGrad(), std::move(r.input));
-  frame.set(g.getGammaGrad(), std::move(r.gamma));
-  frame.set(g.getBetaGrad(), std::move(r.beta));
-  return success();
-}
-
 } // namespace
 
 void kernels::registerLayerNormModels(DialectRegistry &registry) {
   attachLowering<transformer::LayerNormOp, LayerNormLowering>(registry);
-  attachExecution<LayerNormOp, executeLayerNorm, F32Results::statistics>(
-      registry);
-  attachExecution<LayerNormGradOp, executeLayerNormGrad>(registry);
 }

@@ -13,7 +13,6 @@
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::dataflow;
-using namespace cgpt::exec;
 using namespace cgpt::kernels;
 
 namespace {
@@ -82,32 +81,9 @@ struct CrossEntropyLowering {
   }
 };
 
-LogicalResult executeCrossEntropy(CrossEntropyOp ce, KernelFrame &frame,
-                                  ArrayRef<int64_t> tile) {
-  CrossEntropyResult r =
-      crossEntropy(frame[ce.getLogits()], frame.idsOf(ce.getLabels()),
-                   ce.getScale().convertToDouble(), tile);
-  frame.set(ce.getLoss(), std::move(r.loss));
-  frame.set(ce.getLse(), std::move(r.lse));
-  return success();
-}
-
-LogicalResult executeCrossEntropyGrad(CrossEntropyGradOp g, KernelFrame &frame,
-                                      ArrayRef<int64_t> tile) {
-  frame.set(g.getResult(),
-            crossEntropyGrad(frame[g.getLogits()], frame[g.getLse()],
-                             frame.idsOf(g.getLabels()),
-                             static_cast<float>(g.getScale().convertToDouble()),
-                             tile));
-  return success();
-}
-
 } // namespace
 
 void kernels::registerLossModels(DialectRegistry &registry) {
   attachLowering<transformer::OutputHeadOp, OutputHeadLowering>(registry);
   attachLowering<transformer::CrossEntropyOp, CrossEntropyLowering>(registry);
-  attachExecution<CrossEntropyOp, executeCrossEntropy, F32Results::all>(
-      registry);
-  attachExecution<CrossEntropyGradOp, executeCrossEntropyGrad>(registry);
 }

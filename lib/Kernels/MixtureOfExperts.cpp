@@ -14,12 +14,9 @@
 
 #include "KernelModels.h"
 
-#include "cgpt/Exec/MixtureOfExperts.h"
-
 using namespace mlir;
 using namespace cgpt;
 using namespace cgpt::dataflow;
-using namespace cgpt::exec;
 using namespace cgpt::kernels;
 
 namespace {
@@ -169,105 +166,9 @@ struct MixtureOfExpertsLowering {
   }
 };
 
-LogicalResult executeRoute(RouteOp op, KernelFrame &frame, ArrayRef<int64_t>) {
-  std::optional<double> null;
-  if (std::optional<APFloat> logit = op.getNullExpert())
-    null = logit->convertToDouble();
-  RouteResult r =
-      route(frame[op.getInput()], frame[op.getRouter()], op.getTopK(), null,
-            !op.getRouterF32() && frame.storesBF16());
-  frame.set(op.getWeights(), std::move(r.weights));
-  frame.set(op.getExperts(), std::move(r.experts));
-  frame.set(op.getProbs(), std::move(r.probs));
-  return success();
-}
-
-LogicalResult executeBalanceLoss(BalanceLossOp op, KernelFrame &frame,
-                                 ArrayRef<int64_t>) {
-  frame.set(op.getLoss(),
-            balanceLoss(frame[op.getProbs()], frame[op.getExperts()],
-                        op.getScale().convertToDouble()));
-  return success();
-}
-
-LogicalResult executeRouteGrad(RouteGradOp op, KernelFrame &frame,
-                               ArrayRef<int64_t>) {
-  frame.set(op.getResult(),
-            routeGrad(frame[op.getProbs()], frame[op.getExperts()],
-                      frame[op.getWeights()], frame[op.getWeightsGrad()],
-                      op.getBalanceScale().convertToDouble()));
-  return success();
-}
-
-/// Choices per token: the routed rows of `routed` over the tokens of `of`.
-int64_t choicesPerToken(Value routed, Value of) {
-  return StepLowering::shapeOf(routed)[1] / StepLowering::shapeOf(of)[1];
-}
-
-LogicalResult executeDispatch(DispatchOp op, KernelFrame &frame,
-                              ArrayRef<int64_t>) {
-  frame.set(op.getResult(),
-            dispatch(frame[op.getInput()],
-                     choicesPerToken(op.getResult(), op.getInput())));
-  return success();
-}
-
-LogicalResult executeCombine(CombineOp op, KernelFrame &frame,
-                             ArrayRef<int64_t>) {
-  const Tensor *weights = op.getWeights() ? &frame[op.getWeights()] : nullptr;
-  frame.set(op.getResult(),
-            combine(frame[op.getRouted()], weights,
-                    choicesPerToken(op.getRouted(), op.getResult())));
-  return success();
-}
-
-LogicalResult executeCombineGrad(CombineGradOp op, KernelFrame &frame,
-                                 ArrayRef<int64_t>) {
-  CombineGrad r = combineGrad(frame[op.getRouted()], frame[op.getWeights()],
-                              frame[op.getGrad()]);
-  frame.set(op.getRoutedGrad(), std::move(r.routed));
-  frame.set(op.getWeightsGrad(), std::move(r.weights));
-  return success();
-}
-
-LogicalResult executeExpertMatmul(ExpertMatmulOp op, KernelFrame &frame,
-                                  ArrayRef<int64_t>) {
-  const Tensor *bias = op.getBias() ? &frame[op.getBias()] : nullptr;
-  frame.set(op.getResult(),
-            expertMatmul(frame[op.getLhs()], frame[op.getRhs()],
-                         frame[op.getExperts()], bias, op.getTransposeRhs()));
-  return success();
-}
-
-LogicalResult executeExpertWeightGrad(ExpertWeightGradOp op, KernelFrame &frame,
-                                      ArrayRef<int64_t>) {
-  frame.set(op.getResult(),
-            expertWeightGrad(frame[op.getLhs()], frame[op.getGrad()],
-                             frame[op.getExperts()], op.getRoutedExperts()));
-  return success();
-}
-
-LogicalResult executeExpertBiasGrad(ExpertBiasGradOp op, KernelFrame &frame,
-                                    ArrayRef<int64_t>) {
-  frame.set(op.getResult(),
-            expertBiasGrad(frame[op.getGrad()], frame[op.getExperts()],
-                           StepLowering::shapeOf(op.getResult())[0]));
-  return success();
-}
-
 } // namespace
 
 void kernels::registerMixtureOfExpertsModels(DialectRegistry &registry) {
   attachLowering<transformer::MixtureOfExpertsOp, MixtureOfExpertsLowering>(
       registry);
-  attachExecution<RouteOp, executeRoute, F32Results::all>(registry);
-  attachExecution<BalanceLossOp, executeBalanceLoss, F32Results::all>(registry);
-  attachExecution<RouteGradOp, executeRouteGrad>(registry);
-  attachExecution<DispatchOp, executeDispatch>(registry);
-  attachExecution<CombineOp, executeCombine>(registry);
-  attachExecution<CombineGradOp, executeCombineGrad, F32Results::statistics>(
-      registry);
-  attachExecution<ExpertMatmulOp, executeExpertMatmul>(registry);
-  attachExecution<ExpertWeightGradOp, executeExpertWeightGrad>(registry);
-  attachExecution<ExpertBiasGradOp, executeExpertBiasGrad>(registry);
 }

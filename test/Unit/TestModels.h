@@ -7,6 +7,7 @@
 #ifndef CGPT_TEST_UNIT_TESTMODELS_H
 #define CGPT_TEST_UNIT_TESTMODELS_H
 
+#include "cgpt/Exec/ExecutionModels.h"
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
 
@@ -39,6 +40,7 @@ inline std::string builtinTargetText(const std::string &name) {
 inline mlir::DialectRegistry allDialects() {
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
+  exec::registerExecutionModels(registry);
   return registry;
 }
 

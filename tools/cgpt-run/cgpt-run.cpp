@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Driver/Run.h"
+#include "cgpt/Exec/ExecutionModels.h"
 #include "cgpt/Frontend/ModelSpec.h"
 #include "cgpt/InitAllDialects.h"
 #include "cgpt/Support/Debug.h"
@@ -405,6 +406,7 @@ int main(int argc, char **argv) {
   }
   DialectRegistry registry;
   cgpt::registerAllDialects(registry);
+  cgpt::exec::registerExecutionModels(registry);
   MLIRContext context(registry);
   // Diagnostics name the op by location; its printed form would only
   // repeat that at length.

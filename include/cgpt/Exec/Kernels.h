@@ -127,6 +127,11 @@ Tensor joinHeads(const Tensor &query, const Tensor &key, const Tensor &value);
 /// [b, h, s, d] to [b, s, h d], and back.
 Tensor mergeHeads(const Tensor &input);
 Tensor unmergeHeads(const Tensor &input, int64_t heads);
+/// Grouped-query attention: [b, g, s, d] key or value heads to [b, h, s, d],
+/// query head i reading group head i / (h / g); and the gradient back, each
+/// group head summing its query heads' in head order.
+Tensor repeatHeads(const Tensor &input, int64_t heads);
+Tensor sumHeadGroups(const Tensor &input, int64_t kvHeads);
 
 struct LayerNormResult {
   Tensor result, mean, rstd;
@@ -140,6 +145,21 @@ struct LayerNormGrad {
 LayerNormGrad layerNormGrad(const Tensor &grad, const Tensor &input,
                             const Tensor &mean, const Tensor &rstd,
                             const Tensor &gamma, llvm::ArrayRef<int64_t> tile);
+
+/// RMS norm: x rstd gamma, rstd = 1 / sqrt(mean(x^2) + epsilon) per row;
+/// and its gradient, dx = rstd (g - x-hat mean(g x-hat)), g = dy gamma,
+/// d-gamma summed over the rows of dy x-hat.
+struct RMSNormResult {
+  Tensor result, rstd;
+};
+RMSNormResult rmsNorm(const Tensor &input, const Tensor &gamma, double epsilon,
+                      llvm::ArrayRef<int64_t> tile);
+struct RMSNormGrad {
+  Tensor input, gamma;
+};
+RMSNormGrad rmsNormGrad(const Tensor &grad, const Tensor &input,
+                        const Tensor &rstd, const Tensor &gamma,
+                        llvm::ArrayRef<int64_t> tile);
 
 /// The ALiBi slope of each of `heads` heads (Press et al.): 2^(-8 (h+1) / n)
 /// for `heads` a power of two n, else those of the power of two below with

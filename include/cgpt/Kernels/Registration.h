@@ -12,9 +12,10 @@
 namespace cgpt {
 
 /// Registers, as external models, how each transformer op lowers to
-/// dataflow kernels (DataflowLoweringOpInterface) and how each dataflow
-/// kernel executes with real numbers (exec::ExecutableKernelOpInterface).
-/// docs/adding-a-kernel.md explains where a new kernel's pieces go.
+/// dataflow kernels (DataflowLoweringOpInterface). How each dataflow
+/// kernel executes with real numbers is the executor's
+/// (exec::registerExecutionModels). docs/adding-a-kernel.md explains where
+/// a new kernel's pieces go.
 void registerKernelModels(mlir::DialectRegistry &registry);
 
 } // namespace cgpt
