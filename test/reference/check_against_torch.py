@@ -16,8 +16,8 @@ gated (SwiGLU, GeGLU) feed-forward or a mixture of experts; grouped-query
 attention; muP
 multipliers), loads those weights and that batch, and compares:
 
-- the loss (relative error <= 1e-5),
-- every gradient (max-norm relative error <= 1e-4),
+- the loss (relative error <= 1e-6),
+- every gradient (max-norm relative error <= 3e-6),
 - every weight's update (the weight after the optimizer step less the weight
   before), max-norm relative to the update itself: torch's gradient
   clipping and torch.optim.AdamW applied to cgpt's gradients, with the
@@ -29,7 +29,7 @@ multipliers), loads those weights and that batch, and compares:
 
 With --bf16, cgpt stores every stream in bfloat16 (8 significant bits, a
 rounding of up to 2^-9 each) and sums in f32, against the float64
-reference: the loss is held to 1e-3 and the gradients to 3e-2 (measured:
+reference: the loss is held to 2e-4 and the gradients to 3e-2 (measured:
 4.2e-5 and 1.1e-2, the sum of a few roundings); the updates, checked from
 cgpt's own gradients, keep their f32 tolerances.
 
@@ -66,10 +66,14 @@ except ImportError as error:
           "scripts/setup.sh installs them)", file=sys.stderr)
     sys.exit(2)
 
-LOSS_TOLERANCE = 1e-5
-TENSOR_TOLERANCE = 1e-4
+# A few times the worst the clean tree gives over every shape of
+# torch-reference.test (2026-11-26): loss 3.3e-7, gradients 6.8e-7; in
+# bf16, loss 4.2e-5 and gradients 1.1e-2. A derivative off in its fourth
+# digit (GELU's by the tanh form's: 4.5e-5) fails.
+LOSS_TOLERANCE = 1e-6
+TENSOR_TOLERANCE = 3e-6
 UPDATE_TOLERANCE = 1e-5
-BF16_LOSS_TOLERANCE = 1e-3
+BF16_LOSS_TOLERANCE = 2e-4
 BF16_GRADIENT_TOLERANCE = 3e-2
 F32_EPSILON = 2.0 ** -23
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
