@@ -4,14 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The reader every schema shares: the spec it fills, the typed readers of
-// keys (choices, sizes, activations, dropout), the cross-key checks and
-// the command-line overrides. Each schema's own keys are read in its own
-// file: ModelZooParams.cpp, ModelZooTrainer.cpp (both sharing
-// ModelZooModel.cpp and LearningRateSchedule.cpp) and HuggingFace.cpp,
-// whose architectures are a table by model_type. A new schema is one file
-// and one row of kSchemaReaders (ModelReader.cpp); docs/extending.md walks
-// through it. Private to lib/Frontend.
+// The reader every schema shares: the spec it fills and the typed readers
+// of keys (choices, sizes, activations, dropout), in ModelReader.cpp with
+// the schema table. Each schema's own keys are read in its own file:
+// ModelZooParams.cpp, ModelZooTrainer.cpp (both sharing ModelZooModel.cpp
+// and LearningRateSchedule.cpp) and HuggingFace.cpp, whose architectures
+// are a table by model_type; the command line and the checks across keys
+// come after, in CrossKeyChecks.cpp. A new schema is one file and one row
+// of kSchemaReaders; docs/adding-a-model-format.md walks through it.
+// Private to lib/Frontend.
 //
 //===----------------------------------------------------------------------===//
 
