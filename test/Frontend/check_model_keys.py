@@ -52,6 +52,24 @@ MODEL_ZOO = [
     ("dropout_rate", "0.1"),
     ("moe", "{num_experts: 4, top_k: 2}"),
 ]
+# Keys of the other sections: (section, key, value).
+OTHER_SECTIONS = [
+    ("optimizer", "betas", "[0.8, 0.95]"),
+    ("optimizer", "eps", "1.0e-08"),
+    ("optimizer", "weight_decay", "0.1"),
+    ("optimizer", "max_gradient_norm", "1.0"),
+    ("optimizer", "adjust_learning_rate", "{decoder_kernel: 0.5}"),
+    ("optimizer", "learning_rate", "2.0e-3"),
+    ("optimizer", "learning_rate",
+     "[{scheduler: Linear, initial_learning_rate: 0.0, "
+     "end_learning_rate: 1.0e-3, total_iters: 10}, "
+     "{scheduler: CosineDecay, initial_learning_rate: 1.0e-3, "
+     "end_learning_rate: 1.0e-4, total_iters: 90}]"),
+    ("train_input", "batch_size", "16"),
+    ("train_input", "max_sequence_length", "16"),
+    ("train_input", "micro_batch_size", "4"),
+    ("runconfig", "num_csx", "2"),
+]
 # The same with two keys: the rotary keys need rotary positions.
 MODEL_ZOO_WITH = [
     ("rotary_dim", "4", "position_embedding_type", "rotary"),
@@ -85,15 +103,21 @@ def ir_of(cgpt_run, text, suffix):
             for line in run.stdout.splitlines()]
 
 
-def with_model_keys(text, pairs):
-    """`text` with each (key, value) set in its `model:` section."""
+def with_model_keys(text, pairs, section="model"):
+    """`text` with each (key, value) set in its `section:` (added at the end
+    where the file has none)."""
+    if f"\n{section}:\n" not in "\n" + text:
+        text += f"{section}:\n"
     for key, value in pairs:
         line = f"    {key}: {value}"
+        start = ("\n" + text).index(f"\n{section}:\n") + len(section) + 1
+        end = re.search(r"^\S", text[start + 1:], re.M)
+        end = start + 1 + end.start() if end else len(text)
+        body = text[start:end]
         pattern = re.compile(rf"^    {re.escape(key)}: .*$", re.M)
-        if pattern.search(text):
-            text = pattern.sub(line, text)
-        else:
-            text = text.replace("model:\n", "model:\n" + line + "\n", 1)
+        body = pattern.sub(line, body) if pattern.search(body) \
+            else "\n" + line + body
+        text = text[:start] + body + text[end:]
     return text
 
 
@@ -129,7 +153,8 @@ def step_attributes(lines):
     for line in lines:
         if "transformer.train_step" in line:
             body = line[line.index("attributes {") + len("attributes {"):]
-            return re.findall(r"(\w+ = (?:#[\w.]+<[^>]*>|[^,}]+))", body)
+            return re.findall(
+                r"(\w+ = (?:\[[^\]]*\]|#[\w.]+<[^>]*>|[^,}]+))", body)
     return []
 
 
@@ -167,6 +192,10 @@ def main():
         report(key, value, base,
                ir_of(args.cgpt_run, with_model_keys(zoo, [(key, value)]),
                      ".yaml"))
+    for section, key, value in OTHER_SECTIONS:
+        report(f"{section}.{key}", value, base,
+               ir_of(args.cgpt_run,
+                     with_model_keys(zoo, [(key, value)], section), ".yaml"))
     for key, value, needs, needed in MODEL_ZOO_WITH:
         start = with_model_keys(zoo, [(needs, needed)])
         report(key, value, ir_of(args.cgpt_run, start, ".yaml"),
