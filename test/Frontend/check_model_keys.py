@@ -70,12 +70,23 @@ OTHER_SECTIONS = [
     ("train_input", "micro_batch_size", "4"),
     ("runconfig", "num_csx", "2"),
 ]
-# The same with two keys: the rotary keys need rotary positions.
+# The same with another key first: the rotary keys need rotary positions,
+# muP's the base width, the moe section's keys the experts' count.
 MODEL_ZOO_WITH = [
     ("rotary_dim", "4", "position_embedding_type", "rotary"),
     ("rope_theta", "500000.0", "position_embedding_type", "rotary"),
     ("output_logits_alpha", "2.0", "mup_base_hidden_size", "16"),
     ("mup_base_filter_size", "16", "mup_base_hidden_size", "16"),
+    # The moe section's keys, each beside the experts' count.
+    ("moe", "{num_experts: 4, top_k: 2}", "moe", "{num_experts: 4}"),
+    ("moe", "{num_experts: 4, load_balancing_loss_coef: 0.1}", "moe",
+     "{num_experts: 4}"),
+    ("moe", "{num_experts: 4, router_fp32: false}", "moe",
+     "{num_experts: 4}"),
+    ("moe", "{num_experts: 4, num_shared_experts: 1}", "moe",
+     "{num_experts: 4}"),
+    ("moe", "{num_experts: 4, null_expert_bias: 0.5}", "moe",
+     "{num_experts: 4}"),
 ]
 # Hugging Face config.json keys of GPT-2 (the defaults file) and others.
 HUGGING_FACE = [
