@@ -15,7 +15,6 @@
 using namespace mlir;
 using llvm::StringRef;
 using namespace cgpt::transformer;
-using namespace cgpt::training;
 
 namespace cgpt::frontend::detail {
 
@@ -61,49 +60,32 @@ const StringRef kHfResidualDropout[] = {"resid_pdrop", "hidden_dropout",
 // Hugging Face config.json
 //===----------------------------------------------------------------------===//
 
-/// A Hugging Face architecture cgpt reads: its `model_type` and the
-/// member that reads its keys. The first row is the default when a config
-/// states no type (the released Cerebras-GPT configs).
-struct HuggingFaceArchitecture {
-  StringRef modelType;
-  void (ModelReader::*read)(const Section &root);
-};
-
 void ModelReader::readHuggingFace(const Section &root) {
-  static const HuggingFaceArchitecture kArchitectures[] = {
-      {"gpt2", &ModelReader::readHuggingFaceGpt2},
-      {"gpt_bigcode", &ModelReader::readHuggingFaceBigCode},
-      {"gptj", &ModelReader::readHuggingFaceGptJ},
-      {"gpt_neox", &ModelReader::readHuggingFaceNeoX},
-      {"llama", &ModelReader::readHuggingFaceLlama},
-      {"mistral", &ModelReader::readHuggingFaceLlama},
-      {"btlm", &ModelReader::readHuggingFaceBtlm},
-      {"jais", &ModelReader::readHuggingFaceBtlm},
-      {"mixtral", &ModelReader::readHuggingFaceMixtral}};
+  // The architectures cgpt reads, by `model_type`, and the member that
+  // reads each one's keys. A config that states no type is GPT-2 (the
+  // released Cerebras-GPT configs).
+  using ArchitectureReader = void (ModelReader::*)(const Section &);
+  static const Choice<ArchitectureReader> kArchitectures[] = {
+      {&ModelReader::readHuggingFaceGpt2, {"gpt2"}},
+      {&ModelReader::readHuggingFaceBigCode, {"gpt_bigcode"}},
+      {&ModelReader::readHuggingFaceGptJ, {"gptj"}},
+      {&ModelReader::readHuggingFaceNeoX, {"gpt_neox"}},
+      {&ModelReader::readHuggingFaceLlama, {"llama"}},
+      {&ModelReader::readHuggingFaceLlama, {"mistral"}},
+      {&ModelReader::readHuggingFaceBtlm, {"btlm"}},
+      {&ModelReader::readHuggingFaceBtlm, {"jais"}},
+      {&ModelReader::readHuggingFaceMixtral, {"mixtral"}}};
   spec.schema = Schema::HuggingFace;
   src.warnUnknownKeys(root, kHuggingFaceKeys);
-  const HuggingFaceArchitecture *architecture = &kArchitectures[0];
-  if (std::optional<std::string> type = src.readString(root, "model_type")) {
-    auto known = llvm::find_if(kArchitectures, [&](const auto &row) {
-      return normalizeName(row.modelType) == normalizeName(*type);
-    });
-    if (known == std::end(kArchitectures)) {
-      std::string allowed;
-      for (const HuggingFaceArchitecture &row : kArchitectures)
-        allowed += (allowed.empty() ? "" : ", ") + row.modelType.str();
-      src.error(src.locateKey(root, "model_type"), "'model_type' is " +
-                                                       quoteValue(*type) +
-                                                       "; allowed: " + allowed);
-      return;
-    }
-    architecture = known;
-  }
+  ArchitectureReader read =
+      readChoice<ArchitectureReader>(root, "model_type", kArchitectures)
+          .value_or(&ModelReader::readHuggingFaceGpt2);
   if (src.hasFailed())
     return;
   spec.blockStyleReason = "'model_type' is '" +
                           src.readString(root, "model_type").value_or("gpt2") +
                           "'";
-  (this->*architecture->read)(root);
+  (this->*read)(root);
   std::optional<double> epsilon;
   for (StringRef key : {"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"})
     if (!epsilon)

@@ -110,7 +110,7 @@ private:
   /// the caller has matched itself).
   template <typename T>
   std::optional<T> readChoice(const Section &section, StringRef key,
-                              std::initializer_list<Choice<T>> choices,
+                              llvm::ArrayRef<Choice<T>> choices,
                               StringRef alsoAllowed = "");
   std::optional<Activation> readActivation(const Section &section,
                                            StringRef key,
@@ -177,10 +177,9 @@ private:
 };
 
 template <typename T>
-std::optional<T>
-ModelReader::readChoice(const Section &section, StringRef key,
-                        std::initializer_list<Choice<T>> choices,
-                        StringRef alsoAllowed) {
+std::optional<T> ModelReader::readChoice(const Section &section, StringRef key,
+                                         llvm::ArrayRef<Choice<T>> choices,
+                                         StringRef alsoAllowed) {
   std::optional<std::string> text = src.readString(section, key);
   if (!text)
     return std::nullopt;

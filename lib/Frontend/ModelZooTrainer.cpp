@@ -13,7 +13,6 @@
 
 using namespace mlir;
 using llvm::StringRef;
-using namespace cgpt::transformer;
 using namespace cgpt::training;
 
 namespace cgpt::frontend::detail {
