@@ -40,6 +40,10 @@ void setCurrentDebugTypes(const char **types, unsigned count);
     }                                                                          \
   } while (false)
 
+/// llvm::dbgs() with the trace's type first, "[wafer-place] ", as every
+/// trace line starts.
+#define CGPT_DBGS() (::llvm::dbgs() << "[" DEBUG_TYPE "] ")
+
 namespace cgpt {
 
 /// Registers `-debug` and `-debug-only=TYPE[,TYPE...]` with llvm::cl, as an

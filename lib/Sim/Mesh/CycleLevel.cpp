@@ -315,11 +315,10 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       if (result->stopped)
         return stopped();
       run.coreCycles += result->coreCycles;
-      CGPT_DEBUG(llvm::dbgs()
-                 << "[" DEBUG_TYPE "] " << current << " on " << p.width << " x "
-                 << p.height << " cores: " << result->cycles
-                 << " cycles simulated, " << llvm::formatv("{0:f0}", p.analytic)
-                 << " analytic\n");
+      CGPT_DEBUG(CGPT_DBGS()
+                 << "" << current << " on " << p.width << " x " << p.height
+                 << " cores: " << result->cycles << " cycles simulated, "
+                 << llvm::formatv("{0:f0}", p.analytic) << " analytic\n");
       run.kernels.push_back(
           {program->getStages()[p.stage].name, regionOf(p).getSymName().str(),
            static_cast<int64_t>(p.width) * p.height, p.analytic, result->cycles,
@@ -350,8 +349,8 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       if (result->stopped)
         return stopped();
       run.coreCycles += result->coreCycles;
-      CGPT_DEBUG(llvm::dbgs()
-                 << "[" DEBUG_TYPE "] " << current << ": " << result->cycles
+      CGPT_DEBUG(CGPT_DBGS()
+                 << "" << current << ": " << result->cycles
                  << " cycles, the slowest alone " << wave.slowestAlone << "\n");
       wave.simulatedCycles = result->cycles;
       run.waves.push_back(std::move(wave));

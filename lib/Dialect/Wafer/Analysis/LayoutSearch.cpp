@@ -69,21 +69,20 @@ Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
       cycles +=
           region.cost({region.shape, own, rect, microBatch, target}).cycles();
     }
-    CGPT_DEBUG(llvm::dbgs()
-               << "[" DEBUG_TYPE "] @" << stage.name << " on " << rect.w
-               << " x " << rect.h << ", micro-batch " << microBatch << ": "
-               << layout.tokenGroups << " token x " << layout.featureGroups
-               << " feature groups, " << llvm::formatv("{0:f0}", cycles)
-               << " cycles\n");
+    CGPT_DEBUG(CGPT_DBGS() << "@" << stage.name << " on " << rect.w << " x "
+                           << rect.h << ", micro-batch " << microBatch << ": "
+                           << layout.tokenGroups << " token x "
+                           << layout.featureGroups << " feature groups, "
+                           << llvm::formatv("{0:f0}", cycles) << " cycles\n");
     if (bestCycles < 0 || cycles < bestCycles) {
       best = layout;
       bestCycles = cycles;
     }
   }
-  CGPT_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] @" << stage.name << ": chose "
-                          << best.tokenGroups << " x " << best.featureGroups
-                          << " (" << llvm::formatv("{0:f0}", bestCycles)
-                          << " cycles)\n");
+  CGPT_DEBUG(CGPT_DBGS() << "@" << stage.name << ": chose " << best.tokenGroups
+                         << " x " << best.featureGroups << " ("
+                         << llvm::formatv("{0:f0}", bestCycles)
+                         << " cycles)\n");
   return best;
 }
 
@@ -115,12 +114,12 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
        layoutCandidates(rect.cores(), extent,
                         fmacLanes(target, shape.elementBytes), weights)) {
     KernelTime time = timeOf(layout);
-    CGPT_DEBUG(llvm::dbgs()
-               << "[" DEBUG_TYPE "] @" << region.op.getSymName() << " on "
-               << rect.w << " x " << rect.h << ": " << layout.tokenGroups
-               << " token x " << layout.featureGroups << " feature groups, "
-               << llvm::formatv("{0:f0}", time.cycles()) << " cycles ("
-               << time.bound() << ")\n");
+    CGPT_DEBUG(CGPT_DBGS() << "@" << region.op.getSymName() << " on " << rect.w
+                           << " x " << rect.h << ": " << layout.tokenGroups
+                           << " token x " << layout.featureGroups
+                           << " feature groups, "
+                           << llvm::formatv("{0:f0}", time.cycles())
+                           << " cycles (" << time.bound() << ")\n");
     if (bestCycles < 0 || time.cycles() < bestCycles) {
       best = {layout, time};
       bestCycles = time.cycles();

@@ -287,8 +287,8 @@ StepEstimate estimateStep(const StepProgram &program,
       timed.placement.mode == ExecutionMode::layer_pipelined
           ? detail::estimatePipelinedStep(program, timed, observer)
           : estimateStreamingStep(program, timed, policy, observer);
-  CGPT_DEBUG(llvm::dbgs() << llvm::formatv(
-                 "[" DEBUG_TYPE "] {0} placer, {1}: {2} pass(es), the first "
+  CGPT_DEBUG(CGPT_DBGS() << llvm::formatv(
+                 "{0} placer, {1}: {2} pass(es), the first "
                  "{3:e3} s; passes end {4:e3} s, drain {5:e3} s, reduce "
                  "{6:e3} s, optimizer {7:e3} s: step {8:e3} s\n",
                  timed.placement.placer, policy.str(), estimate.passes,

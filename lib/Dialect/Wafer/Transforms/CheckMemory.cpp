@@ -58,10 +58,10 @@ LogicalResult WaferCheckMemory::check(DeviceOp device) {
   for (auto [s, stage] : llvm::enumerate(program->getStages())) {
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
       const CoreMemory &memory = memories[s][r];
-      CGPT_DEBUG(llvm::dbgs()
-                 << "[" DEBUG_TYPE "] @" << stage.name << " @"
-                 << region.op.getSymName() << ": " << memory.total() << " of "
-                 << sram << " B per core: " << memory.describe() << "\n");
+      CGPT_DEBUG(CGPT_DBGS()
+                 << "@" << stage.name << " @" << region.op.getSymName() << ": "
+                 << memory.total() << " of " << sram
+                 << " B per core: " << memory.describe() << "\n");
       if (memory.total() <= sram) {
         region.op.setSramBytesAttr(builder.getI64IntegerAttr(memory.total()));
         continue;

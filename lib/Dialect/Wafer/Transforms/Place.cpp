@@ -60,13 +60,13 @@ struct WaferPlace : cgpt::wafer::impl::WaferPlaceBase<WaferPlace> {
     CGPT_DEBUG({
       for (auto [s, stage] : llvm::enumerate(program->getStages()))
         for (auto [r, region] : llvm::enumerate(placement->regions[s]))
-          llvm::dbgs() << "[" DEBUG_TYPE "] @" << stage.name << " @"
-                       << stage.regions[r].op.getSymName() << ": "
-                       << region.rect.w << " x " << region.rect.h << " at ("
-                       << region.rect.x << ", " << region.rect.y << "), "
-                       << region.layout.tokenGroups << " token x "
-                       << region.layout.featureGroups
-                       << " feature groups, wave " << region.wave << "\n";
+          CGPT_DBGS() << "@" << stage.name << " @"
+                      << stage.regions[r].op.getSymName() << ": "
+                      << region.rect.w << " x " << region.rect.h << " at ("
+                      << region.rect.x << ", " << region.rect.y << "), "
+                      << region.layout.tokenGroups << " token x "
+                      << region.layout.featureGroups << " feature groups, wave "
+                      << region.wave << "\n";
     });
     placement->writeTo(*program);
     return success();

@@ -98,9 +98,9 @@ public:
       std::optional<Placement> placement =
           placer->place(program, microBatch, whyNot);
       if (!placement) {
-        CGPT_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] micro-batch " << microBatch
-                                << ", " << placer->getName()
-                                << ": cannot place: " << whyNot << "\n");
+        CGPT_DEBUG(CGPT_DBGS()
+                   << "micro-batch " << microBatch << ", " << placer->getName()
+                   << ": cannot place: " << whyNot << "\n");
         refusals[placer->getName().str()] = whyNot;
         continue;
       }
@@ -121,11 +121,11 @@ public:
               TimedPlacement::of(program, std::move(blocked), microBatch),
               policy);
         CGPT_DEBUG({
-          llvm::dbgs() << "[" DEBUG_TYPE "] micro-batch " << microBatch << ", "
-                       << c.placer << ", " << policy.str() << ": SRAM peak "
-                       << c.peak.memory.total() << " of "
-                       << program.getTarget().getCoreSramBytes()
-                       << " B per core in @" << c.peak.region.getSymName();
+          CGPT_DBGS() << "micro-batch " << microBatch << ", " << c.placer
+                      << ", " << policy.str() << ": SRAM peak "
+                      << c.peak.memory.total() << " of "
+                      << program.getTarget().getCoreSramBytes()
+                      << " B per core in @" << c.peak.region.getSymName();
           if (c.fits)
             llvm::dbgs() << ", "
                          << llvm::formatv("{0:f2}", c.cost.samplesPerSecond)
@@ -356,10 +356,10 @@ LogicalResult WaferPlanBatch::plan(DeviceOp device) {
           .str();
 
   Builder builder(&getContext());
-  CGPT_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] @" << device.getSymName()
-                          << ": micro-batch " << chosen.microBatch << " on the "
-                          << chosen.placer << " placer with '"
-                          << chosen.policy.str() << "': " << reason << "\n");
+  CGPT_DEBUG(CGPT_DBGS() << "@" << device.getSymName() << ": micro-batch "
+                         << chosen.microBatch << " on the " << chosen.placer
+                         << " placer with '" << chosen.policy.str()
+                         << "': " << reason << "\n");
   device.setMicroBatch(chosen.microBatch);
   device.setGradAccumSteps(
       PassSplit::atMost(perSystem, chosen.microBatch).passes);

@@ -96,10 +96,10 @@ LogicalResult WaferRoute::route(DeviceOp device) {
           first = std::max(first, end);
       }
       int64_t streams = streamsOf(region);
-      CGPT_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] @" << stage.getSymName()
-                              << " @" << region.getSymName() << ": " << streams
-                              << " stream(s) from color " << first << " of "
-                              << colors << "\n");
+      CGPT_DEBUG(CGPT_DBGS()
+                 << "@" << stage.getSymName() << " @" << region.getSymName()
+                 << ": " << streams << " stream(s) from color " << first
+                 << " of " << colors << "\n");
       if (first + streams > colors) {
         InFlightDiagnostic diag = region.emitOpError()
                                   << "needs " << streams << " routing colors";
