@@ -17,6 +17,7 @@ file from its own copy, but an interrupted run leaves the mutation in place
 (`git checkout` puts it back).
 """
 import argparse
+import functools
 import os
 import re
 import subprocess
@@ -221,8 +222,9 @@ def unit_case(test):
     return test[len("Unit/"):] if test.startswith("Unit/") else None
 
 
+@functools.cache
 def unit_cases():
-    """Every `Suite.Name` the unit test sources define."""
+    """Every `Suite.Name` the unit test sources define (read once)."""
     cases = set()
     folder = os.path.join(ROOT, "test", "Unit")
     for source in os.listdir(folder):

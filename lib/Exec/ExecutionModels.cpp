@@ -127,10 +127,10 @@ LogicalResult executeGather(GatherOp g, KernelFrame &frame,
 
 LogicalResult executeScatterAdd(ScatterAddOp s, KernelFrame &frame,
                                 ArrayRef<int64_t> tile) {
-  auto type = cast<StreamType>(s.getResult().getType());
   frame.set(s.getResult(),
             scatterAdd(frame.idsOf(s.getIds()), frame[s.getGrad()],
-                       type.getShape()[0], scaleOr1(s.getScale()), tile));
+                       streamShape(s.getResult())[0], scaleOr1(s.getScale()),
+                       tile));
   return success();
 }
 
@@ -143,9 +143,8 @@ LogicalResult executeAddPositions(AddPositionsOp a, KernelFrame &frame,
 
 LogicalResult executePositionGrad(PositionGradOp p, KernelFrame &frame,
                                   ArrayRef<int64_t> tile) {
-  auto type = cast<StreamType>(p.getResult().getType());
-  frame.set(p.getResult(),
-            positionGrad(frame[p.getGrad()], type.getShape()[0], tile));
+  frame.set(p.getResult(), positionGrad(frame[p.getGrad()],
+                                        streamShape(p.getResult())[0], tile));
   return success();
 }
 
@@ -222,9 +221,8 @@ LogicalResult executeMergeHeads(MergeHeadsOp m, KernelFrame &frame,
 
 LogicalResult executeUnmergeHeads(UnmergeHeadsOp u, KernelFrame &frame,
                                   ArrayRef<int64_t> tile) {
-  auto type = cast<StreamType>(u.getResult().getType());
   frame.set(u.getResult(),
-            unmergeHeads(frame[u.getInput()], type.getShape()[1]));
+            unmergeHeads(frame[u.getInput()], streamShape(u.getResult())[1]));
   return success();
 }
 

@@ -88,18 +88,18 @@ static std::string nameFromPath(StringRef path) {
 /// member that reads them (which names the schema in the spec where the
 /// key alone cannot: Model Zoo's TensorFlow and PyTorch files share theirs).
 struct SchemaReader {
-  const char *keys[2];
+  std::initializer_list<const char *> keys;
   void (ModelReader::*read)(const Section &root);
 };
 
 void ModelReader::read(const YAML::Node &root, const ImportOptions &options) {
   static const SchemaReader kSchemaReaders[] = {
-      {{"trainer", nullptr}, &ModelReader::readTrainer},
-      {{"model", nullptr}, &ModelReader::readTensorFlowOrPyTorch},
+      {{"trainer"}, &ModelReader::readTrainer},
+      {{"model"}, &ModelReader::readTensorFlowOrPyTorch},
       {{"n_embd", "model_type"}, &ModelReader::readHuggingFace}};
   const SchemaReader *reader = llvm::find_if(kSchemaReaders, [&](auto &row) {
     return llvm::any_of(row.keys,
-                        [&](const char *key) { return key && root[key]; });
+                        [&](const char *key) { return bool(root[key]); });
   });
   if (reader == std::end(kSchemaReaders)) {
     src.error(src.fileStart(),

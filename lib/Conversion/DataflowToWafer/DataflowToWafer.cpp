@@ -423,11 +423,11 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
     if (auto in = dyn_cast<WeightInOp>(op)) {
       // The first kernel that reads the weight takes it in; later readers
       // in the stage get it again by multicast from the same entry. (A
-      // use list runs newest first, not in program order.)
+      // use list runs newest first, not in program order; every kernel is
+      // in the stage's body.)
       Operation *first = nullptr;
       for (Operation *user : in->getUsers())
-        if (regionOf.count(user) && user->getBlock() == &body &&
-            (!first || user->isBeforeInBlock(first)))
+        if (regionOf.count(user) && (!first || user->isBeforeInBlock(first)))
           first = user;
       if (first)
         builder.create<wafer::IngressOp>(in.getLoc(), in.getName(),
