@@ -13,8 +13,9 @@ def ExecutableKernelOpInterface : OpInterface<"ExecutableKernelOpInterface"> {
   let cppNamespace = "::cgpt::exec";
   let description = [{
     A dataflow kernel the functional executor can run with real numbers.
-    Kernels get it as an external model (lib/Kernels, registered by
-    `registerKernelModels`), next to the lowering that creates them.
+    Kernels get it as an external model (lib/Exec/ExecutionModels.cpp,
+    registered by `exec::registerExecutionModels`), by the arithmetic of
+    lib/Exec/Kernels.cpp; the compiler alone (cgpt-opt) does not register it.
   }];
   let methods = [
     InterfaceMethod<[{

@@ -14,9 +14,8 @@ def DataflowLoweringOpInterface : OpInterface<"DataflowLoweringOpInterface"> {
   let description = [{
     A transformer op that convert-transformer-to-dataflow can lower: its
     forward kernels and the hand-derived kernels of its backward.
-    Transformer ops get it as an external model (lib/Kernels, registered by
-    `registerKernelModels`), next to the execution of the kernels they
-    create.
+    Transformer ops get it as an external model (lib/Kernels, one file per
+    family of ops, registered by `registerKernelModels`).
   }];
   let methods = [
     InterfaceMethod<[{
