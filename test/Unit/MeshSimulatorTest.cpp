@@ -281,6 +281,52 @@ TEST(MeshSimulator, MicrothreadRunsBesideTheTask) {
   EXPECT_EQ(result->cycles, 2 + 20 + 2 + 1);
 }
 
+/// Two asynchronous sends of one buffer's halves on one color, a cursor
+/// advanced after each: each sends the half its cursor named when it was
+/// issued, and the second waits for the first's microthread (they share a
+/// queue), so the task's 20-cycle operation starts only when the first
+/// send's 8 wavelets are out. By hand: activation (2), the first send's 8
+/// wavelets (cycles 2 to 9), the second issued at 10, the operation from
+/// 10 to 30; the second send's 8 wavelets leave meanwhile.
+TEST(MeshSimulator, AsynchronousSendsOnOneQueueTakeTurns) {
+  MeshProgram p(1, 1);
+  p.routes[0].push_back({0, bit(ramp), bit(east)});
+  p.drains.push_back({0, 0, east, 0, true});
+  CoreProgram code;
+  int rows = code.addBuffer("rows", 16, ElementType::f32);
+  int work = code.addBuffer("work", 40, ElementType::f32);
+  int turn = code.addCursor({8, 16});
+  Task start{false, -1, {}};
+  for (int i = 0; i < 2; ++i) {
+    Op send =
+        Op::vector(Op::Kind::fmov, Dsd::out(0), Dsd::memory(rows, 0, turn),
+                   Dsd(), 8, ElementType::f32);
+    send.async = true;
+    start.body.push_back(send);
+    start.body.push_back(Op::advanceOp(turn));
+  }
+  start.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(work),
+                                  Dsd::memory(work), Dsd::zero(), 40,
+                                  ElementType::f32));
+  code.startActive.push_back(code.addTask(std::move(start)));
+  p.programOf[0] = p.addProgram(std::move(code));
+  MeshConfig c = config();
+  c.values = true;
+  auto load = [](int, std::vector<std::vector<float>> &buffers) {
+    for (int i = 0; i < 16; ++i)
+      buffers[0][i] = static_cast<float>(i);
+  };
+  auto store = [](int, const std::vector<std::vector<float>> &) {};
+  std::string error;
+  std::optional<MeshResult> result =
+      simulate(p, c, error, CoreMemoryAccess{load, store});
+  ASSERT_TRUE(result) << error;
+  ASSERT_EQ(result->drained[0].size(), 16u);
+  for (int i = 0; i < 16; ++i)
+    EXPECT_EQ(result->drained[0][i].lo, i);
+  EXPECT_EQ(result->cycles, 2 + 8 + 20);
+}
+
 /// A program whose buffers exceed the core's SRAM beside its reserve does
 /// not load, and says which core, buffer and bytes.
 TEST(MeshSimulator, ProgramTooBigForSram) {

@@ -237,11 +237,17 @@ constexpr int64_t kWindowOutputs = 64;
 /// `kernel` placed with `layout` at `microBatch` as it runs on a window
 /// of its rectangle: each core of the window holds what a core of the
 /// rectangle holds. Attention: one (sequence, head) block with its share
-/// of the pairs, as on the wafer.
+/// of the pairs, as on the wafer; a routed kernel, one expert's pass.
 Case windowOf(std::string what, KernelShape k, Layout layout, wafer::Rect rect,
               int64_t micro, const target::WaferTargetModel &t) {
   k = wafer::vocabularyChunk(k);
   k.repeats = 1;
+  // A routed kernel runs expert after expert, each the same program on the
+  // rows of the most loaded expert: one expert's pass.
+  if (k.experts > 1) {
+    k = wafer::expertPass(k, micro);
+    micro = 1;
+  }
   if (k.kind == KernelKind::attention) {
     int64_t heads = std::max<int64_t>(1, k.rows / k.columns);
     int64_t cq = std::min(layout.tokenGroups, k.columns),

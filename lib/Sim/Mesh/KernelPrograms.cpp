@@ -121,6 +121,21 @@ void chainOps(std::vector<Op> &body, int step, int buffer, int64_t count,
                               Dsd(), count, ElementType::f32));
 }
 
+/// The chain's part of a core program as an asynchronous operation, as the
+/// SDK's checkerboard GEMV passes its partial sums (an async `@faddh` of
+/// what comes from the west and its own, out to the east): the task goes
+/// on while the microthread sends, and the next one waits for it.
+void asyncChainOp(std::vector<Op> &body, int step, Dsd partials, int64_t count,
+                  std::pair<int, int> colors) {
+  auto [in, out] = colors;
+  Op op = step == 0 ? Op::vector(Op::Kind::fmov, Dsd::out(out), partials, Dsd(),
+                                 count, ElementType::f32)
+                    : Op::vector(Op::Kind::fadd, Dsd::out(out), Dsd::in(in),
+                                 partials, count, ElementType::f32);
+  op.async = true;
+  body.push_back(op);
+}
+
 /// A product against a stream, block by block (the weight matmul, resident
 /// or streamed, and the weight gradient): a core holds `sums.streamed` rows
 /// of `sums.perColumn` inputs and sums `block` output columns at a time.
@@ -339,8 +354,11 @@ void attention(Builder &b, const KernelShape &k, const Layout &layout,
       int kv = p.addBuffer("keys and values", block.keyValueElements, type);
       int query = p.addBuffer("query row", block.rowElements, type);
       int scores = p.addBuffer("scores", block.keys, ElementType::f32);
+      // Two buffers of row partials, taken in turn: a row's pass along the
+      // chain runs asynchronously from one while the next row's operations
+      // fill the other.
       int sums = out.segment > 1
-                     ? p.addBuffer("row partial outputs", block.rowPartials,
+                     ? p.addBuffer("row partial outputs", 2 * block.rowPartials,
                                    ElementType::f32)
                      : -1;
       std::vector<Op> row;
@@ -351,8 +369,12 @@ void attention(Builder &b, const KernelShape &k, const Layout &layout,
         row.push_back(Op::vector(Op::Kind::fmul, Dsd::memory(scores),
                                  Dsd::memory(scores), Dsd::memory(scores),
                                  block.keys, ElementType::f32));
-      if (sums >= 0)
-        chainOps(row, s, sums, block.rowPartials, colors, /*another=*/false);
+      if (sums >= 0) {
+        int turn = p.addCursor({block.rowPartials, 2 * block.rowPartials});
+        asyncChainOp(row, s, Dsd::memory(sums, 0, turn), block.rowPartials,
+                     colors);
+        row.push_back(Op::advanceOp(turn));
+      }
       Task work{false, -1, {}};
       work.body.push_back(Op::loopOp(static_cast<int>(row.size()) + 2, pairs));
       work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(kv),

@@ -247,7 +247,8 @@ bool Band::routeStep(int c, uint8_t *linkUsed) {
   return moved;
 }
 
-float *Band::element(Engine &engine, const Dsd &dsd, int64_t i) {
+float *Band::element(Engine &engine, const Dsd &dsd, int64_t i,
+                     int64_t cursorValue) {
   if (dsd.kind == Dsd::Kind::zero) {
     scratch = 0;
     return &scratch;
@@ -255,8 +256,7 @@ float *Band::element(Engine &engine, const Dsd &dsd, int64_t i) {
   if (dsd.kind == Dsd::Kind::reg)
     return dsd.high ? &engine.argument.hi : &engine.argument.lo;
   std::vector<float> &buffer = engine.memory[dsd.buffer];
-  int64_t at = dsd.offset + (dsd.cursor >= 0 ? engine.cursors[dsd.cursor] : 0) +
-               i * dsd.stride;
+  int64_t at = dsd.offset + cursorValue + i * dsd.stride;
   if (dsd.circular && !buffer.empty())
     at %= static_cast<int64_t>(buffer.size());
   if (at < 0 || at >= static_cast<int64_t>(buffer.size())) {
@@ -270,10 +270,19 @@ float *Band::element(Engine &engine, const Dsd &dsd, int64_t i) {
   return &buffer[at];
 }
 
-void Band::compute(Engine &engine, const Op &op, int64_t first, int64_t count,
+void Band::compute(Engine &engine, const Running &running, int64_t count,
                    const Wavelet *in, Wavelet *out) {
   if (!config.values)
     return;
+  const Op &op = *running.op;
+  int64_t first = running.progress;
+  const std::array<const Dsd *, 4> operands = {&op.dst, &op.src0, &op.src1,
+                                               &op.scalar};
+  std::array<int64_t, 4> cursorValues = {};
+  for (auto [slot, dsd] : llvm::enumerate(operands))
+    if (dsd->cursor >= 0)
+      cursorValues[slot] = running.issued ? running.cursorsAtIssue[slot]
+                                          : engine.cursors[dsd->cursor];
   // A fabric operand gives or takes the elements of one wavelet: lo, then
   // hi for 16-bit data.
   auto fabricValue = [&](const Wavelet *w, int64_t k) {
@@ -281,17 +290,19 @@ void Band::compute(Engine &engine, const Op &op, int64_t first, int64_t count,
   };
   for (int64_t k = 0; k < count; ++k) {
     int64_t i = first + k;
-    auto read = [&](const Dsd &dsd) -> float {
+    auto read = [&](int slot) -> float {
+      const Dsd &dsd = *operands[slot];
       if (dsd.kind == Dsd::Kind::fabricIn)
         return fabricValue(in, k);
       if (dsd.kind == Dsd::Kind::none)
         return 0;
-      return *element(engine, dsd, dsd.kind == Dsd::Kind::reg ? 0 : i);
+      return *element(engine, dsd, dsd.kind == Dsd::Kind::reg ? 0 : i,
+                      cursorValues[slot]);
     };
-    float a = read(op.src0), b = read(op.src1), value = 0;
+    float a = read(1), b = read(2), value = 0;
     switch (op.kind) {
     case Op::Kind::fmac:
-      value = a + b * read(op.scalar);
+      value = a + b * read(3);
       break;
     case Op::Kind::fadd:
       value = a + b;
@@ -311,7 +322,7 @@ void Band::compute(Engine &engine, const Op &op, int64_t first, int64_t count,
     if (op.dst.kind == Dsd::Kind::fabricOut)
       (k == 0 ? out->lo : out->hi) = value;
     else
-      *element(engine, op.dst, i) = value;
+      *element(engine, op.dst, i, cursorValues[0]) = value;
   }
 }
 
@@ -369,7 +380,7 @@ bool Band::fabricStep(int c, Engine &engine, Running &running) {
     in = toEngine.pop(from);
     --waveletsInFlight;
   }
-  compute(engine, op, running.progress, count, &in, &out);
+  compute(engine, running, count, &in, &out);
   if (output) {
     rampOutUsed[c] = 1;
     crossRamp(c, to, true, out, cycle);
@@ -377,6 +388,22 @@ bool Band::fabricStep(int c, Engine &engine, Running &running) {
   }
   running.progress += count;
   return true;
+}
+
+bool Band::sharesMicrothread(const Engine &engine, const Op &op) const {
+  auto colors = [](const Op &o) {
+    llvm::SmallVector<int, 3> found;
+    for (const Dsd *dsd : {&o.dst, &o.src0, &o.src1})
+      if (dsd->isFabric())
+        found.push_back(dsd->color);
+    return found;
+  };
+  llvm::SmallVector<int, 3> mine = colors(op);
+  for (const Running &running : engine.microthreads)
+    for (int color : colors(*running.op))
+      if (llvm::is_contained(mine, color))
+        return true;
+  return false;
 }
 
 bool Band::pickTask(int c, Engine &engine, int64_t now) {
@@ -446,13 +473,21 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
     }
     bool fabric = op.dst.isFabric() || op.src0.isFabric() || op.src1.isFabric();
     if (op.async) {
-      engine.microthreads.push_back({&op, 0});
+      if (sharesMicrothread(engine, op))
+        return acted;
+      Running issued{&op, 0, true, {}};
+      const std::array<const Dsd *, 4> operands = {&op.dst, &op.src0, &op.src1,
+                                                   &op.scalar};
+      for (auto [slot, dsd] : llvm::enumerate(operands))
+        if (dsd->cursor >= 0)
+          issued.cursorsAtIssue[slot] = engine.cursors[dsd->cursor];
+      engine.microthreads.push_back(issued);
       ++engine.pc;
       acted = true;
       continue;
     }
     if (!fabric) {
-      compute(engine, op, 0, op.length, nullptr, nullptr);
+      compute(engine, Running{&op, 0}, op.length, nullptr, nullptr);
       engine.busyUntil = now + vectorCycles(engine, op);
       ++engine.pc;
       return true;

@@ -135,6 +135,11 @@ struct Running {
   const Op *op = nullptr;
   /// Elements done.
   int64_t progress = 0;
+  /// An asynchronous operation's cursors (dst, src0, src1, scalar) as they
+  /// stood when it was issued: the SDK copies a DSD into its register then,
+  /// so the task may advance them for its next operation meanwhile.
+  bool issued = false;
+  std::array<int64_t, 4> cursorsAtIssue = {};
 };
 
 /// One compute engine while it runs its program.
@@ -198,9 +203,16 @@ private:
   bool pickTask(int c, Engine &engine, int64_t now);
   bool runTask(int c, Engine &engine, int64_t now);
   int64_t vectorCycles(const Engine &engine, const Op &op) const;
-  void compute(Engine &engine, const Op &op, int64_t first, int64_t count,
+  void compute(Engine &engine, const Running &running, int64_t count,
                const Wavelet *in, Wavelet *out);
-  float *element(Engine &engine, const Dsd &dsd, int64_t i);
+  /// Element `i` of memory operand `dsd`, its cursor standing at
+  /// `cursorValue`.
+  float *element(Engine &engine, const Dsd &dsd, int64_t i,
+                 int64_t cursorValue);
+  /// Whether a microthread of `engine` uses one of the fabric queues of
+  /// `op`: an asynchronous operation waits for it (the SDK: concurrent
+  /// asynchronous operations must not share a queue or a microthread).
+  bool sharesMicrothread(const Engine &engine, const Op &op) const;
   void advance(Engine &engine, int cursor, int64_t by);
   /// Sends `w` across core `c`'s ramp into router queue `q` (or, not
   /// `toRouter`, its engine's queue `q`): it joins the queue after the

@@ -21,7 +21,8 @@
 // width and its SRAM traffic allow (the target's widths by precision and
 // its read and write bytes per cycle); an operation with a fabric operand
 // moves one wavelet a cycle, waiting for wavelets and for room; an
-// asynchronous one runs as a microthread beside the tasks. A program whose
+// asynchronous one runs as a microthread beside the tasks (waiting for one
+// already on any of its fabric queues). A program whose
 // buffers exceed the core's SRAM beside its reserve fails to load. With
 // `values`, wavelets and buffers carry numbers: what a program computes
 // can be read back. Nothing here is told a kernel's time: it follows from

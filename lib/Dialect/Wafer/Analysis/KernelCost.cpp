@@ -417,8 +417,9 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     // keys and values as they stream in (and their gradients, backward),
     // then, query row by query row, runs vector operations along its keys
     // and passes the row's softmax statistics and partial outputs along
-    // the row of cores, all in one task. Pairs that outnumber the
-    // rectangle's blocks take turns.
+    // the row of cores, all in one task; the pass runs asynchronously, from
+    // one of two buffers, beside the next row's work. Pairs that outnumber
+    // the rectangle's blocks take turns.
     int64_t seq = k.columns;
     int64_t cq = std::min(gt, seq), ck = std::min(gk, seq);
     int64_t blocks = std::max<int64_t>(1, query.rect.cores() / (cq * ck));
@@ -427,18 +428,33 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     int64_t packed = elementsPerWavelet(t, k.elementBytes);
     AttentionBlock block = attentionBlock(k, layout, packed);
     double rows = pairs * static_cast<double>(block.queries);
-    double streams =
-        pairs * static_cast<double>(block.keyValueElements / packed) +
-        rows *
-            (static_cast<double>(block.rowElements / packed) +
-             static_cast<double>(block.rowPartials) * kPartialSumBytes / link);
+    double keysAndValues =
+        pairs * static_cast<double>(block.keyValueElements / packed);
+    // One row's work in the task (its query in, scores f32) and its
+    // partials' pass along the chain.
+    CoreWork row(t);
+    row.stream(static_cast<double>(block.rowElements / packed));
+    row.operations(static_cast<double>(block.rowOperations), block.keys,
+                   t.getF32OpsPerCycle(), 2 * kPartialSumBytes,
+                   kPartialSumBytes);
+    double partials =
+        static_cast<double>(block.rowPartials) * kPartialSumBytes / link;
+    // Rows pipelined through the two stages: the first row's work, then
+    // each stage's slower one for every row after it, then the last pass.
+    auto pipelined = [&](double rowWork) {
+      if (partials == 0)
+        return rows * rowWork;
+      return rowWork + (rows - 1) * std::max(rowWork, partials) + partials;
+    };
     work.tasks(1);
-    work.stream(streams);
-    // Scores are f32.
-    work.operations(rows * static_cast<double>(block.rowOperations), block.keys,
-                    t.getF32OpsPerCycle(), 2 * kPartialSumBytes,
-                    kPartialSumBytes);
-    time.fabric = streams;
+    work.stream(keysAndValues);
+    work.compute += pipelined(row.compute);
+    work.sram += pipelined(row.sram);
+    // The ramp takes in the keys and values, each row's query and the
+    // partials from the west.
+    time.fabric =
+        keysAndValues +
+        rows * (static_cast<double>(block.rowElements / packed) + partials);
     time.fixed = multicastFill(std::max(cq, ck)) + chainFill(ck, ck);
     break;
   }
