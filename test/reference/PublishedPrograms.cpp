@@ -19,6 +19,11 @@
 //   tree       in round l, the core at 2^l (mod 2^(l+1)) sends its sum
 //              2^l cores west: max(B log2 P, B P log2 P / (2 (P - 1)) +
 //              P - 1) + (2 T_R + 1) log2 P
+//   two-phase  a chain within each group of floor(sqrt(P)) cores, then a
+//              chain of the groups' ends: the authors' model, form A,
+//              max(C, E/N + L) + (2 T_R + 1) D, with their depth
+//              D = 2 sqrt(P) - 2 and contention C = 2B, the energy E of
+//              the algorithm's hops (derived), N = L + 1 = P - 1
 //   broadcast  the end core's vector multicast east into every core:
 //              B + P + 2 T_R
 //   2D broadcast  on P x P cores, the corner's vector multicast along the
@@ -153,6 +158,57 @@ MeshProgram tree(int p, int64_t b) {
   return mesh;
 }
 
+/// The two-phase reduce's group size (the authors' code: floor(sqrt(P)),
+/// 22 for P = 512).
+int twoPhaseGroup(int p) {
+  return std::max(1, static_cast<int>(std::floor(std::sqrt(p))));
+}
+
+/// 1D two-phase reduce to the west end: a chain within each group of
+/// twoPhaseGroup(P) adjacent cores to its west end, the group's root
+/// (colors 1 and 2 alternating), then a chain of the roots, each root's
+/// sum passing through the cores of the group west of it (colors 3 and 4).
+MeshProgram twoPhase(int p, int64_t b) {
+  MeshProgram mesh(p, 1);
+  int step = twoPhaseGroup(p);
+  for (int x = 0; x < p; ++x) {
+    int group = x / step, position = x % step;
+    bool groupEnd = position + 1 == step || x + 1 == p;
+    int out = 1 + position % 2, in = 1 + (position + 1) % 2;
+    if (position > 0)
+      mesh.routes[x].push_back({out, bit(ramp), bit(west)});
+    if (!groupEnd)
+      mesh.routes[x].push_back({in, bit(east), bit(ramp)});
+    // The roots' chain: root g sends on 3 + g % 2 through group g - 1.
+    int lastGroup = (p - 1) / step;
+    int rootOut = 3 + group % 2, rootIn = 3 + (group + 1) % 2;
+    if (position == 0 && group > 0)
+      mesh.routes[x].push_back({rootOut, bit(ramp), bit(west)});
+    if (group < lastGroup)
+      mesh.routes[x].push_back(
+          {rootIn, bit(east), position == 0 ? bit(ramp) : bit(west)});
+    mesh.programOf[x] = mesh.addProgram(vectorTask(b, [&](auto &body, int v) {
+      if (position > 0) {
+        body.push_back(
+            groupEnd ? fmov(Dsd::out(out), Dsd::memory(v), b)
+                     : fadd(Dsd::out(out), Dsd::in(in), Dsd::memory(v), b));
+        return;
+      }
+      if (!groupEnd)
+        body.push_back(fadd(Dsd::memory(v), Dsd::in(in), Dsd::memory(v), b));
+      if (group == 0 && group < lastGroup)
+        body.push_back(
+            fadd(Dsd::memory(v), Dsd::in(rootIn), Dsd::memory(v), b));
+      else if (group == lastGroup && group > 0)
+        body.push_back(fmov(Dsd::out(rootOut), Dsd::memory(v), b));
+      else if (group > 0)
+        body.push_back(
+            fadd(Dsd::out(rootOut), Dsd::in(rootIn), Dsd::memory(v), b));
+    }));
+  }
+  return mesh;
+}
+
 /// 1D broadcast from the west end, multicast east into every core.
 MeshProgram broadcast(int p, int64_t b) {
   MeshProgram mesh(p, 1);
@@ -212,6 +268,20 @@ const Program kPrograms[] = {
        double depth = std::ceil(std::log2(p));
        return std::max(b * depth, b * p * depth / (2 * (p - 1)) + p - 1) +
               (2 * kRampLatency + 1) * depth;
+     },
+     true, 1 << 20},
+    // The model's form A, max(C, E/N + L) + (2 T_R + 1) D, with the
+    // authors' depth 2 sqrt(P) - 2 and contention 2B; the energy derived
+    // here from the algorithm: each group's chain, then G - 1 root sums of B
+    // wavelets over a group's span each, on N = P - 1 links, the farthest
+    // core L = P - 1 hops from the end.
+    {"two-phase reduce", twoPhase,
+     [](double p, double b) {
+       double step = twoPhaseGroup(static_cast<int>(p));
+       double groups = std::ceil(p / step);
+       double energy = b * (p - groups + step * (groups - 1));
+       return std::max(2 * b, energy / (p - 1) + p - 1) +
+              (2 * kRampLatency + 1) * (2 * std::sqrt(p) - 2);
      },
      true, 1 << 20},
     {"broadcast", broadcast,
