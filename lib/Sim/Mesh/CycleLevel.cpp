@@ -146,12 +146,9 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
         kernel.rows = kernel.columns;
         batch = ceilDiv(micro * heads, blocks);
       }
-      int gridWidth = static_cast<int>(
-          std::clamp<int64_t>(placed.layout.featureGroups, 1, placed.rect.w));
-      int gridHeight = static_cast<int>(
-          std::clamp<int64_t>(placed.layout.tokenGroups, 1, placed.rect.h));
+      SegmentGrid grid = segmentGrid(placed.layout, placed.rect);
       planned.push_back({s, r, kernel, placed.layout, placed.rect, batch,
-                         gridWidth, gridHeight, analytic});
+                         grid.segment, grid.rows, analytic});
     }
   }
   auto regionOf = [&](const Planned &p) {

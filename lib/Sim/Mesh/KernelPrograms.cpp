@@ -410,14 +410,19 @@ MeshConfig meshConfig(const target::WaferTargetModel &target) {
   return config;
 }
 
+SegmentGrid segmentGrid(const Layout &layout, const wafer::Rect &rect) {
+  return {
+      static_cast<int>(std::clamp<int64_t>(layout.featureGroups, 1, rect.w)),
+      static_cast<int>(std::clamp<int64_t>(layout.tokenGroups, 1, rect.h))};
+}
+
 KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
                                  int64_t microBatch,
                                  const target::WaferTargetModel &target,
                                  const wafer::Rect &rect,
                                  const KernelProgramOptions &options) {
-  int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
-  int segment = static_cast<int>(std::clamp<int64_t>(gk, 1, rect.w));
-  int rows = static_cast<int>(std::clamp<int64_t>(gt, 1, rect.h));
+  int64_t gt = layout.tokenGroups;
+  auto [segment, rows] = segmentGrid(layout, rect);
   int columns = 1;
   if (options.allTokenGroups && k.kind != KernelKind::attention)
     columns = static_cast<int>(std::clamp<int64_t>(

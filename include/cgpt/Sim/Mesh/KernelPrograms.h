@@ -55,6 +55,14 @@ struct KernelProgram {
   int64_t tokens = 0, features = 0;
 };
 
+/// The grid one column of segments takes of `rect` under `layout`: its
+/// feature groups along a row and its token groups down the rows, each at
+/// most the rectangle's side.
+struct SegmentGrid {
+  int segment = 1, rows = 1;
+};
+SegmentGrid segmentGrid(const wafer::Layout &layout, const wafer::Rect &rect);
+
 /// The program of `kernel` for `microBatch` sequences, laid out as `layout`
 /// on `rect` of `target`'s cores. For attention the program is one
 /// (sequence, head) block with `kernel.flops` its share of the pairs.

@@ -147,8 +147,7 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
   memory.reserve = program.getTarget().getReservedBytes();
   SumBlockShape sums = sumBlockShape(region.shape, placed.layout, microBatch);
   if (sums.blockable())
-    memory.sums = sums.blockColumns(placed.layout.sumBlock) * sums.perColumn *
-                  kPartialSumBytes;
+    memory.sums = sums.bytes(placed.layout.sumBlock);
   bool wholeMesh = placed.rect == program.getMesh();
   if (wholeMesh || placement.mode == ExecutionMode::layer_pipelined) {
     memory.live = spread(s, r, region.live);
@@ -224,33 +223,38 @@ MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
 }
 
 Placement withSumBlocks(const StepProgram &program, Placement placement,
-                        int64_t microBatch, CheckpointPolicy policy) {
+                        int64_t microBatch, CheckpointPolicy policy,
+                        MemoryPeak *peak) {
   int64_t sram = program.getTarget().getCoreSramBytes();
   std::vector<std::vector<CoreMemory>> memories =
       regionMemories(program, placement, microBatch, policy);
+  if (peak)
+    *peak = {};
   for (auto [s, stage] : llvm::enumerate(program.getStages())) {
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
+      CoreMemory &memory = memories[s][r];
       Layout &layout = placement.regions[s][r].layout;
       SumBlockShape sums = sumBlockShape(region.shape, layout, microBatch);
-      if (!sums.blockable())
-        continue;
-      const CoreMemory &memory = memories[s][r];
-      int64_t room = sram - (memory.total() - memory.sums);
-      int64_t fit = room / (sums.perColumn * kPartialSumBytes);
-      if (fit >= sums.columns) {
+      if (sums.blockable()) {
+        int64_t room = sram - (memory.total() - memory.sums);
+        int64_t fit = room / (sums.perColumn * kPartialSumBytes);
         layout.sumBlock = 0;
-        continue;
+        if (fit < sums.columns) {
+          // Evenly over the blocks, and each block's stream in whole
+          // wavelets where that leaves a block of at least one column.
+          int64_t blocks = ceilDiv(sums.columns, std::max<int64_t>(1, fit));
+          int64_t block = ceilDiv(sums.columns, blocks);
+          int64_t perWavelet = elementsPerWavelet(program.getTarget(),
+                                                  region.shape.elementBytes);
+          int64_t whole = perWavelet / std::gcd(sums.streamed, perWavelet);
+          if (block >= whole)
+            block -= block % whole;
+          layout.sumBlock = block;
+        }
+        memory.sums = sums.bytes(layout.sumBlock);
       }
-      // Evenly over the blocks, and each block's stream in whole wavelets
-      // where that leaves a block of at least one column.
-      int64_t blocks = ceilDiv(sums.columns, std::max<int64_t>(1, fit));
-      int64_t block = ceilDiv(sums.columns, blocks);
-      int64_t perWavelet =
-          elementsPerWavelet(program.getTarget(), region.shape.elementBytes);
-      int64_t whole = perWavelet / std::gcd(sums.streamed, perWavelet);
-      if (block >= whole)
-        block -= block % whole;
-      layout.sumBlock = block;
+      if (peak && (!peak->region || memory.total() > peak->memory.total()))
+        *peak = {region.op, memory};
     }
   }
   return placement;

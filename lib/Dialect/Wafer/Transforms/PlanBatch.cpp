@@ -107,12 +107,11 @@ public:
       for (CheckpointPolicy policy : policiesOf(placer->getMode())) {
         // What the policy leaves each core decides how the weight kernels
         // block their sums, and so their time.
+        MemoryPeak peak;
         Placement blocked =
-            withSumBlocks(program, *placement, microBatch, policy);
-        Candidate c{
-            microBatch, placer->getName().str(),
-            policy,     memoryPeak(program, blocked, microBatch, policy),
-            {},         false};
+            withSumBlocks(program, *placement, microBatch, policy, &peak);
+        Candidate c{microBatch, placer->getName().str(), policy, peak, {},
+                    false};
         c.fits =
             c.peak.memory.total() <= program.getTarget().getCoreSramBytes();
         if (c.fits)

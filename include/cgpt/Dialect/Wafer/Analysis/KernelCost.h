@@ -78,6 +78,10 @@ struct SumBlockShape {
   int64_t blockColumns(int64_t sumBlock) const {
     return sumBlock > 0 ? std::min(sumBlock, columns) : columns;
   }
+  /// The f32 sums a core holds under `sumBlock`.
+  int64_t bytes(int64_t sumBlock) const {
+    return blockColumns(sumBlock) * perColumn * kPartialSumBytes;
+  }
 };
 SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
                             int64_t microBatch);

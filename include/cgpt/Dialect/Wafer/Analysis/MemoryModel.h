@@ -74,9 +74,11 @@ MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
 /// `placement` with each weight kernel's `sum_block` set: all its output
 /// columns at once where their sums fit beside everything else its cores
 /// hold at `microBatch` under `policy`, else as many as fit (at least one),
-/// spread evenly over the blocks.
+/// spread evenly over the blocks. With `peak`, also its memoryPeak, from
+/// the same account (a block changes only its region's sums).
 Placement withSumBlocks(const StepProgram &program, Placement placement,
-                        int64_t microBatch, CheckpointPolicy policy);
+                        int64_t microBatch, CheckpointPolicy policy,
+                        MemoryPeak *peak = nullptr);
 
 } // namespace cgpt::wafer
 
