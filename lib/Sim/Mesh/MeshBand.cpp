@@ -247,6 +247,11 @@ bool Band::routeStep(int c, uint8_t *linkUsed) {
   return moved;
 }
 
+/// An operation's operands in the order of Microthread::cursorsAtIssue.
+static std::array<const Dsd *, 4> operandsOf(const Op &op) {
+  return {&op.dst, &op.src0, &op.src1, &op.scalar};
+}
+
 float *Band::element(Engine &engine, const Dsd &dsd, int64_t i,
                      int64_t cursorValue) {
   if (dsd.kind == Dsd::Kind::zero) {
@@ -270,18 +275,18 @@ float *Band::element(Engine &engine, const Dsd &dsd, int64_t i,
   return &buffer[at];
 }
 
-void Band::compute(Engine &engine, const Running &running, int64_t count,
+void Band::compute(Engine &engine, const Running &running,
+                   const std::array<int64_t, 4> *cursorsAtIssue, int64_t count,
                    const Wavelet *in, Wavelet *out) {
   if (!config.values)
     return;
   const Op &op = *running.op;
   int64_t first = running.progress;
-  const std::array<const Dsd *, 4> operands = {&op.dst, &op.src0, &op.src1,
-                                               &op.scalar};
+  const std::array<const Dsd *, 4> operands = operandsOf(op);
   std::array<int64_t, 4> cursorValues = {};
   for (auto [slot, dsd] : llvm::enumerate(operands))
     if (dsd->cursor >= 0)
-      cursorValues[slot] = running.issued ? running.cursorsAtIssue[slot]
+      cursorValues[slot] = cursorsAtIssue ? (*cursorsAtIssue)[slot]
                                           : engine.cursors[dsd->cursor];
   // A fabric operand gives or takes the elements of one wavelet: lo, then
   // hi for 16-bit data.
@@ -359,7 +364,8 @@ void Band::advance(Engine &engine, int cursor, int64_t by) {
   }
 }
 
-bool Band::fabricStep(int c, Engine &engine, Running &running) {
+bool Band::fabricStep(int c, Engine &engine, Running &running,
+                      const std::array<int64_t, 4> *cursorsAtIssue) {
   const Op &op = *running.op;
   // Elements this wavelet carries: one f32 or two 16-bit values, fewer at
   // the end of an odd count.
@@ -380,7 +386,7 @@ bool Band::fabricStep(int c, Engine &engine, Running &running) {
     in = toEngine.pop(from);
     --waveletsInFlight;
   }
-  compute(engine, running, count, &in, &out);
+  compute(engine, running, cursorsAtIssue, count, &in, &out);
   if (output) {
     rampOutUsed[c] = 1;
     crossRamp(c, to, true, out, cycle);
@@ -399,8 +405,8 @@ bool Band::sharesMicrothread(const Engine &engine, const Op &op) const {
     return found;
   };
   llvm::SmallVector<int, 3> mine = colors(op);
-  for (const Running &running : engine.microthreads)
-    for (int color : colors(*running.op))
+  for (const Microthread &thread : engine.microthreads)
+    for (int color : colors(*thread.running.op))
       if (llvm::is_contained(mine, color))
         return true;
   return false;
@@ -475,10 +481,8 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
     if (op.async) {
       if (sharesMicrothread(engine, op))
         return acted;
-      Running issued{&op, 0, true, {}};
-      const std::array<const Dsd *, 4> operands = {&op.dst, &op.src0, &op.src1,
-                                                   &op.scalar};
-      for (auto [slot, dsd] : llvm::enumerate(operands))
+      Microthread issued{{&op, 0}, {}};
+      for (auto [slot, dsd] : llvm::enumerate(operandsOf(op)))
         if (dsd->cursor >= 0)
           issued.cursorsAtIssue[slot] = engine.cursors[dsd->cursor];
       engine.microthreads.push_back(issued);
@@ -487,7 +491,7 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
       continue;
     }
     if (!fabric) {
-      compute(engine, Running{&op, 0}, op.length, nullptr, nullptr);
+      compute(engine, Running{&op, 0}, nullptr, op.length, nullptr, nullptr);
       engine.busyUntil = now + vectorCycles(engine, op);
       ++engine.pc;
       return true;
@@ -515,8 +519,10 @@ bool Band::engineStep(int c, int64_t now) {
   bool acted = false;
   // Microthreads run beside the tasks, a wavelet a cycle each.
   for (size_t i = 0; i < engine.microthreads.size();) {
-    Running &running = engine.microthreads[i];
-    if (running.progress < running.op->length && fabricStep(c, engine, running))
+    Microthread &thread = engine.microthreads[i];
+    Running &running = thread.running;
+    if (running.progress < running.op->length &&
+        fabricStep(c, engine, running, &thread.cursorsAtIssue))
       acted = true;
     if (running.progress >= running.op->length) {
       if (running.op->onDone >= 0)
@@ -645,7 +651,7 @@ std::string Band::stuckCores() const {
       continue;
     }
     if (!engine.microthreads.empty()) {
-      describe(engine.microthreads.front(), "in a microthread on");
+      describe(engine.microthreads.front().running, "in a microthread on");
       continue;
     }
     for (int port = 0; port < kPorts && listed < 4; ++port)

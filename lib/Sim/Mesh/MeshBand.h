@@ -135,10 +135,14 @@ struct Running {
   const Op *op = nullptr;
   /// Elements done.
   int64_t progress = 0;
-  /// An asynchronous operation's cursors (dst, src0, src1, scalar) as they
-  /// stood when it was issued: the SDK copies a DSD into its register then,
-  /// so the task may advance them for its next operation meanwhile.
-  bool issued = false;
+};
+
+/// An asynchronous operation running beside the tasks, with its cursors
+/// (dst, src0, src1, scalar) as they stood when it was issued: the SDK
+/// copies a DSD into its register then, so the task may advance them for
+/// its next operation meanwhile.
+struct Microthread {
+  Running running;
   std::array<int64_t, 4> cursorsAtIssue = {};
 };
 
@@ -162,7 +166,9 @@ struct Engine {
   int64_t busyUntil = 0;
   /// The task's fabric operation in progress, if its op is one.
   Running current;
-  llvm::SmallVector<Running, 2> microthreads;
+  /// Rare (attention's row partials): none held inline, so that a whole
+  /// wafer of engines stays small.
+  llvm::SmallVector<Microthread, 0> microthreads;
 };
 
 class Band {
@@ -199,11 +205,15 @@ private:
   void load();
   bool routeStep(int c, uint8_t *linkUsed);
   bool engineStep(int c, int64_t now);
-  bool fabricStep(int c, Engine &engine, Running &running);
+  /// One wavelet of `running`; a microthread's memory operands at
+  /// `cursorsAtIssue`, a task's at its cursors now.
+  bool fabricStep(int c, Engine &engine, Running &running,
+                  const std::array<int64_t, 4> *cursorsAtIssue = nullptr);
   bool pickTask(int c, Engine &engine, int64_t now);
   bool runTask(int c, Engine &engine, int64_t now);
   int64_t vectorCycles(const Engine &engine, const Op &op) const;
-  void compute(Engine &engine, const Running &running, int64_t count,
+  void compute(Engine &engine, const Running &running,
+               const std::array<int64_t, 4> *cursorsAtIssue, int64_t count,
                const Wavelet *in, Wavelet *out);
   /// Element `i` of memory operand `dsd`, its cursor standing at
   /// `cursorValue`.

@@ -269,6 +269,19 @@ public:
   /// Fabric operations over `wavelets` in all, as fast as the queues let
   /// them come.
   void stream(double wavelets) { add(wavelets * perWavelet); }
+  /// `rows` times the work of `row`, each followed by a pass of `pass`
+  /// cycles that runs asynchronously beside the next row's work: the rows
+  /// pipeline through the two, the first row's work, then the slower of
+  /// the two for every row after it, then the last pass.
+  void pipelinedRows(const CoreWork &row, double rows, double pass) {
+    auto pipelined = [&](double rowWork) {
+      if (pass == 0)
+        return rows * rowWork;
+      return rowWork + (rows - 1) * std::max(rowWork, pass) + pass;
+    };
+    compute += pipelined(row.compute);
+    sram += pipelined(row.sram);
+  }
 
   double compute = 0, sram = 0;
 
@@ -439,17 +452,9 @@ KernelTime kernelTime(const KernelCostQuery &query) {
                    kPartialSumBytes);
     double partials =
         static_cast<double>(block.rowPartials) * kPartialSumBytes / link;
-    // Rows pipelined through the two stages: the first row's work, then
-    // each stage's slower one for every row after it, then the last pass.
-    auto pipelined = [&](double rowWork) {
-      if (partials == 0)
-        return rows * rowWork;
-      return rowWork + (rows - 1) * std::max(rowWork, partials) + partials;
-    };
     work.tasks(1);
     work.stream(keysAndValues);
-    work.compute += pipelined(row.compute);
-    work.sram += pipelined(row.sram);
+    work.pipelinedRows(row, rows, partials);
     // The ramp takes in the keys and values, each row's query and the
     // partials from the west.
     time.fabric =
