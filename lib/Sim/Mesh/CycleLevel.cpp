@@ -313,7 +313,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
         return stopped();
       run.coreCycles += result->coreCycles;
       CGPT_DEBUG(CGPT_DBGS()
-                 << "" << current << " on " << p.width << " x " << p.height
+                 << current << " on " << p.width << " x " << p.height
                  << " cores: " << result->cycles << " cycles simulated, "
                  << llvm::formatv("{0:f0}", p.analytic) << " analytic\n");
       run.kernels.push_back(
@@ -347,7 +347,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
         return stopped();
       run.coreCycles += result->coreCycles;
       CGPT_DEBUG(CGPT_DBGS()
-                 << "" << current << ": " << result->cycles
+                 << current << ": " << result->cycles
                  << " cycles, the slowest alone " << wave.slowestAlone << "\n");
       wave.simulatedCycles = result->cycles;
       run.waves.push_back(std::move(wave));

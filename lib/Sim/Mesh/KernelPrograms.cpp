@@ -103,37 +103,25 @@ public:
   llvm::DenseMap<int, int> parts;
 };
 
-/// The chain's part of a core program, `step` of it: send its sums, or add
-/// them to what comes and pass it on; then, when another block follows,
-/// clear them for it.
-void chainOps(std::vector<Op> &body, int step, int buffer, int64_t count,
-              std::pair<int, int> colors, bool another) {
+/// Step `step` of a chain passing `count` f32 sums at `sums`: the first
+/// sends its own, the others add them to what comes and pass it on.
+Op chainOp(int step, Dsd sums, int64_t count, std::pair<int, int> colors) {
   auto [in, out] = colors;
   if (step == 0)
-    body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(out),
-                              Dsd::memory(buffer), Dsd(), count,
-                              ElementType::f32));
-  else
-    body.push_back(Op::vector(Op::Kind::fadd, Dsd::out(out), Dsd::in(in),
-                              Dsd::memory(buffer), count, ElementType::f32));
+    return Op::vector(Op::Kind::fmov, Dsd::out(out), sums, Dsd(), count,
+                      ElementType::f32);
+  return Op::vector(Op::Kind::fadd, Dsd::out(out), Dsd::in(in), sums, count,
+                    ElementType::f32);
+}
+
+/// The chain's part of a core program, `step` of it (chainOp); then, when
+/// another block follows, clear the sums for it.
+void chainOps(std::vector<Op> &body, int step, int buffer, int64_t count,
+              std::pair<int, int> colors, bool another) {
+  body.push_back(chainOp(step, Dsd::memory(buffer), count, colors));
   if (another)
     body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(buffer), Dsd::zero(),
                               Dsd(), count, ElementType::f32));
-}
-
-/// The chain's part of a core program as an asynchronous operation, as the
-/// SDK's checkerboard GEMV passes its partial sums (an async `@faddh` of
-/// what comes from the west and its own, out to the east): the task goes
-/// on while the microthread sends, and the next one waits for it.
-void asyncChainOp(std::vector<Op> &body, int step, Dsd partials, int64_t count,
-                  std::pair<int, int> colors) {
-  auto [in, out] = colors;
-  Op op = step == 0 ? Op::vector(Op::Kind::fmov, Dsd::out(out), partials, Dsd(),
-                                 count, ElementType::f32)
-                    : Op::vector(Op::Kind::fadd, Dsd::out(out), Dsd::in(in),
-                                 partials, count, ElementType::f32);
-  op.async = true;
-  body.push_back(op);
 }
 
 /// A product against a stream, block by block (the weight matmul, resident
@@ -370,9 +358,15 @@ void attention(Builder &b, const KernelShape &k, const Layout &layout,
                                  Dsd::memory(scores), Dsd::memory(scores),
                                  block.keys, ElementType::f32));
       if (sums >= 0) {
+        // Asynchronous, as the SDK's checkerboard GEMV passes its partial
+        // sums (an async `@faddh` of what comes from the west and its own,
+        // out to the east): the task goes on while the microthread sends,
+        // and the next row's pass waits for it.
         int turn = p.addCursor({block.rowPartials, 2 * block.rowPartials});
-        asyncChainOp(row, s, Dsd::memory(sums, 0, turn), block.rowPartials,
-                     colors);
+        Op pass =
+            chainOp(s, Dsd::memory(sums, 0, turn), block.rowPartials, colors);
+        pass.async = true;
+        row.push_back(pass);
         row.push_back(Op::advanceOp(turn));
       }
       Task work{false, -1, {}};

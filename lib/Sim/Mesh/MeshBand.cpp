@@ -252,6 +252,17 @@ static std::array<const Dsd *, 4> operandsOf(const Op &op) {
   return {&op.dst, &op.src0, &op.src1, &op.scalar};
 }
 
+/// Where the cursor of each of `op`'s operands stands now (0 for one
+/// without a cursor).
+static std::array<int64_t, 4> cursorValuesOf(const Engine &engine,
+                                             const Op &op) {
+  std::array<int64_t, 4> values = {};
+  for (auto [slot, dsd] : llvm::enumerate(operandsOf(op)))
+    if (dsd->cursor >= 0)
+      values[slot] = engine.cursors[dsd->cursor];
+  return values;
+}
+
 float *Band::element(Engine &engine, const Dsd &dsd, int64_t i,
                      int64_t cursorValue) {
   if (dsd.kind == Dsd::Kind::zero) {
@@ -283,11 +294,8 @@ void Band::compute(Engine &engine, const Running &running,
   const Op &op = *running.op;
   int64_t first = running.progress;
   const std::array<const Dsd *, 4> operands = operandsOf(op);
-  std::array<int64_t, 4> cursorValues = {};
-  for (auto [slot, dsd] : llvm::enumerate(operands))
-    if (dsd->cursor >= 0)
-      cursorValues[slot] = cursorsAtIssue ? (*cursorsAtIssue)[slot]
-                                          : engine.cursors[dsd->cursor];
+  const std::array<int64_t, 4> cursorValues =
+      cursorsAtIssue ? *cursorsAtIssue : cursorValuesOf(engine, op);
   // A fabric operand gives or takes the elements of one wavelet: lo, then
   // hi for 16-bit data.
   auto fabricValue = [&](const Wavelet *w, int64_t k) {
@@ -481,11 +489,7 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
     if (op.async) {
       if (sharesMicrothread(engine, op))
         return acted;
-      Microthread issued{{&op, 0}, {}};
-      for (auto [slot, dsd] : llvm::enumerate(operandsOf(op)))
-        if (dsd->cursor >= 0)
-          issued.cursorsAtIssue[slot] = engine.cursors[dsd->cursor];
-      engine.microthreads.push_back(issued);
+      engine.microthreads.push_back({{&op, 0}, cursorValuesOf(engine, op)});
       ++engine.pc;
       acted = true;
       continue;
