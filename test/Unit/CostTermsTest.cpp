@@ -114,12 +114,12 @@ wafer.device @attend target "mini" attributes {flops_per_sequence = 1 : i64, glo
   const Layout &qkv = placement.regions[0][0].layout;
   const Layout &attend = placement.regions[0][1].layout;
   ASSERT_EQ(placement.regions[0][1].rect.cores(), 192);
-  // The product splits the 64 tokens 16 ways and each token's features
-  // 12 ways: a core holds 4 tokens of ceil(ceil(32,768 / 64) / 12) =
-  // ceil(512 / 12) = 43 B each.
-  ASSERT_EQ(qkv.tokenGroups, 16);
-  ASSERT_EQ(qkv.featureGroups, 12);
-  int64_t spread = 4 * 43;
+  // The product splits each token's features 16 ways, a segment along
+  // each row, and the 64 tokens 12 ways: a core holds 6 tokens of
+  // ceil(ceil(32,768 / 64) / 16) = 32 B each.
+  ASSERT_EQ(qkv.tokenGroups, 12);
+  ASSERT_EQ(qkv.featureGroups, 16);
+  int64_t spread = 6 * 32;
   // 4 heads of 64 queries: 4 (sequence, head) blocks, at most one a core;
   // the 64 keys over the attention's feature groups.
   int64_t keys = (64 + attend.featureGroups - 1) / attend.featureGroups;

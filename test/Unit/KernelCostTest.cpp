@@ -190,6 +190,31 @@ TEST(KernelCost, AttentionBlocksTakeTurns) {
   EXPECT_GT(crowded.compute, 1.9 * (roomy.compute - 2 * 2));
 }
 
+/// What a core of an attention block holds, by hand: the forward (two
+/// products) of 64-token sequences, head size 16, bf16, on blocks of 2
+/// query by 4 key groups: 16 keys a core, their keys and values 2 x 16 x 16
+/// = 512 elements and a query row of 16, (512 + 16) x 2 = 1,056 B; 16 f32
+/// scores, 64 B; two buffers of the row's f32 partials, its statistics and
+/// output (2 + 16 each), 144 B. With one key group nothing passes along
+/// the row.
+TEST(KernelCost, AttentionBlockBytesByHand) {
+  KernelShape shape;
+  shape.kind = KernelKind::attention;
+  shape.rows = 4 * 64;
+  shape.columns = 64;
+  shape.contracted = 16;
+  shape.elementBytes = 2;
+  shape.flops = 4 * (2 * 2 * 64 * 64 * 16);
+  AttentionBlock block = attentionBlock(shape, {2, 4, Edge::none}, 2);
+  EXPECT_EQ(block.keys, 16);
+  EXPECT_EQ(block.keyValueElements, 512);
+  EXPECT_EQ(block.rowElements, 16);
+  EXPECT_EQ(block.rowPartials, 18);
+  EXPECT_EQ(block.bytes(2), (512 + 16) * 2 + (16 + 2 * 18) * 4);
+  AttentionBlock alone = attentionBlock(shape, {2, 1, Edge::none}, 2);
+  EXPECT_EQ(alone.bytes(2), (2 * 64 * 16 + 16) * 2 + 64 * 4);
+}
+
 /// The load a static program plans for an expert: the mean plus the
 /// binomial spread times the expected largest of E standard normals
 /// (1.0294 for 4, 1.4236 for 8: the order statistics' tables), never more

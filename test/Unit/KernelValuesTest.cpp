@@ -117,13 +117,13 @@ const Case kCases[] = {
      2,
      {6, 2, Edge::north, 0},
      {0, 0, 4, 3}},
-    {"more token groups than the rectangle folds: two passes",
+    {"fewer token groups than the rectangle's segments: one idle",
      2,
      10,
      8,
      6,
      2,
-     {10, 2, Edge::north, 2},
+     {5, 2, Edge::north, 2},
      {0, 0, 4, 3}},
     {"one core", 1, 3, 5, 4, 2, {1, 1, Edge::north, 0}, {0, 0, 1, 1}},
     {"f32 stream, blocks of one column",
@@ -204,7 +204,7 @@ TEST_F(KernelValues, ChunksMakeTheWholeProduct) {
         runWeightKernel(k, {2, 2, Edge::north, 0}, sequences, mini(),
                         {0, 0, 4, 3}, held, streamed, error);
     ASSERT_TRUE(ran) << error;
-    EXPECT_EQ(ran->passes, 3);
+    EXPECT_EQ(ran->runs, 3);
     expectClose(
         ran->values,
         matmul ? product(held, streamed, tokens, c.columns, features, false)
@@ -218,8 +218,8 @@ TEST_F(KernelValues, RefusesWhatItCannotCarry) {
   std::string error;
   EXPECT_FALSE(runWeightKernel(k, {2, 5, Edge::north, 0}, 1, mini(),
                                {0, 0, 4, 3}, x, dy, error));
-  EXPECT_EQ(error,
-            "its 5 feature groups do not fit along its rectangle's 4 columns");
+  EXPECT_EQ(error, "its layout of 2 x 5 groups does not fit its 4 x 3 "
+                   "rectangle in segments along its rows");
   std::vector<float> tooShort(5);
   EXPECT_FALSE(runWeightKernel(k, {3, 2, Edge::north, 0}, 1, mini(),
                                {0, 0, 4, 3}, x, tooShort, error));

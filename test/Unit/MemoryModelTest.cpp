@@ -24,22 +24,22 @@ using Kind = CheckpointPolicy::Kind;
 using MemoryModelTest = test::WaferFixture;
 
 /// two-layers.mlir at one sequence (64 tokens) on the 16 x 12 mini mesh,
-/// whole-mesh: the forward stage splits tokens 16 ways (4 per core, two
-/// SIMD widths) and features 12 ways (192 cores), so a core holds 4 tokens
-/// of each activation, and ceil(256 / 12) = 22 B of each token of the
-/// matmul's 16,384 live bytes per sequence (256 B per token): 88 B. The two
-/// layers keep 8,192 B each per sequence (256 B per token in all): 4 x 22 =
-/// 88 B.
+/// whole-mesh: the forward stage splits features 16 ways, a segment along
+/// each row, and tokens 12 ways (6 per core), so a core holds 6 tokens of
+/// each activation, and ceil(256 / 16) = 16 B of each token of the
+/// matmul's 16,384 live bytes per sequence (256 B per token): 96 B. The
+/// two layers keep 8,192 B each per sequence (256 B per token in all):
+/// 6 x 16 = 96 B.
 TEST_F(MemoryModelTest, LiveAndCheckpointBytesByHand) {
   StepProgram program = programOf(parseInput("two-layers.mlir"));
   Placement placement = placeWith("whole-mesh", program, 1);
   const Layout &layout = placement.regions[0][0].layout;
-  EXPECT_EQ(layout.tokenGroups, 16);
-  EXPECT_EQ(layout.featureGroups, 12);
+  EXPECT_EQ(layout.tokenGroups, 12);
+  EXPECT_EQ(layout.featureGroups, 16);
   CoreMemory memory =
       regionMemory(program, placement, 0, 1, 1, {Kind::keep, 0});
-  EXPECT_EQ(memory.live, 88);
-  EXPECT_EQ(memory.checkpoints, 88);
+  EXPECT_EQ(memory.live, 96);
+  EXPECT_EQ(memory.checkpoints, 96);
   EXPECT_EQ(memory.reserve, 8192);
   // The largest stage streams 8,192 B; double-buffered over 192 cores.
   EXPECT_EQ(memory.weightBuffers, 2 * 43);
@@ -52,7 +52,7 @@ TEST_F(MemoryModelTest, LiveAndCheckpointBytesByHand) {
   // 2 x 8,192 B per sequence, the same as keeping both layers here.
   EXPECT_EQ(
       regionMemory(program, placement, 0, 1, 1, {Kind::offload, 0}).checkpoints,
-      88);
+      96);
 }
 
 /// deep-checkpoints.mlir: four layers of 2 MiB of checkpoint per sequence.
@@ -95,12 +95,13 @@ TEST_F(MemoryModelTest, CheckpointPolicies) {
 namespace {
 
 /// independent.mlir side by side at its planned sequence: @dx runs on a
-/// band of 7 x 12 = 84 cores, split 16 token groups by 5 feature groups.
+/// band of 7 x 12 = 84 cores, split 11 token groups by 7 feature groups
+/// (a segment along each row, one row idle).
 /// The stage's 65,536 B of live activations stay spread over the whole
 /// mesh (65,536 / 192: 342 B a core), and @dx gathers what it reads and
 /// writes onto its band: 16,384 B, 256 B per token, so ceil(64 tokens /
-/// 16) = 4 tokens of ceil(256 / 5) = 52 B: 208 B. Its sums: 64 output
-/// columns of f32 for its 4 tokens, 1,024 B. @dw sums its 16,384 B
+/// 11) = 6 tokens of ceil(256 / 7) = 37 B: 222 B. Its sums: 64 output
+/// columns of f32 for its 6 tokens, 1,536 B. @dw sums its 16,384 B
 /// gradient over its own 84 cores: 196 B.
 TEST_F(MemoryModelTest, SideBySideRegionsByHand) {
   DeviceOp device = parseInput("independent.mlir");
@@ -110,12 +111,12 @@ TEST_F(MemoryModelTest, SideBySideRegionsByHand) {
   Placement placement = placeWith("side-by-side", program, 1);
   const RegionPlacement &dx = placement.regions[0][0];
   ASSERT_EQ(dx.rect.w, 7);
-  ASSERT_EQ(dx.layout.tokenGroups, 16);
-  ASSERT_EQ(dx.layout.featureGroups, 5);
+  ASSERT_EQ(dx.layout.tokenGroups, 11);
+  ASSERT_EQ(dx.layout.featureGroups, 7);
   CoreMemory memory =
       regionMemory(program, placement, 0, 0, 1, {Kind::keep, 0});
-  EXPECT_EQ(memory.live, 342 + 208);
-  EXPECT_EQ(memory.sums, 64 * 4 * 4);
+  EXPECT_EQ(memory.live, 342 + 222);
+  EXPECT_EQ(memory.sums, 64 * 6 * 4);
   ASSERT_EQ(placement.regions[0][1].rect.cores(), 84);
   EXPECT_EQ(
       regionMemory(program, placement, 0, 1, 1, {Kind::keep, 0}).accumulator,

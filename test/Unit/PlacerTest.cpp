@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Every placer on real models, at their planned micro-batch: what any
-// placement must be (regions inside the mesh with layouts that fit, a
+// placement must be (regions inside the mesh with layouts that fit their
+// rectangles, segments along rows, a
 // wave's regions on cores of their own and reading none of each other, a
 // layer-pipelined step's slots on bands of their own), and what each
 // placer promises beyond that.
@@ -13,6 +14,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "WaferFixture.h"
+
+#include "cgpt/Dialect/Wafer/Analysis/KernelCost.h"
+#include "cgpt/Dialect/Wafer/Analysis/LayoutSearch.h"
 
 #include <map>
 
@@ -49,7 +53,11 @@ void expectSound(const StepProgram &program, const Placement &placement,
       EXPECT_TRUE(rect.x >= 0 && rect.y >= 0 && rect.w >= 1 && rect.h >= 1 &&
                   rect.x + rect.w <= mesh.w && rect.y + rect.h <= mesh.h)
           << where;
-      EXPECT_LE(placed.layout.groups(), rect.cores()) << where;
+      // A token group's feature groups run along one row.
+      EXPECT_LE(placed.layout.featureGroups, rect.w) << where;
+      EXPECT_LE(placed.layout.tokenGroups,
+                tokenGroupsOn(rect, placed.layout.featureGroups))
+          << where;
       if (r > 0) {
         EXPECT_GE(placed.wave, regions[r - 1].wave) << where;
       }
@@ -71,6 +79,42 @@ void expectSound(const StepProgram &program, const Placement &placement,
     for (auto second = std::next(first); second != bands.end(); ++second)
       EXPECT_FALSE(first->second.overlaps(second->second))
           << what << " slots " << first->first << " and " << second->first;
+}
+
+/// The splits a search tries fit the rectangle, and each count of groups
+/// takes the widest segments that hold it: on 16 x 12 cores, 20 items in
+/// 20 groups take two segments a row, 8 wide; in 10 groups down to 1, one
+/// segment a row, 16 wide; powers of two make 192 groups of 1 to 12 of 16.
+/// Attention's blocks are the widest for each count along and down: 16,
+/// 8, 5, 4, 3, 2, 1 wide by 12, 6, 4, 3, 2, 1 high.
+TEST_F(PlacerTest, CandidatesFitTheirRectangle) {
+  Rect rect{0, 0, 16, 12};
+  llvm::SmallVector<Layout> tried =
+      layoutCandidates(rect, 20, /*lanes=*/1, Edge::north);
+  for (const Layout &layout : tried) {
+    EXPECT_LE(layout.featureGroups, rect.w);
+    EXPECT_LE(layout.tokenGroups, tokenGroupsOn(rect, layout.featureGroups));
+  }
+  auto has = [&](int64_t tokenGroups, int64_t featureGroups) {
+    return llvm::any_of(tried, [&](const Layout &layout) {
+      return layout.tokenGroups == tokenGroups &&
+             layout.featureGroups == featureGroups;
+    });
+  };
+  EXPECT_TRUE(has(192, 1));
+  EXPECT_TRUE(has(12, 16));
+  EXPECT_TRUE(has(20, 8));
+  EXPECT_TRUE(has(10, 16));
+  EXPECT_TRUE(has(1, 16));
+  llvm::SmallVector<Layout> blocks =
+      attentionCandidates(/*seqLen=*/64, rect, Edge::none);
+  EXPECT_EQ(blocks.size(), 7u * 6u);
+  EXPECT_EQ(blocks.front().tokenGroups, 12);
+  EXPECT_EQ(blocks.front().featureGroups, 16);
+  for (const Layout &block : blocks)
+    EXPECT_EQ(
+        attentionBlocks({KernelKind::attention, 256, 64, 16}, block, rect),
+        (rect.w / block.featureGroups) * (rect.h / block.tokenGroups));
 }
 
 TEST_F(PlacerTest, EveryPlacementIsSound) {

@@ -252,7 +252,7 @@ Case windowOf(std::string what, KernelShape k, Layout layout, wafer::Rect rect,
     int64_t heads = std::max<int64_t>(1, k.rows / k.columns);
     int64_t cq = std::min(layout.tokenGroups, k.columns),
             ck = std::min(layout.featureGroups, k.columns);
-    int64_t blocks = std::max<int64_t>(1, rect.cores() / (cq * ck));
+    int64_t blocks = wafer::attentionBlocks(k, layout, rect);
     k.flops /= heads;
     k.rows = k.columns;
     layout.tokenGroups = cq;

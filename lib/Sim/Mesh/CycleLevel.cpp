@@ -138,10 +138,7 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
         // pairs, one after another: the blocks run side by side, each
         // alike.
         int64_t heads = std::max<int64_t>(1, kernel.rows / kernel.columns);
-        int64_t blocks = std::max<int64_t>(
-            1, placed.rect.cores() /
-                   (std::min(placed.layout.tokenGroups, kernel.columns) *
-                    std::min(placed.layout.featureGroups, kernel.columns)));
+        int64_t blocks = attentionBlocks(kernel, placed.layout, placed.rect);
         kernel.flops /= heads;
         kernel.rows = kernel.columns;
         batch = ceilDiv(micro * heads, blocks);

@@ -67,21 +67,11 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
                   : at(held, tokens, features, token * rowsIn + row,
                        feature * perColumn + column);
   };
-  // The token groups that do not fold onto whole segments of the
-  // rectangle run in further passes of the same program, each on the
-  // token groups after the last pass's.
-  int64_t perPass = static_cast<int64_t>(built.rows) * built.segmentColumns;
-  int64_t firstGroup = 0;
   // A core's feature group is its place in its segment.
   auto featureOf = [&](int core) {
     return static_cast<int>(core % mesh.width % built.segment);
   };
-  auto tokenGroupOf = [&](int core) -> int {
-    int64_t group = built.tokenGroup[core];
-    if (group < 0 || firstGroup + group >= layout.tokenGroups)
-      return -1;
-    return static_cast<int>(firstGroup + group);
-  };
+  auto tokenGroupOf = [&](int core) { return built.tokenGroup[core]; };
   // The stream entering at core (x, y): block by block, column by column,
   // the rows of the core's feature group (matmul) or token group.
   auto inject = [&](Injector &in) {
@@ -108,8 +98,8 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
       0.0f);
   // A sum of column `column` of group (token, feature), its `index`-th
   // element, into the result. A weight gradient's partial sums of separate
-  // columns of segments (or passes) add up here, on the host: the program
-  // chains its token groups only down a column.
+  // columns of segments add up here, on the host: the program chains its
+  // token groups only down a column.
   auto place = [&](int token, int feature, int64_t column, int64_t index,
                    float value) {
     if ((matmul && token < 0) || column >= outputs)
@@ -142,32 +132,30 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
 
   MeshConfig config = meshConfig(target);
   config.values = true;
-  for (; firstGroup < layout.tokenGroups; firstGroup += perPass) {
-    for (Injector &in : mesh.injectors)
-      if (in.color == kStreamColor)
-        inject(in);
-    std::optional<MeshResult> run =
-        simulate(mesh, config, error, CoreMemoryAccess{load, store});
-    if (!run)
-      return std::nullopt;
-    outcome.cycles += run->cycles;
-    ++outcome.passes;
-    // What leaves a chain's end, block by block: its columns' sums, one
-    // f32 a wavelet.
-    int record = 0;
-    for (const Drain &drain : mesh.drains) {
-      if (!drain.record)
-        continue;
-      const std::vector<Wavelet> &out = run->drained[record++];
-      int core = mesh.index(drain.x, drain.y);
-      int64_t perBlock = blockColumns * perColumn;
-      for (size_t w = 0; w < out.size(); ++w) {
-        int64_t block = static_cast<int64_t>(w) / perBlock;
-        int64_t within = static_cast<int64_t>(w) % perBlock;
-        place(tokenGroupOf(core), featureOf(core),
-              block * blockColumns + within / perColumn, within % perColumn,
-              out[w].lo);
-      }
+  for (Injector &in : mesh.injectors)
+    if (in.color == kStreamColor)
+      inject(in);
+  std::optional<MeshResult> run =
+      simulate(mesh, config, error, CoreMemoryAccess{load, store});
+  if (!run)
+    return std::nullopt;
+  outcome.cycles = run->cycles;
+  outcome.runs = 1;
+  // What leaves a chain's end, block by block: its columns' sums, one f32
+  // a wavelet.
+  int record = 0;
+  for (const Drain &drain : mesh.drains) {
+    if (!drain.record)
+      continue;
+    const std::vector<Wavelet> &out = run->drained[record++];
+    int core = mesh.index(drain.x, drain.y);
+    int64_t perBlock = blockColumns * perColumn;
+    for (size_t w = 0; w < out.size(); ++w) {
+      int64_t block = static_cast<int64_t>(w) / perBlock;
+      int64_t within = static_cast<int64_t>(w) % perBlock;
+      place(tokenGroupOf(core), featureOf(core),
+            block * blockColumns + within / perColumn, within % perColumn,
+            out[w].lo);
     }
   }
   return outcome;
@@ -244,7 +232,7 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
         outcome.values[resultRows[r] * whole.outputs + outputs[o]] +=
             ran->values[r * outputs.size() + o];
     outcome.cycles += ran->cycles;
-    outcome.passes += ran->passes;
+    outcome.runs += ran->runs;
   }
   return outcome;
 }
@@ -258,11 +246,13 @@ std::string weightKernelRefusal(const KernelShape &k, const Layout &layout,
            "mesh";
   if (layout.weights == Edge::resident)
     return "its weights are resident";
-  // A segment holds all of a token group's feature groups.
-  if (layout.featureGroups > rect.w)
-    return "its " + std::to_string(layout.featureGroups) +
-           " feature groups do not fit along its rectangle's " +
-           std::to_string(rect.w) + " columns";
+  // A region's verifier holds its layout to this; the program takes a
+  // segment along one row.
+  if (layout.tokenGroups > wafer::tokenGroupsOn(rect, layout.featureGroups))
+    return "its layout of " + std::to_string(layout.tokenGroups) + " x " +
+           std::to_string(layout.featureGroups) + " groups does not fit its " +
+           std::to_string(rect.w) + " x " + std::to_string(rect.h) +
+           " rectangle in segments along its rows";
   return "";
 }
 

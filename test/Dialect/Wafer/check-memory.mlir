@@ -21,30 +21,33 @@
 // UNPLACED: error: 'wafer.region' op @norm has no placement; run wafer-place
 
 // Weight streaming on the whole mini mesh at micro-batch 1, region by
-// region (the memory map through -debug-only). @fc splits its 64 tokens
-// 16 ways and each token's 256 B 12 ways: 4 tokens of 22 B, 88 B live and
-// as much of the two layers' checkpoints (8,192 B each per sequence); the
+// region (the memory map through -debug-only). @fc splits each token's
+// 256 B 16 ways, a segment along each row, and its 64 tokens 12 ways: 6
+// tokens of 16 B, 96 B live and as much of the two layers' checkpoints
+// (8,192 B each per sequence), and 64 columns of f32 sums for its 6
+// tokens, 1,536 B; the
 // largest stage's 8,192 B of weights double-buffered over 192 cores,
 // 2 x 43 = 86 B; @dw sums its 16,384 B f32 gradient over the same cores,
 // 86 B. Each region's total is its sram_bytes in the IR.
 // RUN: sed 's/micro_batch<auto>/micro_batch<1>/' %S/Inputs/two-layers.mlir | cgpt-opt --wafer-plan-batch --wafer-place --wafer-check-memory -debug-only=wafer-check-memory 2>&1 | FileCheck %s --check-prefix=MAP
-// MAP: [wafer-check-memory] @h.0.forward @fc: 9478 of 49152 B per core: reserve 8,192 B, weight buffers 86 B, checkpoints 88 B, live activations 88 B, gradient accumulator 0 B, partial sums 1,024 B
+// MAP: [wafer-check-memory] @h.0.forward @fc: 10006 of 49152 B per core: reserve 8,192 B, weight buffers 86 B, checkpoints 96 B, live activations 96 B, gradient accumulator 0 B, partial sums 1,536 B
 // MAP: [wafer-check-memory] @h.1.backward @dw: 9580 of 49152 B per core: reserve 8,192 B, weight buffers 86 B, checkpoints 96 B, live activations 96 B, gradient accumulator 86 B, partial sums 1,024 B
-// MAP: wafer.region @fc {{.*}}sram_bytes = 9478 : i64
+// MAP: wafer.region @fc {{.*}}sram_bytes = 10006 : i64
 
-// The IR is the contract: @fc edited onto 4 x 3 cores (12 of them) is
-// counted as placed, its partial sums four times as many a core: 12,546 B.
-// RUN: sed 's/micro_batch<auto>/micro_batch<1>/' %S/Inputs/two-layers.mlir | cgpt-opt --wafer-plan-batch --wafer-place | sed 's/@fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 16, feature_groups = 12,/@fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 4, h = 3> layout <token_groups = 4, feature_groups = 3,/' | cgpt-opt --wafer-check-memory | FileCheck %s --check-prefix=EDITED
-// EDITED: wafer.region @fc {{.*}}at <x = 0, y = 0, w = 4, h = 3>{{.*}}sram_bytes = 12546 : i64
+// The IR is the contract: @fc edited onto 4 x 3 cores (3 token groups of
+// 4 feature groups) is counted as placed, 22 tokens a core, its partial
+// sums 64 columns of f32 for each: 5,632 B, 14,082 B in all.
+// RUN: sed 's/micro_batch<auto>/micro_batch<1>/' %S/Inputs/two-layers.mlir | cgpt-opt --wafer-plan-batch --wafer-place | sed 's/@fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16,/@fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 4, h = 3> layout <token_groups = 3, feature_groups = 4,/' | cgpt-opt --wafer-check-memory | FileCheck %s --check-prefix=EDITED
+// EDITED: wafer.region @fc {{.*}}at <x = 0, y = 0, w = 4, h = 3>{{.*}}sram_bytes = 14082 : i64
 
 // On a target of 9,000 B a core the same plan does not fit: the first
 // regions over are refused in full with their memory maps, the rest
 // counted, the largest named.
 // RUN: sed 's/sram_bytes: 49152/sram_bytes: 9000/' %cgpt_src/lib/Target/targets/mini.yaml > %t.small.yaml
 // RUN: sed 's/micro_batch<auto>/micro_batch<1>/' %S/Inputs/two-layers.mlir | cgpt-opt --wafer-plan-batch --wafer-place | sed 's|target "mini"|target "%t.small.yaml"|' | not cgpt-opt --wafer-check-memory 2>&1 | FileCheck %s --check-prefix=SMALL
-// SMALL: error: 'wafer.region' op @fc needs 9,478 B per core on its 192 cores at micro-batch 1 with checkpoints 'keep', over the 9,000 B of SRAM a core of target '{{.*}}small.yaml' has
-// SMALL: note: memory map per core: reserve 8,192 B, weight buffers 86 B, checkpoints 88 B, live activations 88 B, gradient accumulator 0 B, partial sums 1,024 B
-// SMALL: error: 'wafer.device' op has 3 more regions over the 9,000 B of SRAM a core has; the largest, @dx, needs 10,006 B per core
+// SMALL: error: 'wafer.region' op @fc needs 10,006 B per core on its 192 cores at micro-batch 1 with checkpoints 'keep', over the 9,000 B of SRAM a core of target '{{.*}}small.yaml' has
+// SMALL: note: memory map per core: reserve 8,192 B, weight buffers 86 B, checkpoints 96 B, live activations 96 B, gradient accumulator 0 B, partial sums 1,536 B
+// SMALL: error: 'wafer.device' op has 3 more regions over the 9,000 B of SRAM a core has; the largest, @fc, needs 10,006 B per core
 
 // Not planned: there is no micro-batch to count for.
 // RUN: not cgpt-opt %S/Inputs/two-layers.mlir --wafer-place --wafer-check-memory 2>&1 | FileCheck %s --check-prefix=UNPLANNED

@@ -58,8 +58,29 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
 
 wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
   wafer.stage @s0 order 0 "forward" {
-    // expected-error @+1 {{layout #wafer.layout<token_groups = 100, feature_groups = 4, weights = north, partials = rows> needs 100 x 4 groups of cores; it runs on 192}}
+    // expected-error @+1 {{layout #wafer.layout<token_groups = 100, feature_groups = 4, weights = north, partials = rows> needs 100 token groups; segments of 4 cores hold 48 on 16 x 12 cores (4 a row)}}
     wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 100, feature_groups = 4, weights = north, partials = rows> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+// A token group's feature groups run along one row: 38 x 5 groups are
+// fewer than the 192 cores, but segments of 5 leave a core of each row
+// idle and hold 36 token groups.
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{layout #wafer.layout<token_groups = 38, feature_groups = 5, weights = north, partials = rows> needs 38 token groups; segments of 5 cores hold 36 on 16 x 12 cores (3 a row)}}
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 38, feature_groups = 5, weights = north, partials = rows> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{layout #wafer.layout<token_groups = 2, feature_groups = 24, weights = north, partials = rows> puts 24 feature groups along a row of 16 cores}}
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 2, feature_groups = 24, weights = north, partials = rows> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
   }
 }
 

@@ -11,16 +11,18 @@
 // RUN: cgpt-opt %S/Inputs/two-layers.mlir --wafer-place | FileCheck %s --check-prefix=WHOLE
 // WHOLE: wafer.device @two target "mini" attributes {execution = #wafer.execution<weight_streaming>
 // WHOLE-SAME: placer = "whole-mesh"
-// Forward: 4 tokens a core (two SIMD widths) by 12 feature groups; the
-// norm reads no weight, the matmul streams its own from the north edge.
+// Forward: 16 feature groups, a segment along each row, by 12 token
+// groups (6 tokens a core); the norm reads no weight, the matmul streams
+// its own from the north edge.
 // WHOLE-LABEL: wafer.stage @h.0.forward order 0 "forward" layer 0 attributes
-// WHOLE-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 16, feature_groups = 12, weights = none, partials = none> wave 0
-// WHOLE-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 16, feature_groups = 12, weights = north, partials = rows> wave 1
+// WHOLE-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = none, partials = none> wave 0
+// WHOLE-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = north, partials = rows> wave 1
 // In the backward stage the weight gradient reduces its partial sums down
-// the columns, over the token groups; no stage has a slot.
+// the columns, over the token groups (11: the same 6 tokens a core, one
+// row idle and one stage less); no stage has a slot.
 // WHOLE-LABEL: wafer.stage @h.1.backward order 2 "backward" layer 1 {
-// WHOLE-NEXT: wafer.region @dx weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = north, partials = rows> wave 0
-// WHOLE-NEXT: wafer.region @dw weight_grad "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = none, partials = columns> wave 1
+// WHOLE-NEXT: wafer.region @dx weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 11, feature_groups = 16, weights = north, partials = rows> wave 0
+// WHOLE-NEXT: wafer.region @dw weight_grad "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 11, feature_groups = 16, weights = none, partials = columns> wave 1
 // WHOLE-NOT: slot
 
 // Attention takes its own split of each (sequence, head) into query and
@@ -54,8 +56,8 @@
 // its own layout on its band. @act reads @dx: the next wave, whole mesh.
 // RUN: cgpt-opt %S/Inputs/independent.mlir --wafer-place=placer=side-by-side | FileCheck %s --check-prefix=SIDE
 // SIDE: placer = "side-by-side"
-// SIDE: wafer.region @dx weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 7, h = 12> layout <token_groups = 16, feature_groups = 5, weights = north, partials = rows> wave 0
-// SIDE-NEXT: wafer.region @dw weight_grad "dataflow.matmul" at <x = 7, y = 0, w = 7, h = 12> layout <token_groups = 5, feature_groups = 16, weights = none, partials = columns> wave 0
+// SIDE: wafer.region @dx weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 7, h = 12> layout <token_groups = 11, feature_groups = 7, weights = north, partials = rows> wave 0
+// SIDE-NEXT: wafer.region @dw weight_grad "dataflow.matmul" at <x = 7, y = 0, w = 7, h = 12> layout <token_groups = 11, feature_groups = 7, weights = none, partials = columns> wave 0
 // SIDE-NEXT: wafer.region @db reduction "dataflow.sum_batch" at <x = 14, y = 0, w = 2, h = 12> layout <token_groups = 24, feature_groups = 1, weights = none, partials = none> wave 0
 // SIDE-NEXT: wafer.region @act elementwise "dataflow.map" at <x = 0, y = 0, w = 16, h = 12> {{.*}} wave 1
 
@@ -74,7 +76,7 @@
 
 // A dependent chain (two-layers.mlir states no reads) places as whole-mesh.
 // RUN: cgpt-opt %S/Inputs/two-layers.mlir --wafer-place=placer=side-by-side | FileCheck %s --check-prefix=CHAIN
-// CHAIN: wafer.region @dw weight_grad "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = none, partials = columns> wave 1
+// CHAIN: wafer.region @dw weight_grad "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 11, feature_groups = 16, weights = none, partials = columns> wave 1
 
 // Every region of a real model is placed inside the mesh and every wave's
 // regions on cores of their own (the verifier's rule): the loss
@@ -94,7 +96,7 @@
 // PIPE-SAME: placer = "pipelined"
 // PIPE-LABEL: wafer.stage @h.0.forward order 0 "forward" layer 0 slot 0
 // PIPE-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 8, h = 12> layout <token_groups = 96, feature_groups = 1, weights = none, partials = none> wave 0
-// PIPE-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 8, h = 12> layout <token_groups = 16, feature_groups = 6, weights = resident, partials = rows> wave 1
+// PIPE-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 8, h = 12> layout <token_groups = 12, feature_groups = 8, weights = resident, partials = rows> wave 1
 // PIPE-LABEL: wafer.stage @h.1.forward order 1 "forward" layer 1 slot 1
 // PIPE-NEXT: wafer.region @norm {{.*}} at <x = 8, y = 0, w = 8, h = 12>
 // The backward stage of layer 1 runs on layer 1's band; its weight

@@ -26,7 +26,7 @@
 
 // Regions of one wave stacked on the same columns (a hand edit: @dw below
 // @dx) share the routers their weights cross: their colors are disjoint.
-// RUN: cgpt-opt %S/Inputs/independent.mlir --wafer-place=placer=side-by-side | sed -E 's/@dx (.*) at <x = 0, y = 0, w = 7, h = 12> layout <token_groups = 16, feature_groups = 5,/@dx \1 at <x = 0, y = 0, w = 7, h = 6> layout <token_groups = 6, feature_groups = 7,/; s/@dw (.*) at <x = 7, y = 0, w = 7, h = 12> layout <token_groups = 5, feature_groups = 16,/@dw \1 at <x = 0, y = 6, w = 7, h = 6> layout <token_groups = 6, feature_groups = 7,/' | cgpt-opt --wafer-route | FileCheck %s --check-prefix=STACKED
+// RUN: cgpt-opt %S/Inputs/independent.mlir --wafer-place=placer=side-by-side | sed -E 's/@dx (.*) at <x = 0, y = 0, w = 7, h = 12> layout <token_groups = 11, feature_groups = 7,/@dx \1 at <x = 0, y = 0, w = 7, h = 6> layout <token_groups = 6, feature_groups = 7,/; s/@dw (.*) at <x = 7, y = 0, w = 7, h = 12> layout <token_groups = 11, feature_groups = 7,/@dw \1 at <x = 0, y = 6, w = 7, h = 6> layout <token_groups = 6, feature_groups = 7,/' | cgpt-opt --wafer-route | FileCheck %s --check-prefix=STACKED
 // STACKED: wafer.region @dx {{.*}} at <x = 0, y = 0, w = 7, h = 6> {{.*}}colors = array<i64: 0, 1, 2>
 // STACKED: wafer.region @dw {{.*}} at <x = 0, y = 6, w = 7, h = 6> {{.*}}colors = array<i64: 3, 4, 5, 6>
 // STACKED: wafer.egress @dw -> "h.0.w" bytes 8192 at [6, 11]

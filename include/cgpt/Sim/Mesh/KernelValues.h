@@ -12,11 +12,10 @@
 // from what leaves the chains (or, without a chain, from the cores' sums).
 // Every token group of the layout runs, so the result is the whole
 // product: a wrong route, chain, block or cursor gives a wrong number,
-// which is what the tests against a plain product check. Token groups
-// beyond what the rectangle holds in whole segments run in further passes
-// of the same program, and a weight gradient's partial sums of separate
-// columns of segments are added on the host: the program's chain runs
-// down one column only (docs/runtime.md).
+// which is what the tests against a plain product check. A weight
+// gradient's partial sums of separate columns of segments are added on
+// the host: the program's chain runs down one column only
+// (docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,8 +33,8 @@
 namespace cgpt::sim::mesh {
 
 /// Why `kernel`, laid out as `layout` on `rect`, cannot run with values
-/// (another kind, resident weights, more feature groups than the rectangle
-/// has columns); empty when it can.
+/// (another kind, resident weights, a layout that does not fit the
+/// rectangle); empty when it can.
 std::string weightKernelRefusal(const wafer::KernelShape &kernel,
                                 const wafer::Layout &layout,
                                 const wafer::Rect &rect);
@@ -44,9 +43,8 @@ std::string weightKernelRefusal(const wafer::KernelShape &kernel,
 struct WeightKernelRun {
   std::vector<float> values;
   int64_t cycles = 0;
-  /// Runs of the program: one, or more when its token groups take more
-  /// than the rectangle's whole segments.
-  int64_t passes = 0;
+  /// Runs of the program: one, or one a chunk.
+  int64_t runs = 0;
 };
 
 /// Runs the streamed weight kernel `kernel` (weights north) for

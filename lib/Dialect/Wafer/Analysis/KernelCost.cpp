@@ -68,28 +68,11 @@ static int64_t attentionPairs(const KernelShape &k, int64_t microBatch) {
          std::max<int64_t>(1, k.rows / std::max<int64_t>(1, k.columns));
 }
 
-Layout bestAttentionBlock(const KernelShape &k, int64_t microBatch,
-                          int64_t cores) {
-  int64_t pairs = attentionPairs(k, microBatch), seq = k.columns;
-  Layout block;
-  if (pairs > cores)
-    return block;
-  // About square blocks: of the splits near sqrt(cores per pair), the one
-  // that leaves each core the fewest scores.
-  int64_t perPair = cores / pairs;
-  auto root = static_cast<int64_t>(std::sqrt(static_cast<double>(perPair)));
-  int64_t fewest = -1;
-  for (int64_t rows = std::max<int64_t>(1, std::min(root, seq) - 8);
-       rows <= std::min({seq, perPair, root + 8}); ++rows) {
-    int64_t columns = std::clamp<int64_t>(perPair / rows, 1, seq);
-    int64_t scores = ceilDiv(seq, rows) * ceilDiv(seq, columns);
-    if (fewest < 0 || scores < fewest) {
-      fewest = scores;
-      block.tokenGroups = rows;
-      block.featureGroups = columns;
-    }
-  }
-  return block;
+int64_t attentionBlocks(const KernelShape &k, const Layout &layout,
+                        const Rect &rect) {
+  int64_t rows = std::min(layout.tokenGroups, k.columns),
+          columns = std::min(layout.featureGroups, k.columns);
+  return std::max<int64_t>(1, rect.w / columns * (rect.h / rows));
 }
 
 KernelShape vocabularyChunk(const KernelShape &shape) {
@@ -435,7 +418,7 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     // the rectangle's blocks take turns.
     int64_t seq = k.columns;
     int64_t cq = std::min(gt, seq), ck = std::min(gk, seq);
-    int64_t blocks = std::max<int64_t>(1, query.rect.cores() / (cq * ck));
+    int64_t blocks = attentionBlocks(k, layout, query.rect);
     double pairs =
         static_cast<double>(ceilDiv(attentionPairs(k, microBatch), blocks));
     int64_t packed = elementsPerWavelet(t, k.elementBytes);

@@ -29,24 +29,47 @@ Edge weightsOf(const ProgramRegion &region, ExecutionMode mode) {
   return region.ingressBytes ? Edge::north : Edge::none;
 }
 
-llvm::SmallVector<Layout> layoutCandidates(int64_t cores, int64_t extent,
+llvm::SmallVector<Layout> layoutCandidates(Rect rect, int64_t extent,
                                            int64_t lanes, Edge weights) {
   llvm::SmallVector<Layout> candidates;
-  for (int64_t gk = 1; gk <= cores; gk *= 2)
-    candidates.push_back({cores / gk, gk, weights});
+  for (int64_t gk = 1; gk <= rect.w; gk *= 2)
+    candidates.push_back({tokenGroupsOn(rect, gk), gk, weights});
   // Items per core from the fewest that leave no group without a core;
   // each step jumps to the next count that makes fewer groups, so the
   // candidates are the distinct group counts (at most about 2 sqrt(extent)),
-  // however wide the SIMD.
+  // however wide the SIMD. Each count takes the widest segments that still
+  // hold all its groups.
   int64_t maxPerCore = 64 * std::max<int64_t>(1, lanes);
-  for (int64_t perCore = std::max<int64_t>(1, ceilDiv(extent, cores));
+  for (int64_t perCore = std::max<int64_t>(1, ceilDiv(extent, rect.cores()));
        perCore <= maxPerCore;) {
     int64_t groups = ceilDiv(extent, perCore);
-    candidates.push_back({groups, cores / groups, weights});
+    int64_t segmentsARow = ceilDiv(groups, rect.h);
+    if (segmentsARow <= rect.w)
+      candidates.push_back({groups, rect.w / segmentsARow, weights});
     if (groups == 1)
       break;
     perCore = ceilDiv(extent, groups - 1);
   }
+  return candidates;
+}
+
+/// The distinct values of `extent / n` for n = 1..extent, each at most
+/// `cap`: the widest groups for each count of them, about 2 sqrt(extent).
+static llvm::SmallVector<int64_t> widestGroups(int64_t extent, int64_t cap) {
+  llvm::SmallVector<int64_t> sizes;
+  for (int64_t n = 1; n <= extent; n = extent / (extent / n) + 1)
+    if (int64_t size = std::min(cap, extent / n);
+        sizes.empty() || size != sizes.back())
+      sizes.push_back(size);
+  return sizes;
+}
+
+llvm::SmallVector<Layout> attentionCandidates(int64_t seqLen, Rect rect,
+                                              Edge weights) {
+  llvm::SmallVector<Layout> candidates;
+  for (int64_t rows : widestGroups(rect.h, seqLen))
+    for (int64_t columns : widestGroups(rect.w, seqLen))
+      candidates.push_back({rows, columns, weights});
   return candidates;
 }
 
@@ -55,7 +78,7 @@ Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
   const ProgramStage &stage = program.getStages()[s];
   const target::WaferTargetModel &target = program.getTarget();
   llvm::SmallVector<Layout> candidates =
-      layoutCandidates(rect.cores(), microBatch * program.getSeqLen(),
+      layoutCandidates(rect, microBatch * program.getSeqLen(),
                        target.getMixedFmacsPerCycle(), Edge::none);
   Layout best = candidates.front();
   double bestCycles = -1;
@@ -95,24 +118,9 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
   auto timeOf = [&](Layout layout) {
     return region.cost({shape, layout, rect, microBatch, target});
   };
-  if (shape.kind == KernelKind::attention) {
-    Layout block = bestAttentionBlock(shape, microBatch, rect.cores());
-    block.weights = weights;
-    return {block, timeOf(block)};
-  }
-  // What the token groups split: a resident weight's output columns, the
-  // tokens a weight gradient sums over, or the tokens of the rows.
-  int64_t extent = microBatch * shape.rows;
-  if (weights == Edge::resident && (shape.kind == KernelKind::weight_matmul ||
-                                    shape.kind == KernelKind::weight_grad))
-    extent = shape.columns;
-  else if (shape.kind == KernelKind::weight_grad)
-    extent = microBatch * shape.contracted;
   std::pair<Layout, KernelTime> best;
   double bestCycles = -1;
-  for (Layout layout :
-       layoutCandidates(rect.cores(), extent,
-                        fmacLanes(target, shape.elementBytes), weights)) {
+  auto weigh = [&](Layout layout) {
     KernelTime time = timeOf(layout);
     CGPT_DEBUG(CGPT_DBGS() << "@" << region.op.getSymName() << " on " << rect.w
                            << " x " << rect.h << ": " << layout.tokenGroups
@@ -124,7 +132,34 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
       best = {layout, time};
       bestCycles = time.cycles();
     }
+  };
+  if (shape.kind == KernelKind::attention) {
+    // Blocks whose buffers a core cannot hold beside its reserve are
+    // weighed only when no block fits.
+    int64_t room = target.getCoreSramBytes() - target.getReservedBytes();
+    int64_t perWavelet = elementsPerWavelet(target, shape.elementBytes);
+    llvm::SmallVector<Layout> blocks =
+        attentionCandidates(shape.columns, rect, weights);
+    llvm::SmallVector<Layout> fitting;
+    for (Layout block : blocks)
+      if (attentionBlock(shape, block, perWavelet).bytes(shape.elementBytes) <=
+          room)
+        fitting.push_back(block);
+    for (Layout block : fitting.empty() ? blocks : fitting)
+      weigh(block);
+    return best;
   }
+  // What the token groups split: a resident weight's output columns, the
+  // tokens a weight gradient sums over, or the tokens of the rows.
+  int64_t extent = microBatch * shape.rows;
+  if (weights == Edge::resident && (shape.kind == KernelKind::weight_matmul ||
+                                    shape.kind == KernelKind::weight_grad))
+    extent = shape.columns;
+  else if (shape.kind == KernelKind::weight_grad)
+    extent = microBatch * shape.contracted;
+  for (Layout layout : layoutCandidates(
+           rect, extent, fmacLanes(target, shape.elementBytes), weights))
+    weigh(layout);
   return best;
 }
 

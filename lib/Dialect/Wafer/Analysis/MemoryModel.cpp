@@ -240,15 +240,21 @@ Placement withSumBlocks(const StepProgram &program, Placement placement,
         int64_t fit = room / (sums.perColumn * kPartialSumBytes);
         layout.sumBlock = 0;
         if (fit < sums.columns) {
-          // Evenly over the blocks, and each block's stream in whole
-          // wavelets where that leaves a block of at least one column.
+          // The fewest blocks, evenly, each block's stream in whole
+          // wavelets where a block that fits can be: rounded up, as
+          // rounding down would add a block (every block streams as long
+          // as the first).
           int64_t blocks = ceilDiv(sums.columns, std::max<int64_t>(1, fit));
           int64_t block = ceilDiv(sums.columns, blocks);
           int64_t perWavelet = elementsPerWavelet(program.getTarget(),
                                                   region.shape.elementBytes);
           int64_t whole = perWavelet / std::gcd(sums.streamed, perWavelet);
-          if (block >= whole)
-            block -= block % whole;
+          if (whole <= fit)
+            for (;; ++blocks) {
+              block = ceilDiv(ceilDiv(sums.columns, blocks), whole) * whole;
+              if (block <= fit)
+                break;
+            }
           layout.sumBlock = block;
         }
         memory.sums = sums.bytes(layout.sumBlock);

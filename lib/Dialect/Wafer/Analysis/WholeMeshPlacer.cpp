@@ -40,21 +40,25 @@ std::optional<Placement> WholeMeshPlacer::place(const StepProgram &program,
   placement.mode = getMode();
   Rect mesh = program.getMesh();
   // Layers are alike: one search per kind of stage.
-  std::map<std::vector<int64_t>, Layout> stageLayouts;
+  std::map<std::vector<int64_t>, std::vector<Layout>> stageLayouts;
   for (auto [s, stage] : llvm::enumerate(program.getStages())) {
     auto [it, inserted] = stageLayouts.try_emplace(detail::stageKey(stage));
-    if (inserted)
-      it->second = bestStageLayout(program, s, mesh, microBatch);
+    if (inserted) {
+      Layout shared = bestStageLayout(program, s, mesh, microBatch);
+      for (const ProgramRegion &region : stage.regions) {
+        Layout layout = shared;
+        layout.weights = weightsOf(region, placement.mode);
+        if (region.shape.kind == KernelKind::attention)
+          layout = bestRegionLayout(program, region, mesh, microBatch,
+                                    layout.weights)
+                       .first;
+        it->second.push_back(layout);
+      }
+    }
     placement.slots.push_back(std::nullopt);
     auto &regions = placement.regions.emplace_back();
-    for (auto [r, region] : llvm::enumerate(stage.regions)) {
-      Layout layout =
-          region.shape.kind == KernelKind::attention
-              ? bestAttentionBlock(region.shape, microBatch, mesh.cores())
-              : it->second;
-      layout.weights = weightsOf(region, placement.mode);
+    for (auto [r, layout] : llvm::enumerate(it->second))
       regions.push_back({mesh, layout, static_cast<int64_t>(r)});
-    }
   }
   return placement;
 }

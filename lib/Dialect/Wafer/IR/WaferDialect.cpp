@@ -411,14 +411,27 @@ LogicalResult RegionOp::verify() {
                            << device.getTarget() << "'";
   }
   if (LayoutAttr layout = getLayoutAttr()) {
-    int64_t cores = getPlacementAttr() ? getPlacementAttr().getCores()
-                                       : (*target)->getNumCores();
-    if (layout.getTokenGroups() < 1 || layout.getFeatureGroups() < 1 ||
-        layout.getTokenGroups() * layout.getFeatureGroups() > cores)
-      return emitOpError() << "layout " << layout << " needs "
-                           << layout.getTokenGroups() << " x "
-                           << layout.getFeatureGroups()
-                           << " groups of cores; it runs on " << cores;
+    RectAttr placed = getPlacementAttr();
+    Rect rect =
+        placed
+            ? Rect{placed.getX(), placed.getY(), placed.getW(), placed.getH()}
+            : Rect{0, 0, (*target)->getMeshWidth(), (*target)->getMeshHeight()};
+    int64_t gt = layout.getTokenGroups(), gk = layout.getFeatureGroups();
+    if (gt < 1 || gk < 1)
+      return emitOpError() << "layout " << layout
+                           << " needs at least one token group and one "
+                              "feature group";
+    // A token group's feature groups are a segment along one row.
+    if (gk > rect.w)
+      return emitOpError() << "layout " << layout << " puts " << gk
+                           << " feature groups along a row of " << rect.w
+                           << " cores";
+    if (gt > tokenGroupsOn(rect, gk))
+      return emitOpError() << "layout " << layout << " needs " << gt
+                           << " token groups; segments of " << gk
+                           << " cores hold " << tokenGroupsOn(rect, gk)
+                           << " on " << rect.w << " x " << rect.h << " cores ("
+                           << rect.w / gk << " a row)";
     // Only a weight kernel sums output columns (a resident weight
     // gradient's sums are the gradient it keeps).
     bool sums = getKind() == KernelKind::weight_matmul ||

@@ -41,12 +41,11 @@ int64_t elementsPerWavelet(const target::WaferTargetModel &target,
 /// A region's attributes as the timing model reads them.
 KernelShape shapeOf(RegionOp region);
 
-/// The (sequence, head) blocks an attention kernel of `shape` runs at
-/// `microBatch` on `cores` cores: of the splits near sqrt(cores per pair)
-/// query blocks by key blocks, the one that leaves each core the fewest
-/// scores; one core per block when the pairs outnumber the cores.
-Layout bestAttentionBlock(const KernelShape &shape, int64_t microBatch,
-                          int64_t cores);
+/// How many blocks of `layout` (query blocks by key blocks) an attention
+/// kernel of `shape` runs side by side on `rect`: whole blocks, at least
+/// one.
+int64_t attentionBlocks(const KernelShape &shape, const Layout &layout,
+                        const Rect &rect);
 
 /// One chunk of a kernel that runs over the vocabulary in `chunks` (the
 /// loss turn-around): its widest dimension, the vocabulary, and its FLOPs
@@ -102,6 +101,13 @@ struct AttentionBlock {
   int64_t queries = 0, keys = 0;
   int64_t keyValueElements = 0;
   int64_t rowElements = 0, rowOperations = 0, rowPartials = 0;
+  /// The buffers a core holds for it, with elements of `elementBytes`:
+  /// the keys and values, a query row, a row of f32 scores and two
+  /// buffers of f32 row partials, taken in turn.
+  int64_t bytes(int64_t elementBytes) const {
+    return (keyValueElements + rowElements) * elementBytes +
+           (keys + 2 * rowPartials) * kPartialSumBytes;
+  }
 };
 AttentionBlock attentionBlock(const KernelShape &shape, const Layout &layout,
                               int64_t perWavelet);

@@ -22,14 +22,24 @@ namespace cgpt::wafer {
 /// when it holds a weight or its gradient.
 Edge weightsOf(const ProgramRegion &region, ExecutionMode mode);
 
-/// The splits of `cores` cores tried for `extent` items (tokens, or a
-/// resident weight's output columns): feature groups by powers of two, and
-/// item groups that give each core any whole number of items up to 64 SIMD
-/// widths (whole widths, so that a larger micro-batch never has to leave
-/// lanes empty, and every count between, so that a target with wider SIMD
-/// keeps every split a narrower one had and is never slower).
-llvm::SmallVector<Layout> layoutCandidates(int64_t cores, int64_t extent,
+/// The splits of `rect` tried for `extent` items (tokens, or a resident
+/// weight's output columns), each fitting the rectangle (tokenGroupsOn):
+/// feature groups by powers of two with as many token groups as their
+/// segments make, and item groups that give each core any whole number of
+/// items up to 64 SIMD widths (whole widths, so that a larger micro-batch
+/// never has to leave lanes empty, and every count between, so that a
+/// target with wider SIMD keeps every split a narrower one had and is never
+/// slower), each on the widest segments that hold them.
+llvm::SmallVector<Layout> layoutCandidates(Rect rect, int64_t extent,
                                            int64_t lanes, Edge weights);
+
+/// The blocks tried for an attention kernel of sequences of `seqLen` on
+/// `rect`: query blocks by key blocks, each the widest that gives its count
+/// of blocks down the rectangle's height and along its width (at most
+/// `seqLen` each), about 4 sqrt(w h) of them. None depends on the
+/// micro-batch, so fewer (sequence, head) pairs never take longer.
+llvm::SmallVector<Layout> attentionCandidates(int64_t seqLen, Rect rect,
+                                              Edge weights);
 
 /// The split of stage `s`'s token-major regions on `rect` under streaming
 /// that makes them fastest together (each then keeps its own weights edge).
@@ -37,7 +47,9 @@ Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
                        int64_t microBatch);
 
 /// The layout that makes `region` fastest on `rect` with its weights from
-/// `weights`, and that time.
+/// `weights` (of layoutCandidates, or for attention of the
+/// attentionCandidates whose block's buffers a core holds beside its
+/// reserve, all of them when none does), and that time.
 std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
                                                const ProgramRegion &region,
                                                Rect rect, int64_t microBatch,

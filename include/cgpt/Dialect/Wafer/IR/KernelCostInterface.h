@@ -61,8 +61,19 @@ struct Layout {
   /// Output columns (resident: tokens) a weight kernel sums at once; 0:
   /// all of them.
   int64_t sumBlock = 0;
-  int64_t groups() const { return tokenGroups * featureGroups; }
 };
+
+/// The token groups `rect` holds at once when each keeps its
+/// `featureGroups` on a segment of adjacent cores along one row (the row
+/// its partial sums and statistics pass along): whole segments side by
+/// side on every row, none when a segment is wider than the rectangle.
+/// Every layout a region carries fits its rectangle so (the region's
+/// verifier); the cores past the row's last whole segment stay idle.
+inline int64_t tokenGroupsOn(const Rect &rect, int64_t featureGroups) {
+  if (featureGroups < 1 || featureGroups > rect.w)
+    return 0;
+  return rect.w / featureGroups * rect.h;
+}
 
 /// What the timing model needs of one kernel: a region's attributes.
 struct KernelShape {
