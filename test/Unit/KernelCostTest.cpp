@@ -196,7 +196,8 @@ TEST(KernelCost, AttentionBlocksTakeTurns) {
 /// = 512 elements and a query row of 16, (512 + 16) x 2 = 1,056 B; 16 f32
 /// scores, 64 B; two buffers of the row's f32 partials, its statistics and
 /// output (2 + 16 each), 144 B. With one key group nothing passes along
-/// the row.
+/// the row. Four heads of one sequence on one such block take it in turn;
+/// on a rectangle of four blocks, one each.
 TEST(KernelCost, AttentionBlockBytesByHand) {
   KernelShape shape;
   shape.kind = KernelKind::attention;
@@ -205,14 +206,21 @@ TEST(KernelCost, AttentionBlockBytesByHand) {
   shape.contracted = 16;
   shape.elementBytes = 2;
   shape.flops = 4 * (2 * 2 * 64 * 64 * 16);
-  AttentionBlock block = attentionBlock(shape, {2, 4, Edge::none}, 2);
+  Rect rect{0, 0, 4, 2};
+  AttentionBlock block =
+      attentionBlock(attentionPass(shape, {2, 4, Edge::none}, rect, 1), 2);
   EXPECT_EQ(block.keys, 16);
   EXPECT_EQ(block.keyValueElements, 512);
   EXPECT_EQ(block.rowElements, 16);
   EXPECT_EQ(block.rowPartials, 18);
   EXPECT_EQ(block.bytes(2), (512 + 16) * 2 + (16 + 2 * 18) * 4);
-  AttentionBlock alone = attentionBlock(shape, {2, 1, Edge::none}, 2);
+  AttentionBlock alone =
+      attentionBlock(attentionPass(shape, {2, 1, Edge::none}, rect, 1), 2);
   EXPECT_EQ(alone.bytes(2), (2 * 64 * 16 + 16) * 2 + 64 * 4);
+  EXPECT_EQ(attentionPass(shape, {2, 4, Edge::none}, rect, 1).pairsPerBlock, 4);
+  EXPECT_EQ(
+      attentionPass(shape, {2, 4, Edge::none}, {0, 0, 8, 4}, 1).pairsPerBlock,
+      1);
 }
 
 /// The load a static program plans for an expert: the mean plus the

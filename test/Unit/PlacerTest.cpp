@@ -111,10 +111,15 @@ TEST_F(PlacerTest, CandidatesFitTheirRectangle) {
   EXPECT_EQ(blocks.size(), 7u * 6u);
   EXPECT_EQ(blocks.front().tokenGroups, 12);
   EXPECT_EQ(blocks.front().featureGroups, 16);
-  for (const Layout &block : blocks)
-    EXPECT_EQ(
-        attentionBlocks({KernelKind::attention, 256, 64, 16}, block, rect),
-        (rect.w / block.featureGroups) * (rect.h / block.tokenGroups));
+  // Four heads of 64 sequences: 256 pairs shared by the whole blocks.
+  for (const Layout &block : blocks) {
+    int64_t whole =
+        (rect.w / block.featureGroups) * (rect.h / block.tokenGroups);
+    EXPECT_EQ(attentionPass({KernelKind::attention, 256, 64, 16}, block, rect,
+                            /*microBatch=*/64)
+                  .pairsPerBlock,
+              (256 + whole - 1) / whole);
+  }
 }
 
 TEST_F(PlacerTest, EveryPlacementIsSound) {

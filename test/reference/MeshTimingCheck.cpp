@@ -249,20 +249,13 @@ Case windowOf(std::string what, KernelShape k, Layout layout, wafer::Rect rect,
     micro = 1;
   }
   if (k.kind == KernelKind::attention) {
-    int64_t heads = std::max<int64_t>(1, k.rows / k.columns);
-    int64_t cq = std::min(layout.tokenGroups, k.columns),
-            ck = std::min(layout.featureGroups, k.columns);
-    int64_t blocks = wafer::attentionBlocks(k, layout, rect);
-    k.flops /= heads;
-    k.rows = k.columns;
-    layout.tokenGroups = cq;
-    layout.featureGroups = ck;
+    wafer::AttentionPass pass = wafer::attentionPass(k, layout, rect, micro);
     return Case{std::move(what),
-                k,
-                layout,
-                ceilDiv(micro * heads, blocks),
-                static_cast<int>(ck),
-                static_cast<int>(cq),
+                pass.pair,
+                pass.block,
+                pass.pairsPerBlock,
+                static_cast<int>(pass.block.featureGroups),
+                static_cast<int>(pass.block.tokenGroups),
                 &t,
                 true};
   }

@@ -24,8 +24,6 @@ using namespace cgpt::wafer;
 
 namespace cgpt::sim::mesh {
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 namespace {
 
 /// One region as the mesh model runs it: the kernel, its placed layout and
@@ -133,19 +131,20 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
       double analytic =
           region.cost({kernel, placed.layout, placed.rect, batch, target})
               .cycles();
+      Layout layout = placed.layout;
       if (kernel.kind == KernelKind::attention) {
         // One block of one head with its share of the (sequence, head)
         // pairs, one after another: the blocks run side by side, each
         // alike.
-        int64_t heads = std::max<int64_t>(1, kernel.rows / kernel.columns);
-        int64_t blocks = attentionBlocks(kernel, placed.layout, placed.rect);
-        kernel.flops /= heads;
-        kernel.rows = kernel.columns;
-        batch = ceilDiv(micro * heads, blocks);
+        AttentionPass pass =
+            attentionPass(kernel, placed.layout, placed.rect, micro);
+        kernel = pass.pair;
+        layout = pass.block;
+        batch = pass.pairsPerBlock;
       }
-      SegmentGrid grid = segmentGrid(placed.layout, placed.rect);
-      planned.push_back({s, r, kernel, placed.layout, placed.rect, batch,
-                         grid.segment, grid.rows, analytic});
+      SegmentGrid grid = segmentGrid(layout, placed.rect);
+      planned.push_back({s, r, kernel, layout, placed.rect, batch, grid.segment,
+                         grid.rows, analytic});
     }
   }
   auto regionOf = [&](const Planned &p) {

@@ -326,7 +326,7 @@ void attention(Builder &b, const KernelShape &k, const Layout &layout,
   ElementType type = typeOf(k.elementBytes);
   int64_t epw = perWavelet(type);
   KernelProgram &out = b.out;
-  wafer::AttentionBlock block = wafer::attentionBlock(k, layout, epw);
+  wafer::AttentionBlock block = wafer::attentionBlock({k, layout, pairs}, epw);
   out.tokens = block.queries;
   out.features = block.keys;
   b.alongSegments(kStreamColor,
@@ -405,9 +405,8 @@ MeshConfig meshConfig(const target::WaferTargetModel &target) {
 }
 
 SegmentGrid segmentGrid(const Layout &layout, const wafer::Rect &rect) {
-  return {
-      static_cast<int>(std::clamp<int64_t>(layout.featureGroups, 1, rect.w)),
-      static_cast<int>(std::clamp<int64_t>(layout.tokenGroups, 1, rect.h))};
+  return {static_cast<int>(layout.featureGroups),
+          static_cast<int>(std::min(layout.tokenGroups, rect.h))};
 }
 
 KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,

@@ -65,6 +65,17 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
 
 // -----
 
+// An attention block's query blocks run down the rectangle's rows: 16 of
+// them do not fit 12 rows, although 16 x 1 groups would fit 16 x 12 cores.
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 64 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{layout #wafer.layout<token_groups = 16, feature_groups = 1, weights = none, partials = rows> puts 16 query blocks of attention down a column of 12 cores}}
+    wafer.region @attend attention "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 16, feature_groups = 1, weights = none, partials = rows> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 1048576 : i64, live = 32768 : i64, shape = array<i64: 256, 64, 16>}
+  }
+}
+
+// -----
+
 // A token group's feature groups run along one row: 38 x 5 groups are
 // fewer than the 192 cores, but segments of 5 leave a core of each row
 // idle and hold 36 token groups.

@@ -55,9 +55,9 @@ struct KernelProgram {
   int64_t tokens = 0, features = 0;
 };
 
-/// The grid one column of segments takes of `rect` under `layout`: its
-/// feature groups along a row and its token groups down the rows, each at
-/// most the rectangle's side.
+/// The grid one column of segments takes of `rect` under `layout` (one the
+/// region verifier accepts): its feature groups along a row and its token
+/// groups down the rows, at most the rectangle's height.
 struct SegmentGrid {
   int segment = 1, rows = 1;
 };

@@ -62,17 +62,19 @@ KernelShape shapeOf(RegionOp region) {
   return shape;
 }
 
-/// (sequence, head) pairs of an attention kernel at `microBatch`.
-static int64_t attentionPairs(const KernelShape &k, int64_t microBatch) {
-  return microBatch *
-         std::max<int64_t>(1, k.rows / std::max<int64_t>(1, k.columns));
-}
-
-int64_t attentionBlocks(const KernelShape &k, const Layout &layout,
-                        const Rect &rect) {
-  int64_t rows = std::min(layout.tokenGroups, k.columns),
-          columns = std::min(layout.featureGroups, k.columns);
-  return std::max<int64_t>(1, rect.w / columns * (rect.h / rows));
+AttentionPass attentionPass(const KernelShape &k, const Layout &layout,
+                            const Rect &rect, int64_t microBatch) {
+  int64_t seq = k.columns;
+  int64_t heads = std::max<int64_t>(1, k.rows / std::max<int64_t>(1, seq));
+  AttentionPass pass{k, layout, 1};
+  pass.pair.flops = k.flops / heads;
+  pass.pair.rows = seq;
+  pass.block.tokenGroups = std::min(layout.tokenGroups, seq);
+  pass.block.featureGroups = std::min(layout.featureGroups, seq);
+  int64_t blocks = std::max<int64_t>(1, rect.w / pass.block.featureGroups *
+                                            (rect.h / pass.block.tokenGroups));
+  pass.pairsPerBlock = ceilDiv(microBatch * heads, blocks);
+  return pass;
 }
 
 KernelShape vocabularyChunk(const KernelShape &shape) {
@@ -174,12 +176,9 @@ SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
   }
 }
 
-AttentionBlock attentionBlock(const KernelShape &k, const Layout &layout,
-                              int64_t perWavelet) {
-  int64_t heads =
-      std::max<int64_t>(1, k.rows / std::max<int64_t>(1, k.columns));
-  int64_t seq = k.columns, headSize = k.contracted;
-  double pairFlops = static_cast<double>(k.flops) / heads;
+AttentionBlock attentionBlock(const AttentionPass &pass, int64_t perWavelet) {
+  int64_t seq = pass.pair.columns, headSize = pass.pair.contracted;
+  double pairFlops = static_cast<double>(pass.pair.flops);
   // Products of S x S x head_size per pair: 2 forward, 5 backward (the
   // flash backward's recomputed scores among them). The streams follow the
   // operands: forward Q, K and V; backward also dO and the gradients dQ,
@@ -195,10 +194,9 @@ AttentionBlock attentionBlock(const KernelShape &k, const Layout &layout,
   auto whole = [&](int64_t elements) {
     return ceilDiv(elements, perWavelet) * perWavelet;
   };
-  int64_t cq = std::min(layout.tokenGroups, seq),
-          ck = std::min(layout.featureGroups, seq);
+  int64_t ck = pass.block.featureGroups;
   AttentionBlock block;
-  block.queries = ceilDiv(seq, cq);
+  block.queries = ceilDiv(seq, pass.block.tokenGroups);
   block.keys = ceilDiv(seq, ck);
   block.keyValueElements = whole(scaled(2 * block.keys * headSize));
   block.rowElements = whole(scaled(headSize));
@@ -416,13 +414,11 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     // the row of cores, all in one task; the pass runs asynchronously, from
     // one of two buffers, beside the next row's work. Pairs that outnumber
     // the rectangle's blocks take turns.
-    int64_t seq = k.columns;
-    int64_t cq = std::min(gt, seq), ck = std::min(gk, seq);
-    int64_t blocks = attentionBlocks(k, layout, query.rect);
-    double pairs =
-        static_cast<double>(ceilDiv(attentionPairs(k, microBatch), blocks));
+    AttentionPass pass = attentionPass(k, layout, query.rect, microBatch);
+    int64_t cq = pass.block.tokenGroups, ck = pass.block.featureGroups;
+    double pairs = static_cast<double>(pass.pairsPerBlock);
     int64_t packed = elementsPerWavelet(t, k.elementBytes);
-    AttentionBlock block = attentionBlock(k, layout, packed);
+    AttentionBlock block = attentionBlock(pass, packed);
     double rows = pairs * static_cast<double>(block.queries);
     double keysAndValues =
         pairs * static_cast<double>(block.keyValueElements / packed);

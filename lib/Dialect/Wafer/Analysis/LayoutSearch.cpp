@@ -118,36 +118,38 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
   auto timeOf = [&](Layout layout) {
     return region.cost({shape, layout, rect, microBatch, target});
   };
-  std::pair<Layout, KernelTime> best;
-  double bestCycles = -1;
-  auto weigh = [&](Layout layout) {
+  // The fastest layout, and for attention the fastest whose block's
+  // buffers a core holds beside its reserve: a block that does not fit is
+  // chosen only when none does.
+  std::pair<Layout, KernelTime> best, bestFitting;
+  double bestCycles = -1, bestFittingCycles = -1;
+  auto weigh = [&](Layout layout, bool fits) {
     KernelTime time = timeOf(layout);
     CGPT_DEBUG(CGPT_DBGS() << "@" << region.op.getSymName() << " on " << rect.w
                            << " x " << rect.h << ": " << layout.tokenGroups
                            << " token x " << layout.featureGroups
                            << " feature groups, "
                            << llvm::formatv("{0:f0}", time.cycles())
-                           << " cycles (" << time.bound() << ")\n");
+                           << " cycles (" << time.bound() << ")"
+                           << (fits ? "" : ", does not fit") << "\n");
     if (bestCycles < 0 || time.cycles() < bestCycles) {
       best = {layout, time};
       bestCycles = time.cycles();
     }
+    if (fits && (bestFittingCycles < 0 || time.cycles() < bestFittingCycles)) {
+      bestFitting = {layout, time};
+      bestFittingCycles = time.cycles();
+    }
   };
   if (shape.kind == KernelKind::attention) {
-    // Blocks whose buffers a core cannot hold beside its reserve are
-    // weighed only when no block fits.
     int64_t room = target.getCoreSramBytes() - target.getReservedBytes();
     int64_t perWavelet = elementsPerWavelet(target, shape.elementBytes);
-    llvm::SmallVector<Layout> blocks =
-        attentionCandidates(shape.columns, rect, weights);
-    llvm::SmallVector<Layout> fitting;
-    for (Layout block : blocks)
-      if (attentionBlock(shape, block, perWavelet).bytes(shape.elementBytes) <=
-          room)
-        fitting.push_back(block);
-    for (Layout block : fitting.empty() ? blocks : fitting)
-      weigh(block);
-    return best;
+    for (Layout block : attentionCandidates(shape.columns, rect, weights)) {
+      AttentionPass pass = attentionPass(shape, block, rect, microBatch);
+      weigh(block,
+            attentionBlock(pass, perWavelet).bytes(shape.elementBytes) <= room);
+    }
+    return bestFittingCycles < 0 ? best : bestFitting;
   }
   // What the token groups split: a resident weight's output columns, the
   // tokens a weight gradient sums over, or the tokens of the rows.
@@ -159,7 +161,7 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
     extent = microBatch * shape.contracted;
   for (Layout layout : layoutCandidates(
            rect, extent, fmacLanes(target, shape.elementBytes), weights))
-    weigh(layout);
+    weigh(layout, /*fits=*/true);
   return best;
 }
 

@@ -426,6 +426,11 @@ LogicalResult RegionOp::verify() {
       return emitOpError() << "layout " << layout << " puts " << gk
                            << " feature groups along a row of " << rect.w
                            << " cores";
+    // Attention's layout is one block: its query blocks down the rows.
+    if (getKind() == KernelKind::attention && gt > rect.h)
+      return emitOpError() << "layout " << layout << " puts " << gt
+                           << " query blocks of attention down a column of "
+                           << rect.h << " cores";
     if (gt > tokenGroupsOn(rect, gk))
       return emitOpError() << "layout " << layout << " needs " << gt
                            << " token groups; segments of " << gk

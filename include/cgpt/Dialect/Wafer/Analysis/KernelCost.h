@@ -41,11 +41,22 @@ int64_t elementsPerWavelet(const target::WaferTargetModel &target,
 /// A region's attributes as the timing model reads them.
 KernelShape shapeOf(RegionOp region);
 
-/// How many blocks of `layout` (query blocks by key blocks) an attention
-/// kernel of `shape` runs side by side on `rect`: whole blocks, at least
-/// one.
-int64_t attentionBlocks(const KernelShape &shape, const Layout &layout,
-                        const Rect &rect);
+/// How an attention kernel of `shape` runs with `layout` on `rect` at
+/// `microBatch`: whole blocks of query blocks by key blocks side by side
+/// (at least one), each taking its share of the (sequence, head) pairs one
+/// after another. The analytic model, the cycle-level run and the timing
+/// check all read it here.
+struct AttentionPass {
+  /// One (sequence, head) pair: a sequence's rows, one head's FLOPs.
+  KernelShape pair;
+  /// One block's layout: query blocks down, key blocks along, at most one
+  /// a position of the sequence.
+  Layout block;
+  /// The pairs each block takes in turn.
+  int64_t pairsPerBlock = 1;
+};
+AttentionPass attentionPass(const KernelShape &shape, const Layout &layout,
+                            const Rect &rect, int64_t microBatch);
 
 /// One chunk of a kernel that runs over the vocabulary in `chunks` (the
 /// loss turn-around): its widest dimension, the vocabulary, and its FLOPs
@@ -109,8 +120,7 @@ struct AttentionBlock {
            (keys + 2 * rowPartials) * kPartialSumBytes;
   }
 };
-AttentionBlock attentionBlock(const KernelShape &shape, const Layout &layout,
-                              int64_t perWavelet);
+AttentionBlock attentionBlock(const AttentionPass &pass, int64_t perWavelet);
 
 /// The vector operations an elementwise, reduction or embedding kernel runs
 /// over each element: its FLOPs per element, two to an operation.

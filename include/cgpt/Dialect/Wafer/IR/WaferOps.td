@@ -82,8 +82,13 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
     reduced along `partials`. A layer-pipelined region holds its weights
     (`weights = resident`) and streams its tokens through them instead.
     Attention spreads (sequence, head) blocks instead: `token_groups`
-    query blocks by `feature_groups` key blocks per block, its scores
-    never leaving the cores that make them.
+    query blocks down the rows by `feature_groups` key blocks along them,
+    its scores never leaving the cores that make them.
+
+    A token group's feature groups are a segment of adjacent cores along
+    one row, segments side by side: a `w` x `h` rectangle holds
+    floor(w / feature_groups) x h token groups; the region verifier refuses
+    a layout they do not hold, and an attention block taller than `h`.
 
     A weight matmul or weight gradient sums its output columns in f32 on
     each core before they pass along the chain; `sum_block` is how many
