@@ -2,6 +2,7 @@
 """The analytic kernel model against the cycle-level engine, every model.
 
     python3 bench/mesh-timing.py [--build build] [--update docs/runtime.md]
+                                 [--jobs N]
 
 Runs `cgpt-mesh-timing-check` on its hand-made table for WSE-2 and WSE-3
 cores, then compiles every model in models/ for both targets
@@ -18,6 +19,7 @@ Nothing is fitted: the engine's cycles come from the programs alone.
 
 import argparse
 import collections
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -69,42 +71,52 @@ def hand_tables(build):
     return lines
 
 
-def placed_sweep(build):
+def placed_check(build, scratch, model, target):
+    """Compiles `model` for `target` and checks its placed kernels: the
+    table line's cells, or the first line of the compiler's error."""
     run = os.path.join(build, "bin", "cgpt-run")
+    path = os.path.join(scratch, f"{model}.{target}.mlir")
+    with open(path, "w") as out:
+        compiled = subprocess.run(
+            [run, os.path.join(ROOT, "models", model), "--target", target,
+             "--emit=wafer"], stdout=out, stderr=subprocess.PIPE, text=True)
+    if compiled.returncode != 0:
+        return compiled.stderr.strip().splitlines()[0], None
+    return None, check(build, "--placed", path)
+
+
+def placed_sweep(build, jobs):
     models = sorted(f for f in os.listdir(os.path.join(ROOT, "models"))
                     if f.endswith(".yaml"))
+    pairs = [(model, target) for model in models for target in TARGETS]
     lines = ["| model | target | kernels compared | worst error | "
              "programs that do not load |", "|---|---|---|---|---|"]
     overflow = collections.Counter()
     totals = collections.Counter()
     worst = (0.0, "")
-    with tempfile.TemporaryDirectory() as scratch:
-        for model in models:
-            for target in TARGETS:
-                path = os.path.join(scratch, f"{model}.{target}.mlir")
-                with open(path, "w") as out:
-                    compiled = subprocess.run(
-                        [run, os.path.join(ROOT, "models", model), "--target",
-                         target, "--emit=wafer"], stdout=out,
-                        stderr=subprocess.PIPE, text=True)
-                if compiled.returncode != 0:
-                    first = compiled.stderr.strip().splitlines()[0]
-                    lines.append(f"| {model[:-5]} | {target} | does not "
-                                 f"compile: {first.split('error: ')[-1]} | | |")
-                    continue
-                output = check(build, "--placed", path)
-                unloaded = [m for m in map(UNLOADED.match, output) if m]
-                for m in unloaded:
-                    overflow[m[6]] += 1
-                summary = next(m for m in map(SUMMARY.match, output) if m)
-                error = float(summary[2])
-                if error >= worst[0]:
-                    worst = (error, summary[3])
-                totals["cases"] += int(summary[1])
-                totals["unloaded"] += len(unloaded)
-                totals["over"] += int(summary[4])
-                lines.append(f"| {model[:-5]} | {target} | {summary[1]} | "
-                             f"{summary[2]}% | {len(unloaded)} |")
+    # Each check is one single-threaded process: run one a host core, the
+    # table in the models' order.
+    with tempfile.TemporaryDirectory() as scratch, \
+            concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        results = pool.map(lambda pair: placed_check(build, scratch, *pair),
+                           pairs)
+        for (model, target), (failure, output) in zip(pairs, results):
+            if failure is not None:
+                lines.append(f"| {model[:-5]} | {target} | does not "
+                             f"compile: {failure.split('error: ')[-1]} | | |")
+                continue
+            unloaded = [m for m in map(UNLOADED.match, output) if m]
+            for m in unloaded:
+                overflow[m[6]] += 1
+            summary = next(m for m in map(SUMMARY.match, output) if m)
+            error = float(summary[2])
+            if error >= worst[0]:
+                worst = (error, summary[3])
+            totals["cases"] += int(summary[1])
+            totals["unloaded"] += len(unloaded)
+            totals["over"] += int(summary[4])
+            lines.append(f"| {model[:-5]} | {target} | {summary[1]} | "
+                         f"{summary[2]}% | {len(unloaded)} |")
     lines += ["", f"In all: {totals['cases']} placed kernels compared, worst "
               f"error {worst[0]:.1f}% ({worst[1]}), {totals['over']} over "
               f"10%; {totals['unloaded']} placed programs do not load."]
@@ -135,6 +147,8 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--update", help="file whose marked section to "
                         "replace")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="checks run at once (default: one a host core)")
     args = parser.parse_args()
     text = "\n".join(
         ["Hand-made table, WSE-2 and WSE-3 cores "
@@ -143,7 +157,7 @@ def main():
         ["", "Every distinct kernel of every model in models/ as the planner "
          "placed it (`cgpt-mesh-timing-check --placed`; windows of at most "
          "2 x 8 groups, two blocks of sums):", ""] +
-        placed_sweep(args.build) +
+        placed_sweep(args.build, max(1, args.jobs)) +
         ["", "Published programs replayed (`cgpt-published-programs`, WSE-2 "
          "cores, T_R = 2 in the formulas):", ""] +
         published_table(args.build)) + "\n"
