@@ -12,7 +12,7 @@ The tests that ALONE names run after the others, one at a time: the
 cycle-level run over MPI processes exchanges a round of messages every
 simulated cycle, and Open MPI waits for them by polling, so beside another
 test on a small machine each round waits for a scheduler time slice (6 s
-alone on 2 cores took 250-400 s beside the suite).
+alone on 2 cores took 253 s beside the suite).
 """
 import os
 import re
