@@ -233,11 +233,14 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
 constexpr int64_t kWindowRows = 2, kWindowColumns = 8;
 /// Output columns of an unblocked window (tokens, for resident weights).
 constexpr int64_t kWindowOutputs = 64;
+/// (Sequence, head) pairs of an attention window: a block takes its pairs
+/// one after another, so two show the turn from one to the next.
+constexpr int64_t kWindowPairs = 2;
 
 /// `kernel` placed with `layout` at `microBatch` as it runs on a window
 /// of its rectangle: each core of the window holds what a core of the
-/// rectangle holds. Attention: one (sequence, head) block with its share
-/// of the pairs, as on the wafer; a routed kernel, one expert's pass.
+/// rectangle holds. Attention: one (sequence, head) block as on the wafer,
+/// with two of its pairs; a routed kernel, one expert's pass.
 Case windowOf(std::string what, KernelShape k, Layout layout, wafer::Rect rect,
               int64_t micro, const target::WaferTargetModel &t) {
   k = wafer::vocabularyChunk(k);
@@ -253,7 +256,7 @@ Case windowOf(std::string what, KernelShape k, Layout layout, wafer::Rect rect,
     return Case{std::move(what),
                 pass.pair,
                 pass.block,
-                pass.pairsPerBlock,
+                std::min(pass.pairsPerBlock, kWindowPairs),
                 static_cast<int>(pass.block.featureGroups),
                 static_cast<int>(pass.block.tokenGroups),
                 &t,
