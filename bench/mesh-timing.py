@@ -12,7 +12,7 @@ table for both generations side by side, one line per model and target
 (kernels compared, the worst error and where, the placed programs that do
 not load), and the programs that do not load grouped by the buffer that
 overflows; then the published programs (cgpt-published-programs) against
-their authors' cost formulas. With --update, replaces the text between the markers
+their authors' cost formulas or measured times. With --update, replaces the text between the markers
 `<!-- mesh-timing:begin -->` and `<!-- mesh-timing:end -->` in the file.
 Nothing is fitted: the engine's cycles come from the programs alone.
 """
@@ -129,16 +129,27 @@ def placed_sweep(build, jobs):
 
 
 def published_table(build):
+    """The Luczynski et al. programs against their formulas, then the GEMV
+    programs against WaferLLM's measurements: two tables."""
     tool = os.path.join(build, "bin", "cgpt-published-programs")
     run = subprocess.run([tool], capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"cgpt-published-programs:\n{run.stderr}")
+    reduces, gemvs = run.stdout.split("\n\n")
     lines = ["| program | P | B | published | engine | error |",
              "|---|---|---|---|---|---|"]
-    for line in run.stdout.splitlines()[1:]:
+    for line in reduces.splitlines()[1:]:
         *name, p, b, published, simulated, error = line.split()
         lines.append(f"| {' '.join(name)} | {p} | {b} | {int(published):,} | "
                      f"{int(simulated):,} | {error} |")
+    lines += ["", "| GEMV K x K | N x N cores | tile | SDK GEMV (chain) | "
+              "MeshGEMV | speed-up | MeshGEMV published | error |",
+              "|---|---|---|---|---|---|---|---|"]
+    for line in gemvs.splitlines()[1:]:
+        _, k, n, m, chain, mesh, speedup, published, error = line.split()
+        lines.append(f"| {int(k) // 1024}K | {n} x {n} | {m} x {m} | "
+                     f"{int(chain):,} | {int(mesh):,} | {speedup} | "
+                     f"{int(published):,} | {error} |")
     return lines
 
 
@@ -156,10 +167,12 @@ def main():
         hand_tables(args.build) +
         ["", "Every distinct kernel of every model in models/ as the planner "
          "placed it (`cgpt-mesh-timing-check --placed`; windows of at most "
-         "2 x 8 groups, two blocks of sums):", ""] +
+         "2 x 8 groups, two blocks of sums, attention's block with two of "
+         "its pairs):", ""] +
         placed_sweep(args.build, max(1, args.jobs)) +
         ["", "Published programs replayed (`cgpt-published-programs`, WSE-2 "
-         "cores, T_R = 2 in the formulas):", ""] +
+         "cores, T_R = 2 in the formulas; WaferLLM's times in cycles of "
+         "850 MHz):", ""] +
         published_table(args.build)) + "\n"
     if not args.update:
         sys.stdout.write(text)
