@@ -249,12 +249,14 @@ Placement withSumBlocks(const StepProgram &program, Placement placement,
           int64_t perWavelet = elementsPerWavelet(program.getTarget(),
                                                   region.shape.elementBytes);
           int64_t whole = perWavelet / std::gcd(sums.streamed, perWavelet);
-          if (whole <= fit)
-            for (;; ++blocks) {
-              block = ceilDiv(ceilDiv(sums.columns, blocks), whole) * whole;
-              if (block <= fit)
-                break;
-            }
+          if (whole <= fit) {
+            // A block of at most `fit` in whole wavelets holds at most the
+            // largest multiple of `whole` that fits: the fewest blocks are
+            // those that leave no more than that to a block.
+            int64_t largest = fit / whole * whole;
+            blocks = std::max(blocks, ceilDiv(sums.columns, largest));
+            block = ceilDiv(ceilDiv(sums.columns, blocks), whole) * whole;
+          }
           layout.sumBlock = block;
         }
         memory.sums = sums.bytes(layout.sumBlock);
