@@ -194,22 +194,37 @@ KernelTime placedKernelTime(const StepProgram &program,
 }
 
 TimedPlacement TimedPlacement::of(const StepProgram &program,
-                                  Placement placement, int64_t microBatch) {
+                                  Placement placement, int64_t microBatch,
+                                  const TimedPlacement *known) {
   TimedPlacement timed;
   timed.split = PassSplit::atMost(program.getPerSystemBatch(), microBatch);
-  auto timesAt = [&](int64_t sequences) {
+  if (known && known->split.microBatch != timed.split.microBatch)
+    known = nullptr;
+  auto timesAt = [&](int64_t sequences,
+                     const std::vector<std::vector<KernelTime>> *knownTimes) {
     std::vector<std::vector<KernelTime>> times;
     for (size_t s = 0; s < program.getStages().size(); ++s) {
       auto &ofStage = times.emplace_back();
-      for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r)
+      for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r) {
+        const RegionPlacement &placed = placement.regions[s][r];
+        if (knownTimes) {
+          const RegionPlacement &before = known->placement.regions[s][r];
+          if (before.rect == placed.rect && before.layout == placed.layout) {
+            ofStage.push_back((*knownTimes)[s][r]);
+            continue;
+          }
+        }
         ofStage.push_back(
             placedKernelTime(program, placement, s, r, sequences));
+      }
     }
     return times;
   };
-  timed.times = timesAt(timed.split.microBatch);
+  timed.times =
+      timesAt(timed.split.microBatch, known ? &known->times : nullptr);
   if (!timed.split.isEven())
-    timed.shortTimes = timesAt(timed.split.microBatch - 1);
+    timed.shortTimes = timesAt(timed.split.microBatch - 1,
+                               known ? &known->shortTimes : nullptr);
   timed.placement = std::move(placement);
   return timed;
 }

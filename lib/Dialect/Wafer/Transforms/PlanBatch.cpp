@@ -104,6 +104,9 @@ public:
         refusals[placer->getName().str()] = whyNot;
         continue;
       }
+      // The last policy's timing, whose regions the next shares but for
+      // the sum blocks its memory changes.
+      std::optional<TimedPlacement> known;
       for (CheckpointPolicy policy : policiesOf(placer->getMode())) {
         // What the policy leaves each core decides how the weight kernels
         // block their sums, and so their time.
@@ -114,11 +117,11 @@ public:
                     false};
         c.fits =
             c.peak.memory.total() <= program.getTarget().getCoreSramBytes();
-        if (c.fits)
-          c.cost = estimateStep(
-              program,
-              TimedPlacement::of(program, std::move(blocked), microBatch),
-              policy);
+        if (c.fits) {
+          known = TimedPlacement::of(program, std::move(blocked), microBatch,
+                                     known ? &*known : nullptr);
+          c.cost = estimateStep(program, *known, policy);
+        }
         CGPT_DEBUG({
           CGPT_DBGS() << "micro-batch " << microBatch << ", " << c.placer
                       << ", " << policy.str() << ": SRAM peak "

@@ -151,9 +151,13 @@ struct TimedPlacement {
   std::vector<std::vector<KernelTime>> shortTimes;
 
   /// Timed in the passes of at most `microBatch` sequences that split the
-  /// program's per-system batch evenly.
+  /// program's per-system batch evenly. A region placed as in `known` (the
+  /// same rectangle and layout, at the same micro-batch) takes its times
+  /// from there: the policies weighed for one placement change only the
+  /// sum blocks of a few regions.
   static TimedPlacement of(const StepProgram &program, Placement placement,
-                           int64_t microBatch);
+                           int64_t microBatch,
+                           const TimedPlacement *known = nullptr);
 };
 
 } // namespace cgpt::wafer

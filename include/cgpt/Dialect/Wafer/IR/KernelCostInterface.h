@@ -61,6 +61,11 @@ struct Layout {
   /// Output columns (resident: tokens) a weight kernel sums at once; 0:
   /// all of them.
   int64_t sumBlock = 0;
+  bool operator==(const Layout &other) const {
+    return tokenGroups == other.tokenGroups &&
+           featureGroups == other.featureGroups && weights == other.weights &&
+           sumBlock == other.sumBlock;
+  }
 };
 
 /// The token groups `rect` holds at once when each keeps its
