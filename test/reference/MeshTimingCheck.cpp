@@ -441,16 +441,18 @@ int main(int argc, char **argv) {
     std::string mesh =
         std::to_string(c.width) + " x " + std::to_string(c.height);
     // What the run would cost, judged before it starts.
-    double estimate =
-        wafer::kernelTime({c.kernel, c.layout, rect, c.microBatch, *c.target})
-            .cycles() *
-        rect.cores();
-    if (c.placed && maxCoreCycles > 0 && estimate > maxCoreCycles) {
-      out << llvm::formatv("{0,-40} {1,9} not simulated: about {2:e1} "
-                           "core-cycles, over --max-core-cycles\n",
-                           c.what, mesh, estimate);
-      ++tooLong;
-      continue;
+    if (c.placed && maxCoreCycles > 0) {
+      double estimate =
+          wafer::kernelTime({c.kernel, c.layout, rect, c.microBatch, *c.target})
+              .cycles() *
+          rect.cores();
+      if (estimate > maxCoreCycles) {
+        out << llvm::formatv("{0,-40} {1,9} not simulated: about {2:e1} "
+                             "core-cycles, over --max-core-cycles\n",
+                             c.what, mesh, estimate);
+        ++tooLong;
+        continue;
+      }
     }
     sim::mesh::MeshProgram program =
         sim::mesh::buildKernelProgram(c.kernel, c.layout, c.microBatch,
