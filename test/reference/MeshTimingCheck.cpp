@@ -440,19 +440,17 @@ int main(int argc, char **argv) {
     wafer::Rect rect{0, 0, c.width, c.height};
     std::string mesh =
         std::to_string(c.width) + " x " + std::to_string(c.height);
+    double analytic =
+        wafer::kernelTime({c.kernel, c.layout, rect, c.microBatch, *c.target})
+            .cycles();
     // What the run would cost, judged before it starts.
-    if (c.placed && maxCoreCycles > 0) {
-      double estimate =
-          wafer::kernelTime({c.kernel, c.layout, rect, c.microBatch, *c.target})
-              .cycles() *
-          rect.cores();
-      if (estimate > maxCoreCycles) {
-        out << llvm::formatv("{0,-40} {1,9} not simulated: about {2:e1} "
-                             "core-cycles, over --max-core-cycles\n",
-                             c.what, mesh, estimate);
-        ++tooLong;
-        continue;
-      }
+    double estimate = analytic * static_cast<double>(rect.cores());
+    if (c.placed && maxCoreCycles > 0 && estimate > maxCoreCycles) {
+      out << llvm::formatv("{0,-40} {1,9} not simulated: about {2:e1} "
+                           "core-cycles, over --max-core-cycles\n",
+                           c.what, mesh, estimate);
+      ++tooLong;
+      continue;
     }
     sim::mesh::MeshProgram program =
         sim::mesh::buildKernelProgram(c.kernel, c.layout, c.microBatch,
@@ -511,9 +509,6 @@ int main(int argc, char **argv) {
                            result->cycles);
       continue;
     }
-    double analytic =
-        wafer::kernelTime({c.kernel, c.layout, rect, c.microBatch, *c.target})
-            .cycles();
     double simulated = static_cast<double>(result->cycles);
     double relative = (analytic - simulated) / simulated;
     if (std::abs(relative) > worst) {

@@ -405,9 +405,9 @@ int main(int argc, char **argv) {
   for (auto [k, seconds] : {std::pair{16384, 1.2e-6}, {32768, 2.03e-6}})
     for (int n : {180, 360, 720}) {
       int64_t m = (k + n - 1) / n;
-      // A tile of A, x's elements (16-bit) and y's sums (f32) must fit
-      // beside the core's reserve.
-      if (m * m * 2 + m * 2 + m * 4 >
+      // A core's buffers (its tile of A, x's elements, y's sums) must fit
+      // beside its reserve.
+      if (gemv<chain>(n, 1, m).programs.front().bytes() >
           target->getCoreSramBytes() - target->getReservedBytes())
         continue;
       // One band of two rows; column x's elements of x are x + 1 and A is
