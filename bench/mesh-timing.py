@@ -144,13 +144,14 @@ def placed_sweep(build, jobs):
 
 
 def published_table(build):
-    """The Luczynski et al. programs against their formulas, then the GEMV
-    programs against WaferLLM's measurements: two tables."""
+    """The Luczynski et al. programs against their formulas, the GEMV
+    programs against WaferLLM's measurements, and the SDK's GEMM against
+    the SGEMM measured on a CS-2: three tables."""
     tool = os.path.join(build, "bin", "cgpt-published-programs")
     run = subprocess.run([tool], capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"cgpt-published-programs:\n{run.stderr}")
-    reduces, gemvs = run.stdout.split("\n\n")
+    reduces, gemvs, gemms = run.stdout.split("\n\n")
     lines = ["| program | P | B | published | engine | error |",
              "|---|---|---|---|---|---|"]
     for line in reduces.splitlines()[1:]:
@@ -165,6 +166,16 @@ def published_table(build):
         lines.append(f"| {int(k) // 1024}K | {n} x {n} | {m} x {m} | "
                      f"{int(chain):,} | {int(mesh):,} | {speedup} | "
                      f"{int(published):,} | {error} |")
+    lines += ["", "| SGEMM (the SDK's SUMMA, f32) | P x P cores | tile | "
+              "cycles | FLOP/cycle a core | TFLOP/s at 750 x 750 | "
+              "published | error |",
+              "|---|---|---|---|---|---|---|---|"]
+    for line in gemms.splitlines()[1:]:
+        _, p, m, cycles, rate, tflops, published, error = line.split()
+        n = f"{int(p) * int(m):,}"
+        lines.append(f"| {n} x {n} | {p} x {p} | {m} x {m} | "
+                     f"{int(cycles):,} | {rate} | {tflops} | {published} | "
+                     f"{error} |")
     return lines
 
 

@@ -35,15 +35,20 @@
 // core's tile of products, then the partial sums all-reduced along the
 // rows by a chain (the SDK's pipelined allreduce) or by WaferLLM's
 // two-level tree (the two-phase reduce above), and broadcast back; beside
-// them WaferLLM's measured times. Each run carries values and checks the
-// result (the sum of every core's vector, or the vector everywhere), so
-// the program is known to be the algorithm.
+// them WaferLLM's measured times. Last, the SDK's GEMM (SUMMA, f32) with
+// the 44 x 44 tiles of the FP32 SGEMM Miyajima et al. measured on a CS-2
+// (33,000 x 33,000 on 750 x 750 cores, 349.0 TFLOP/s, weak-scaling
+// efficiency 1.00), on squares of 2 to 10 cores a side, its rate per core
+// beside theirs. Each run carries values and checks the result (the sum
+// of every core's vector, the vector everywhere, every core's tile of the
+// product), so the program is known to be the algorithm.
 //
 //   cgpt-published-programs
 //
 // Prints one line per program and size; exits 1 if a program computes a
 // wrong result or cannot run. A GEMV whose tile does not fit a core (32K
-// on 180 x 180) is not run.
+// on 180 x 180) is not run, nor a SUMMA square with more roots than the
+// target has colors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +59,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace cgpt;
 using namespace cgpt::sim::mesh;
@@ -296,6 +302,141 @@ template <Algorithm reduce> MeshProgram gemv(int n, int rows, int64_t m) {
   return mesh;
 }
 
+/// The route of a multicast from the core at `root` of a line of `p`
+/// cores, at `position` on it, in both directions: `low` and `high` are
+/// the ports towards the line's first and last cores.
+Route multicast(int color, int position, int root, int p, Port low, Port high) {
+  uint8_t toLow = position > 0 ? bit(low) : 0;
+  uint8_t toHigh = position + 1 < p ? bit(high) : 0;
+  if (position == root)
+    return {color, bit(ramp), static_cast<uint8_t>(toLow | toHigh)};
+  if (position < root)
+    return {color, bit(high), static_cast<uint8_t>(bit(ramp) | toLow)};
+  return {color, bit(low), static_cast<uint8_t>(bit(ramp) | toHigh)};
+}
+
+/// The colors SUMMA on P x P cores takes: one per root of each axis.
+int summaColors(int p) { return 1 + 2 * p; }
+
+/// The buffers of a SUMMA core, in this order.
+enum SummaBuffer { summaC, summaA, summaB, summaAIn, summaBIn };
+
+/// C = A B on P x P cores by the SDK's GEMM (`gemm-collectives_2d`,
+/// SUMMA, all f32): core (x, y) holds an m x m tile of A, B and C, column-
+/// major. In step k, column k's cores multicast their tile of A along
+/// their rows and row k's their tile of B down their columns (as
+/// asynchronous operations); every other core takes the tiles into its
+/// buffers, then adds the product of the step's two tiles to its C with
+/// m x m FMACs of length m, a column of A's tile times an element of B's.
+/// The library's broadcast is not documented; here the root multicasts in
+/// both directions on hardware routes, a color per root (summaColors).
+MeshProgram summa(int p, int64_t m) {
+  MeshProgram mesh(p, p);
+  auto rowColor = [](int k) { return 1 + k; };
+  auto columnColor = [p](int k) { return 1 + p + k; };
+  int64_t tile = m * m;
+  for (int y = 0; y < p; ++y)
+    for (int x = 0; x < p; ++x) {
+      for (int k = 0; k < p; ++k) {
+        mesh.routes[mesh.index(x, y)].push_back(
+            multicast(rowColor(k), x, k, p, west, east));
+        mesh.routes[mesh.index(x, y)].push_back(
+            multicast(columnColor(k), y, k, p, north, south));
+      }
+      CoreProgram core;
+      for (const char *name : {"C", "A", "B", "A received", "B received"})
+        core.addBuffer(name, tile, ElementType::f32);
+      // C's column j, A's column i and B's element (i, j), i inner: B's
+      // elements in their order.
+      int column = core.addCursor({m, tile, -1, -1});
+      int aColumn = core.addCursor({m, tile, -1, -1});
+      int bElement = core.addCursor({1, tile, -1, -1});
+      std::vector<Op> body;
+      for (int k = 0; k < p; ++k) {
+        auto send = [&](int buffer, int color) {
+          Op op = fmov(Dsd::out(color), Dsd::memory(buffer), tile);
+          op.async = true;
+          body.push_back(op);
+        };
+        if (x == k)
+          send(summaA, rowColor(k));
+        if (y == k)
+          send(summaB, columnColor(k));
+        if (x != k)
+          body.push_back(
+              fmov(Dsd::memory(summaAIn), Dsd::in(rowColor(k)), tile));
+        if (y != k)
+          body.push_back(
+              fmov(Dsd::memory(summaBIn), Dsd::in(columnColor(k)), tile));
+        Dsd c = Dsd::memory(summaC, 0, column);
+        body.push_back(Op::loopOp(5, m));
+        body.push_back(Op::loopOp(3, m));
+        body.push_back(Op::fmacOp(
+            c, c, Dsd::memory(x == k ? summaA : summaAIn, 0, aColumn),
+            Dsd::memory(y == k ? summaB : summaBIn, 0, bElement,
+                        /*stride=*/0),
+            m, ElementType::f32));
+        body.push_back(Op::advanceOp(aColumn));
+        body.push_back(Op::advanceOp(bElement));
+        body.push_back(Op::advanceOp(column));
+      }
+      core.startActive.push_back(core.addTask({false, -1, std::move(body)}));
+      mesh.programOf[mesh.index(x, y)] = mesh.addProgram(std::move(core));
+    }
+  return mesh;
+}
+
+/// Small integers for the elements of A and B (row, column of the whole
+/// matrix), so that every sum of products is exact in f32.
+float elementOfA(int64_t row, int64_t column) {
+  return static_cast<float>((row * 7 + column * 3) % 5 - 2);
+}
+float elementOfB(int64_t row, int64_t column) {
+  return static_cast<float>((row * 3 + column * 5) % 7 - 3);
+}
+
+/// Runs SUMMA on P x P cores with m x m tiles of values and checks every
+/// core's C against the product computed here. Returns its cycles, or
+/// nothing after printing why.
+std::optional<int64_t> runSumma(int p, int64_t m, const MeshConfig &config) {
+  int64_t n = p * m;
+  std::vector<double> a(n * n), b(n * n);
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t col = 0; col < n; ++col) {
+      a[row * n + col] = elementOfA(row, col);
+      b[row * n + col] = elementOfB(row, col);
+    }
+  // Core (x, y) holds the tiles of row block y and column block x,
+  // column-major.
+  auto load = [&](int core, std::vector<std::vector<float>> &memory) {
+    int64_t x = core % p, y = core / p;
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        memory[summaA][i + j * m] = elementOfA(y * m + i, x * m + j);
+        memory[summaB][i + j * m] = elementOfB(y * m + i, x * m + j);
+      }
+  };
+  bool right = true;
+  auto store = [&](int core, const std::vector<std::vector<float>> &memory) {
+    int64_t x = core % p, y = core / p;
+    for (int64_t j = 0; j < m && right; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        double sum = 0;
+        for (int64_t t = 0; t < n; ++t)
+          sum += a[(y * m + i) * n + t] * b[t * n + x * m + j];
+        right &= memory[summaC][i + j * m] == static_cast<float>(sum);
+      }
+  };
+  std::string error;
+  std::optional<MeshResult> run =
+      simulate(summa(p, m), config, error, CoreMemoryAccess{load, store});
+  if (run && right)
+    return run->cycles;
+  llvm::errs() << "cgpt-published-programs: SUMMA, P = " << p << ", m = " << m
+               << ": " << (run ? "wrong result" : error) << "\n";
+  return std::nullopt;
+}
+
 struct Program {
   const char *name;
   MeshProgram (*build)(int, int64_t);
@@ -451,5 +592,40 @@ int main(int argc, char **argv) {
           static_cast<int64_t>(std::llround(published)),
           100 * (cycles[1] - published) / published);
     }
+
+  // The SDK's GEMM against the FP32 SGEMM Miyajima et al. measured on a
+  // CS-2: 349.0 TFLOP/s for 33,000 x 33,000 on 750 x 750 cores (a 44 x 44
+  // tile each), with a weak-scaling efficiency of 1.00: a core's rate is
+  // the same on any square, so squares the colors allow stand for theirs.
+  constexpr double kSgemmFlops = 349.0e12, kSgemmCores = 750.0 * 750.0;
+  constexpr int64_t kSgemmTile = 44;
+  double published = kSgemmFlops / (kSgemmCores * target->getClockHz());
+  llvm::outs() << llvm::formatv("\n{0,-16} {1,5} {2,4} {3,10} {4,10} "
+                                "{5,10} {6,10} {7,8}\n",
+                                "SGEMM", "P", "m", "cycles", "FLOP/cycle",
+                                "TFLOP/s", "published", "error");
+  if (summa(2, kSgemmTile).programs.front().bytes() >
+      target->getCoreSramBytes() - target->getReservedBytes()) {
+    llvm::errs() << "cgpt-published-programs: SGEMM's tiles do not fit a "
+                    "core\n";
+    return 1;
+  }
+  for (int p : {2, 4, 8, 10}) {
+    if (summaColors(p) > config.colors)
+      continue;
+    std::optional<int64_t> cycles = runSumma(p, kSgemmTile, config);
+    if (!cycles) {
+      wrong = true;
+      continue;
+    }
+    // Each core does m^2 FMACs of length m in each of P steps.
+    double rate = 2.0 * kSgemmTile * kSgemmTile * kSgemmTile * p / *cycles;
+    llvm::outs() << llvm::formatv(
+        "{0,-16} {1,5} {2,4} {3,10} {4,10:f3} {5,10:f1} {6,10:f1} "
+        "{7,7:f1}%\n",
+        "SGEMM", p, kSgemmTile, *cycles, rate,
+        rate * kSgemmCores * target->getClockHz() / 1e12, kSgemmFlops / 1e12,
+        100 * (rate - published) / published);
+  }
   return wrong ? 1 : 0;
 }
