@@ -146,12 +146,13 @@ def placed_sweep(build, jobs):
 def published_table(build):
     """The Luczynski et al. programs against their formulas, the GEMV
     programs against WaferLLM's measurements, and the SDK's GEMM against
-    the SGEMM measured on a CS-2: three tables."""
+    the SGEMM measured on a CS-2, and WaferLLM's MeshGEMM against the SDK's
+    GEMM: four tables."""
     tool = os.path.join(build, "bin", "cgpt-published-programs")
     run = subprocess.run([tool], capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"cgpt-published-programs:\n{run.stderr}")
-    reduces, gemvs, gemms = run.stdout.split("\n\n")
+    reduces, gemvs, sgemms, gemms = run.stdout.split("\n\n")
     lines = ["| program | P | B | published | engine | error |",
              "|---|---|---|---|---|---|"]
     for line in reduces.splitlines()[1:]:
@@ -170,12 +171,18 @@ def published_table(build):
               "cycles | FLOP/cycle a core | TFLOP/s at 750 x 750 | "
               "published | error |",
               "|---|---|---|---|---|---|---|---|"]
-    for line in gemms.splitlines()[1:]:
+    for line in sgemms.splitlines()[1:]:
         _, p, m, cycles, rate, tflops, published, error = line.split()
         n = f"{int(p) * int(m):,}"
         lines.append(f"| {n} x {n} | {p} x {p} | {m} x {m} | "
                      f"{int(cycles):,} | {rate} | {tflops} | {published} | "
                      f"{error} |")
+    lines += ["", "| GEMM n x n, f32 | P x P cores | tile | SUMMA | MeshGEMM | "
+              "speed-up |", "|---|---|---|---|---|---|"]
+    for line in gemms.splitlines()[1:]:
+        _, n, p, m, summa, mesh, speedup = line.split()
+        lines.append(f"| {int(n):,} | {p} x {p} | {m} x {m} | "
+                     f"{int(summa):,} | {int(mesh):,} | {speedup} |")
     return lines
 
 
