@@ -130,6 +130,35 @@ std::vector<std::pair<size_t, bool>> passSchedule(const StepProgram &program,
   return schedule;
 }
 
+/// What a pass reads of a stage and of its regions, in arrays built once
+/// per estimate: a deep model's stages, regions and kernel times lie all
+/// over the heap, and an estimate walks them for three or four passes.
+struct StageStep {
+  double weightBytes, checkpointBytes, forwardCheckpointBytes;
+  bool forwardLayer, backwardLayer;
+  /// Its regions in the arrays of RegionStep and KernelStep.
+  size_t firstRegion, regions;
+};
+struct RegionStep {
+  double ingressBytes, egressBytes;
+  /// The region starts a wave after the region before it.
+  bool newWave;
+};
+/// A region's kernel, from one set of kernel times.
+struct KernelStep {
+  double seconds;
+  const char *bound;
+};
+
+std::vector<KernelStep>
+kernelSteps(const std::vector<std::vector<KernelTime>> &times, double clock) {
+  std::vector<KernelStep> steps;
+  for (const std::vector<KernelTime> &stage : times)
+    for (const KernelTime &time : stage)
+      steps.push_back({time.cycles() / clock, time.bound()});
+  return steps;
+}
+
 StepEstimate estimateStreamingStep(const StepProgram &program,
                                    const TimedPlacement &timed,
                                    CheckpointPolicy policy,
@@ -142,6 +171,21 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
   llvm::ArrayRef<ProgramStage> stages = program.getStages();
 
   std::vector<std::pair<size_t, bool>> schedule = passSchedule(program, policy);
+  std::vector<StageStep> stageSteps;
+  std::vector<RegionStep> regionSteps;
+  for (auto [s, stage] : llvm::enumerate(stages)) {
+    stageSteps.push_back({static_cast<double>(stage.weightBytes),
+                          static_cast<double>(stage.checkpointBytes),
+                          static_cast<double>(stage.forwardCheckpointBytes),
+                          stage.layer && stage.phase == "forward",
+                          stage.layer && stage.phase == "backward",
+                          regionSteps.size(), stage.regions.size()});
+    const std::vector<RegionPlacement> &placed = timed.placement.regions[s];
+    for (auto [r, region] : llvm::enumerate(stage.regions))
+      regionSteps.push_back({static_cast<double>(region.ingressBytes),
+                             static_cast<double>(region.egressBytes),
+                             r > 0 && placed[r].wave != placed[r - 1].wave});
+  }
   StepEstimate estimate;
   estimate.passes = timed.split.passes;
 
@@ -151,9 +195,9 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
   double inFree = cluster.treeLatency, outFree = 0, time = 0;
   // When the last pass's gradients reach the weight servers, in order.
   std::vector<std::pair<double, double>> lastGradients; // arrival, bytes
-  // One pass of `sequences` whose kernels take `times`.
-  auto runPass = [&](const std::vector<std::vector<KernelTime>> &times,
-                     int64_t sequences, bool first, bool last) {
+  // One pass of `sequences` whose kernels take `kernels`.
+  auto runPass = [&](const std::vector<KernelStep> &kernels, int64_t sequences,
+                     bool first, bool last) {
     auto microBatch = static_cast<double>(sequences);
     // Token ids and labels (i32) from the activation workers.
     double tokenBytes =
@@ -161,16 +205,14 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
     double prefetchFrom = time;
     for (auto [position, entry] : llvm::enumerate(schedule)) {
       auto [s, rerun] = entry;
-      const ProgramStage &stage = stages[s];
-      const std::vector<RegionPlacement> &placed = timed.placement.regions[s];
+      const StageStep &stage = stageSteps[s];
       double stageStart = time;
       // What the stage's first kernel reads before any weight: the token
       // ids, or the layer's offloaded checkpoint coming back.
       double inputBytes = position == 0 ? tokenBytes : 0;
-      if (offload && stage.phase == "backward" && stage.layer)
-        inputBytes +=
-            microBatch * static_cast<double>(stage.forwardCheckpointBytes);
-      double inBytes = inputBytes + static_cast<double>(stage.weightBytes);
+      if (offload && stage.backwardLayer)
+        inputBytes += microBatch * stage.forwardCheckpointBytes;
+      double inBytes = inputBytes + stage.weightBytes;
       double weightsStart = std::max(inFree, prefetchFrom);
       double weightsEnd = weightsStart + inBytes / inRate;
       inFree = weightsEnd;
@@ -181,63 +223,62 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
       double waveStart = time, waveEnd = time;
       const char *bound = "compute";
       bool ioBound = false;
-      for (auto [r, region] : llvm::enumerate(stage.regions)) {
-        if (r > 0 && placed[r].wave != placed[r - 1].wave)
+      for (size_t r = 0; r < stage.regions; ++r) {
+        const RegionStep &region = regionSteps[stage.firstRegion + r];
+        const KernelStep &kernel = kernels[stage.firstRegion + r];
+        if (region.newWave)
           waveStart = waveEnd;
-        const KernelTime &kernelTime = times[s][r];
-        double seconds = kernelTime.cycles() / clock;
+        double seconds = kernel.seconds;
         double begin = waveStart;
         double end = begin + seconds;
-        arrived += static_cast<double>(region.ingressBytes) / inRate;
-        if ((r == 0 || region.ingressBytes) && arrived > end) {
+        arrived += region.ingressBytes / inRate;
+        if ((r == 0 || region.ingressBytes != 0) && arrived > end) {
           end = arrived;
           ioBound = true;
         }
         if (seconds > slowest) {
           slowest = seconds;
-          bound = kernelTime.bound();
+          bound = kernel.bound;
         }
-        if (first && observer)
+        if (first && observer) {
+          const ProgramRegion &op = stages[s].regions[r];
           observer->interval(
-              stringifyKernelKind(region.shape.kind),
-              kernelIntervalName(stage.name, region.op.getSymName()), begin,
+              stringifyKernelKind(op.shape.kind),
+              kernelIntervalName(stages[s].name, op.op.getSymName()), begin,
               end - begin,
-              {static_cast<double>(region.shape.flops) * microBatch,
-               static_cast<double>(region.ingressBytes),
-               end > begin + seconds ? "weights in" : kernelTime.bound()});
+              {static_cast<double>(op.shape.flops) * microBatch,
+               region.ingressBytes,
+               end > begin + seconds ? "weights in" : kernel.bound});
+        }
         waveEnd = std::max(waveEnd, end);
-        if (region.egressBytes && !rerun) {
+        if (region.egressBytes != 0 && !rerun) {
           double outStart = std::max(outFree, end);
-          outFree =
-              outStart + static_cast<double>(region.egressBytes) / outRate;
+          outFree = outStart + region.egressBytes / outRate;
           if (first && observer)
-            observer->interval("gradients out", stage.name, outStart,
-                               outFree - outStart,
-                               {0, static_cast<double>(region.egressBytes)});
+            observer->interval("gradients out", stages[s].name, outStart,
+                               outFree - outStart, {0, region.egressBytes});
           if (last)
-            lastGradients.push_back({outFree + cluster.treeLatency,
-                                     static_cast<double>(region.egressBytes)});
+            lastGradients.push_back(
+                {outFree + cluster.treeLatency, region.egressBytes});
         }
       }
       time = waveEnd;
-      if (offload && stage.phase == "forward" && stage.layer && !rerun &&
-          stage.checkpointBytes) {
+      if (offload && stage.forwardLayer && !rerun &&
+          stage.checkpointBytes != 0) {
         double outStart = std::max(outFree, time);
-        outFree = outStart + microBatch *
-                                 static_cast<double>(stage.checkpointBytes) /
-                                 outRate;
+        outFree = outStart + microBatch * stage.checkpointBytes / outRate;
         if (first && observer)
-          observer->interval(
-              "checkpoints out", stage.name, outStart, outFree - outStart,
-              {0, microBatch * static_cast<double>(stage.checkpointBytes)});
+          observer->interval("checkpoints out", stages[s].name, outStart,
+                             outFree - outStart,
+                             {0, microBatch * stage.checkpointBytes});
       }
       if (first && observer) {
         if (weightsEnd > weightsStart)
-          observer->interval("weights in", stage.name, weightsStart,
+          observer->interval("weights in", stages[s].name, weightsStart,
                              weightsEnd - weightsStart, {0, inBytes});
-        observer->stage({stage.name, stage.layer,
-                         rerun ? "recompute" : stage.phase, stageStart, time,
-                         ioBound ? "weights in" : bound});
+        observer->stage({stages[s].name, stages[s].layer,
+                         rerun ? "recompute" : stages[s].phase, stageStart,
+                         time, ioBound ? "weights in" : bound});
       }
       prefetchFrom = stageStart;
     }
@@ -250,10 +291,11 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
   bool started = false;
   auto runPasses = [&](const std::vector<std::vector<KernelTime>> &times,
                        int64_t sequences, int64_t count, bool endsStep) {
+    std::vector<KernelStep> kernels = kernelSteps(times, clock);
     for (int64_t pass = 0; pass < count; ++pass) {
       bool last = endsStep && pass == count - 1;
       double passStart = time;
-      runPass(times, sequences, /*first=*/!started, last);
+      runPass(kernels, sequences, /*first=*/!started, last);
       if (!started)
         estimate.firstPassSeconds = time;
       started = true;
