@@ -241,12 +241,12 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
           bound = kernel.bound;
         }
         if (first && observer) {
-          const ProgramRegion &op = stages[s].regions[r];
+          const ProgramRegion &ir = stages[s].regions[r];
           observer->interval(
-              stringifyKernelKind(op.shape.kind),
-              kernelIntervalName(stages[s].name, op.op.getSymName()), begin,
+              stringifyKernelKind(ir.shape.kind),
+              kernelIntervalName(stages[s].name, ir.op.getSymName()), begin,
               end - begin,
-              {static_cast<double>(op.shape.flops) * microBatch,
+              {static_cast<double>(ir.shape.flops) * microBatch,
                region.ingressBytes,
                end > begin + seconds ? "weights in" : kernel.bound});
         }
