@@ -202,13 +202,23 @@ CoreSteps twoPhase(int x, int p, int64_t b, int v) {
   return core;
 }
 
+/// The route of a multicast from the core at `root` of a line of `p`
+/// cores, at `position` on it, in both directions: `low` and `high` are
+/// the ports towards the line's first and last cores.
+Route multicast(int color, int position, int root, int p, Port low, Port high) {
+  uint8_t toLow = position > 0 ? bit(low) : 0;
+  uint8_t toHigh = position + 1 < p ? bit(high) : 0;
+  if (position == root)
+    return {color, bit(ramp), static_cast<uint8_t>(toLow | toHigh)};
+  if (position < root)
+    return {color, bit(high), static_cast<uint8_t>(bit(ramp) | toLow)};
+  return {color, bit(low), static_cast<uint8_t>(bit(ramp) | toHigh)};
+}
+
 /// 1D broadcast from the west end, multicast east into every core.
 CoreSteps broadcast(int x, int p, int64_t b, int v) {
   CoreSteps core;
-  uint8_t onward = x + 1 < p ? bit(east) : 0;
-  core.routes.push_back(
-      {1, x == 0 ? bit(ramp) : bit(west),
-       static_cast<uint8_t>(x == 0 ? onward : bit(ramp) | onward)});
+  core.routes.push_back(multicast(1, x, /*root=*/0, p, west, east));
   core.body.push_back(x == 0 ? fmov(Dsd::out(1), Dsd::memory(v), b)
                              : fmov(Dsd::memory(v), Dsd::in(1), b));
   return core;
@@ -302,19 +312,6 @@ template <Algorithm reduce> MeshProgram gemv(int n, int rows, int64_t m) {
     }
   }
   return mesh;
-}
-
-/// The route of a multicast from the core at `root` of a line of `p`
-/// cores, at `position` on it, in both directions: `low` and `high` are
-/// the ports towards the line's first and last cores.
-Route multicast(int color, int position, int root, int p, Port low, Port high) {
-  uint8_t toLow = position > 0 ? bit(low) : 0;
-  uint8_t toHigh = position + 1 < p ? bit(high) : 0;
-  if (position == root)
-    return {color, bit(ramp), static_cast<uint8_t>(toLow | toHigh)};
-  if (position < root)
-    return {color, bit(high), static_cast<uint8_t>(bit(ramp) | toLow)};
-  return {color, bit(low), static_cast<uint8_t>(bit(ramp) | toHigh)};
 }
 
 /// The colors SUMMA on P x P cores takes: one per root of each axis.
