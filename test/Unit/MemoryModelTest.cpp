@@ -172,6 +172,32 @@ TEST_F(MemoryModelTest, SumsBlockedToWhatIsLeft) {
   EXPECT_EQ(beyond, tokens * 4 - 1);
 }
 
+/// The planner accounts a placement once and weighs every policy against
+/// it: for each of deep-checkpoints.mlir's policies, one PlacedMemory's
+/// peak is the region with the most memory by each policy's own account
+/// (regionMemory of the placement it blocked), the first of equals.
+TEST_F(MemoryModelTest, OneAccountServesEveryPolicy) {
+  StepProgram program = programOf(parseInput("deep-checkpoints.mlir"));
+  for (int64_t micro : {1, 4}) {
+    Placement placement = placeWith("whole-mesh", program, micro);
+    PlacedMemory memory(program, placement, micro);
+    for (CheckpointPolicy policy : CheckpointPolicy::candidates(4)) {
+      MemoryPeak peak;
+      Placement blocked = memory.withSumBlocks(placement, policy, &peak);
+      MemoryPeak largest;
+      for (auto [s, stage] : llvm::enumerate(program.getStages()))
+        for (auto [r, region] : llvm::enumerate(stage.regions)) {
+          CoreMemory own = regionMemory(program, blocked, s, r, micro, policy);
+          if (!largest.region || own.total() > largest.memory.total())
+            largest = {region.op, own};
+        }
+      EXPECT_EQ(peak.region, largest.region) << policy.str();
+      EXPECT_EQ(peak.memory.describe(), largest.memory.describe())
+          << policy.str();
+    }
+  }
+}
+
 /// two-layers.mlir layer pipelined at one sequence: layer 0 on a band of
 /// 8 x 12 = 96 cores holds its 8,192 B of weights (86 B a core) and the
 /// 16,384 B f32 gradient its backward sums (171 B a core) all step, and the

@@ -18,6 +18,18 @@ namespace cgpt::wafer {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+int64_t SequenceSpread::bytes(int64_t perSequence) const {
+  switch (kind) {
+  case Kind::none:
+    return 0;
+  case Kind::even:
+    return ceilDiv(a * perSequence, b);
+  case Kind::byTokens:
+    return a * ceilDiv(ceilDiv(perSequence, b), c);
+  }
+  return 0;
+}
+
 std::string CoreMemory::describe() const {
   return "reserve " + formatGrouped(reserve) + " B, " +
          (resident ? "resident weights " : "weight buffers ") +
@@ -34,43 +46,9 @@ namespace {
 /// layout's groups say; attention splits (sequence, head) blocks instead.
 bool isTokenMajor(KernelKind kind) { return kind != KernelKind::attention; }
 
-/// The memory of every region of one placed step at one micro-batch and
-/// policy, with what all regions share computed once.
-class MemoryAccount {
-public:
-  MemoryAccount(const StepProgram &program, const Placement &placement,
-                int64_t microBatch, CheckpointPolicy policy)
-      : program(program), placement(placement), microBatch(microBatch),
-        meshCores(program.getTarget().getNumCores()) {
-    if (placement.mode == ExecutionMode::layer_pipelined)
-      accountSlots();
-    else
-      checkpointBytes = checkpointBytesPerSequence(policy);
-  }
-
-  CoreMemory of(size_t s, size_t r) const;
-
-private:
-  /// Checkpoint bytes per sequence `policy` holds on the wafer at once.
-  int64_t checkpointBytesPerSequence(CheckpointPolicy policy) const;
-  /// What each pipeline slot holds for the whole step.
-  void accountSlots();
-  /// Bytes per core of `perSequence` bytes of each of the micro-batch's
-  /// sequences, spread as the data of region `r` of stage `s` is.
-  int64_t spread(size_t s, size_t r, int64_t perSequence) const;
-
-  const StepProgram &program;
-  const Placement &placement;
-  int64_t microBatch, meshCores;
-  int64_t checkpointBytes = 0;
-  struct Slot {
-    int64_t weights = 0, accumulator = 0, stashBytes = 0;
-  };
-  llvm::DenseMap<int64_t, Slot> slots;
-};
-
-int64_t
-MemoryAccount::checkpointBytesPerSequence(CheckpointPolicy policy) const {
+/// Checkpoint bytes per sequence `policy` holds on the wafer at once.
+int64_t checkpointBytesPerSequence(const StepProgram &program,
+                                   CheckpointPolicy policy) {
   int64_t perSequence = 0, largestLayer = 0;
   for (const ProgramStage &stage : program.getStages()) {
     if (!stage.checkpointBytes)
@@ -97,6 +75,46 @@ MemoryAccount::checkpointBytesPerSequence(CheckpointPolicy policy) const {
   return perSequence;
 }
 
+/// The memory of every region of one placed step at one micro-batch and
+/// policy, with what all regions share computed once.
+class MemoryAccount {
+public:
+  /// Without a policy, no checkpoints but a pipeline slot's.
+  MemoryAccount(const StepProgram &program, const Placement &placement,
+                int64_t microBatch, std::optional<CheckpointPolicy> policy)
+      : program(program), placement(placement), microBatch(microBatch),
+        meshCores(program.getTarget().getNumCores()) {
+    if (placement.mode == ExecutionMode::layer_pipelined)
+      accountSlots();
+    else if (policy)
+      checkpointBytes = checkpointBytesPerSequence(program, *policy);
+  }
+
+  CoreMemory of(size_t s, size_t r) const;
+  /// How the cores of region `r` of stage `s` share the checkpoints a
+  /// policy keeps (none, layer pipelined: a slot's are its own).
+  SequenceSpread checkpointSpread(size_t s, size_t r) const;
+
+private:
+  /// What each pipeline slot holds for the whole step.
+  void accountSlots();
+  /// How the cores of region `r` of stage `s` share data of each of the
+  /// micro-batch's sequences: as the data of the region is spread.
+  SequenceSpread dataSpread(size_t s, size_t r) const;
+  int64_t spread(size_t s, size_t r, int64_t perSequence) const {
+    return dataSpread(s, r).bytes(perSequence);
+  }
+
+  const StepProgram &program;
+  const Placement &placement;
+  int64_t microBatch, meshCores;
+  int64_t checkpointBytes = 0;
+  struct Slot {
+    int64_t weights = 0, accumulator = 0, stashBytes = 0;
+  };
+  llvm::DenseMap<int64_t, Slot> slots;
+};
+
 void MemoryAccount::accountSlots() {
   int64_t numSlots = placement.numSlots();
   int64_t passes = ceilDiv(program.getPerSystemBatch(), microBatch);
@@ -116,7 +134,7 @@ void MemoryAccount::accountSlots() {
   }
 }
 
-int64_t MemoryAccount::spread(size_t s, size_t r, int64_t perSequence) const {
+SequenceSpread MemoryAccount::dataSpread(size_t s, size_t r) const {
   const ProgramStage &stage = program.getStages()[s];
   const RegionPlacement &placed = placement.regions[s][r];
   // Attention reads what the token-major kernel before it on the same
@@ -131,12 +149,22 @@ int64_t MemoryAccount::spread(size_t s, size_t r, int64_t perSequence) const {
         source = i;
   }
   if (!source || placement.regions[s][*source].layout.weights == Edge::resident)
-    return ceilDiv(microBatch * perSequence, placed.rect.cores());
+    return SequenceSpread::even(microBatch, placed.rect.cores());
   // Tokens over token groups, each token's bytes over feature groups.
   const Layout &layout = placement.regions[s][*source].layout;
   int64_t seq = program.getSeqLen();
-  return ceilDiv(microBatch * seq, layout.tokenGroups) *
-         ceilDiv(ceilDiv(perSequence, seq), layout.featureGroups);
+  return SequenceSpread::byTokens(ceilDiv(microBatch * seq, layout.tokenGroups),
+                                  seq, layout.featureGroups);
+}
+
+SequenceSpread MemoryAccount::checkpointSpread(size_t s, size_t r) const {
+  if (placement.mode == ExecutionMode::layer_pipelined)
+    return {};
+  // Checkpoints rest on the whole mesh as the kernels that made them left
+  // them; a region on part of the mesh sees its even share.
+  if (placement.regions[s][r].rect == program.getMesh())
+    return dataSpread(s, r);
+  return SequenceSpread::even(microBatch, meshCores);
 }
 
 CoreMemory MemoryAccount::of(size_t s, size_t r) const {
@@ -177,11 +205,7 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
   }
   memory.weightBuffers =
       2 * ceilDiv(program.getLargestStageWeights(), meshCores);
-  // Checkpoints rest on the whole mesh as the kernels that made them left
-  // them; a region on part of the mesh sees its even share.
-  memory.checkpoints = wholeMesh
-                           ? spread(s, r, checkpointBytes)
-                           : ceilDiv(microBatch * checkpointBytes, meshCores);
+  memory.checkpoints = checkpointSpread(s, r).bytes(checkpointBytes);
   // A routed kernel's experts each stream their gradient out after their
   // own pass: one expert's accumulator is held at a time.
   memory.accumulator =
@@ -222,50 +246,94 @@ MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
   return peak;
 }
 
-Placement withSumBlocks(const StepProgram &program, Placement placement,
-                        int64_t microBatch, CheckpointPolicy policy,
-                        MemoryPeak *peak) {
-  int64_t sram = program.getTarget().getCoreSramBytes();
-  std::vector<std::vector<CoreMemory>> memories =
-      regionMemories(program, placement, microBatch, policy);
-  if (peak)
-    *peak = {};
-  for (auto [s, stage] : llvm::enumerate(program.getStages())) {
+/// The `sum_block` of a weight kernel whose sums are `sums`, its stream
+/// `perWavelet` elements a wavelet, with `room` bytes a core beside
+/// everything else: 0 (all columns at once) where they fit, else as many
+/// as fit (at least one), spread evenly over the blocks.
+static int64_t sumBlockFor(const SumBlockShape &sums, int64_t perWavelet,
+                           int64_t room) {
+  int64_t fit = room / (sums.perColumn * kPartialSumBytes);
+  if (fit >= sums.columns)
+    return 0;
+  // The fewest blocks, evenly, each block's stream in whole wavelets where a
+  // block that fits can be: rounded up, as rounding down would add a block
+  // (every block streams as long as the first).
+  int64_t blocks = ceilDiv(sums.columns, std::max<int64_t>(1, fit));
+  int64_t block = ceilDiv(sums.columns, blocks);
+  int64_t whole = perWavelet / std::gcd(sums.streamed, perWavelet);
+  if (whole <= fit) {
+    // A block of at most `fit` in whole wavelets holds at most the largest
+    // multiple of `whole` that fits: the fewest blocks are those that leave
+    // no more than that to a block.
+    int64_t largest = fit / whole * whole;
+    blocks = std::max(blocks, ceilDiv(sums.columns, largest));
+    block = ceilDiv(ceilDiv(sums.columns, blocks), whole) * whole;
+  }
+  return block;
+}
+
+PlacedMemory::PlacedMemory(const StepProgram &program,
+                           const Placement &placement, int64_t microBatch)
+    : program(program), microBatch(microBatch) {
+  MemoryAccount account(program, placement, microBatch, std::nullopt);
+  for (auto [s, stage] : llvm::enumerate(program.getStages()))
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
-      CoreMemory &memory = memories[s][r];
-      Layout &layout = placement.regions[s][r].layout;
-      SumBlockShape sums = sumBlockShape(region.shape, layout, microBatch);
-      if (sums.blockable()) {
-        int64_t room = sram - (memory.total() - memory.sums);
-        int64_t fit = room / (sums.perColumn * kPartialSumBytes);
-        layout.sumBlock = 0;
-        if (fit < sums.columns) {
-          // The fewest blocks, evenly, each block's stream in whole
-          // wavelets where a block that fits can be: rounded up, as
-          // rounding down would add a block (every block streams as long
-          // as the first).
-          int64_t blocks = ceilDiv(sums.columns, std::max<int64_t>(1, fit));
-          int64_t block = ceilDiv(sums.columns, blocks);
-          int64_t perWavelet = elementsPerWavelet(program.getTarget(),
-                                                  region.shape.elementBytes);
-          int64_t whole = perWavelet / std::gcd(sums.streamed, perWavelet);
-          if (whole <= fit) {
-            // A block of at most `fit` in whole wavelets holds at most the
-            // largest multiple of `whole` that fits: the fewest blocks are
-            // those that leave no more than that to a block.
-            int64_t largest = fit / whole * whole;
-            blocks = std::max(blocks, ceilDiv(sums.columns, largest));
-            block = ceilDiv(ceilDiv(sums.columns, blocks), whole) * whole;
-          }
-          layout.sumBlock = block;
-        }
-        memory.sums = sums.bytes(layout.sumBlock);
+      CoreMemory memory = account.of(s, r);
+      Region &record = regions.emplace_back();
+      record.fixed = memory.total() - memory.sums;
+      record.checkpoints = account.checkpointSpread(s, r);
+      SumBlockShape shape = sumBlockShape(
+          region.shape, placement.regions[s][r].layout, microBatch);
+      if (shape.blockable()) {
+        record.sums = static_cast<int32_t>(sums.size());
+        sums.push_back({shape, elementsPerWavelet(program.getTarget(),
+                                                  region.shape.elementBytes)});
       }
-      if (peak && (!peak->region || memory.total() > peak->memory.total()))
-        *peak = {region.op, memory};
+    }
+}
+
+Placement PlacedMemory::withSumBlocks(Placement placement,
+                                      CheckpointPolicy policy,
+                                      MemoryPeak *peak) const {
+  int64_t sram = program.getTarget().getCoreSramBytes();
+  int64_t checkpointBytes = placement.mode == ExecutionMode::layer_pipelined
+                                ? 0
+                                : checkpointBytesPerSequence(program, policy);
+  std::optional<std::pair<size_t, size_t>> highest;
+  int64_t highestTotal = 0;
+  const Region *record = regions.data();
+  for (auto [s, stage] : llvm::enumerate(program.getStages()))
+    for (size_t r = 0; r < stage.regions.size(); ++r, ++record) {
+      int64_t total =
+          record->fixed + record->checkpoints.bytes(checkpointBytes);
+      if (record->sums >= 0) {
+        const Sums &blockable = sums[record->sums];
+        Layout &layout = placement.regions[s][r].layout;
+        layout.sumBlock =
+            sumBlockFor(blockable.shape, blockable.perWavelet, sram - total);
+        total += blockable.shape.bytes(layout.sumBlock);
+      }
+      if (!highest || total > highestTotal) {
+        highest = {s, r};
+        highestTotal = total;
+      }
+    }
+  if (peak) {
+    *peak = {};
+    if (highest) {
+      auto [s, r] = *highest;
+      *peak = {program.getStages()[s].regions[r].op,
+               MemoryAccount(program, placement, microBatch, policy).of(s, r)};
     }
   }
   return placement;
+}
+
+Placement withSumBlocks(const StepProgram &program, Placement placement,
+                        int64_t microBatch, CheckpointPolicy policy,
+                        MemoryPeak *peak) {
+  PlacedMemory memory(program, placement, microBatch);
+  return memory.withSumBlocks(std::move(placement), policy, peak);
 }
 
 } // namespace cgpt::wafer

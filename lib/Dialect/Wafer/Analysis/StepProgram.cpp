@@ -202,9 +202,10 @@ TimedPlacement TimedPlacement::of(const StepProgram &program,
     known = nullptr;
   auto timesAt = [&](int64_t sequences,
                      const std::vector<std::vector<KernelTime>> *knownTimes) {
-    std::vector<std::vector<KernelTime>> times;
+    std::vector<std::vector<KernelTime>> times(program.getStages().size());
     for (size_t s = 0; s < program.getStages().size(); ++s) {
-      auto &ofStage = times.emplace_back();
+      std::vector<KernelTime> &ofStage = times[s];
+      ofStage.reserve(program.getStages()[s].regions.size());
       for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r) {
         const RegionPlacement &placed = placement.regions[s][r];
         if (knownTimes) {

@@ -107,12 +107,12 @@ public:
       // The last policy's timing, whose regions the next shares but for
       // the sum blocks its memory changes.
       std::optional<TimedPlacement> known;
+      PlacedMemory memory(program, *placement, microBatch);
       for (CheckpointPolicy policy : policiesOf(placer->getMode())) {
         // What the policy leaves each core decides how the weight kernels
         // block their sums, and so their time.
         MemoryPeak peak;
-        Placement blocked =
-            withSumBlocks(program, *placement, microBatch, policy, &peak);
+        Placement blocked = memory.withSumBlocks(*placement, policy, &peak);
         Candidate c{microBatch, placer->getName().str(), policy, peak, {},
                     false};
         c.fits =

@@ -17,6 +17,7 @@
 #define CGPT_DIALECT_WAFER_ANALYSIS_MEMORYMODEL_H
 
 #include "cgpt/Dialect/Wafer/Analysis/CheckpointPolicy.h"
+#include "cgpt/Dialect/Wafer/Analysis/KernelCost.h"
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 
 namespace cgpt::wafer {
@@ -56,6 +57,63 @@ struct CoreMemory {
 struct MemoryPeak {
   RegionOp region;
   CoreMemory memory;
+};
+
+/// How the cores of a region share bytes held for each sequence of the
+/// micro-batch: none, evenly, or by the tokens a core holds with each
+/// token's bytes over its feature groups.
+class SequenceSpread {
+public:
+  SequenceSpread() = default;
+  static SequenceSpread even(int64_t microBatch, int64_t cores) {
+    return {Kind::even, microBatch, cores, 1};
+  }
+  static SequenceSpread byTokens(int64_t tokens, int64_t seqLen,
+                                 int64_t featureGroups) {
+    return {Kind::byTokens, tokens, seqLen, featureGroups};
+  }
+  /// A core's bytes of `perSequence` bytes of each sequence.
+  int64_t bytes(int64_t perSequence) const;
+
+private:
+  enum class Kind : uint8_t { none, even, byTokens };
+  SequenceSpread(Kind kind, int64_t a, int64_t b, int64_t c)
+      : kind(kind), a(a), b(b), c(c) {}
+  Kind kind = Kind::none;
+  /// even: the micro-batch and the cores; byTokens: a core's tokens, the
+  /// sequence length and the feature groups.
+  int64_t a = 0, b = 1, c = 1;
+};
+
+/// The memory of every region of one placed step at one micro-batch,
+/// accounted once but for the checkpoints, which the policy decides: the
+/// planner weighs every policy against the same placement, and a deep
+/// model's step has more than a hundred thousand regions.
+class PlacedMemory {
+public:
+  PlacedMemory(const StepProgram &program, const Placement &placement,
+               int64_t microBatch);
+  /// withSumBlocks for `placement`, the placement this was built from.
+  Placement withSumBlocks(Placement placement, CheckpointPolicy policy,
+                          MemoryPeak *peak = nullptr) const;
+
+private:
+  /// A region's bytes a core without checkpoints or sums, how it shares
+  /// the checkpoints, and its sums (an index into `sums`, or -1).
+  struct Region {
+    int64_t fixed = 0;
+    SequenceSpread checkpoints;
+    int32_t sums = -1;
+  };
+  /// A weight kernel's sums, and its stream's elements a wavelet.
+  struct Sums {
+    SumBlockShape shape;
+    int64_t perWavelet = 1;
+  };
+  const StepProgram &program;
+  int64_t microBatch;
+  std::vector<Region> regions;
+  std::vector<Sums> sums;
 };
 
 /// Per-core memory of region `r` of stage `s` as placed, at `microBatch`
