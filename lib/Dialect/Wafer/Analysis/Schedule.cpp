@@ -101,21 +101,29 @@ void detail::finishStep(const StepProgram &program, double passesEnd,
 // Weight streaming
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// The stage executions of one pass under `policy`: indices into the
-/// program's stages, with true for a forward stage run again.
-std::vector<std::pair<size_t, bool>> passSchedule(const StepProgram &program,
-                                                  CheckpointPolicy policy) {
-  llvm::ArrayRef<ProgramStage> stages = program.getStages();
-  llvm::DenseMap<int64_t, size_t> forwardOfLayer;
-  for (auto [index, stage] : llvm::enumerate(stages))
-    if (stage.layer && stage.phase == "forward")
+StepScheduler::StepScheduler(const StepProgram &program) : program(program) {
+  for (auto [index, stage] : llvm::enumerate(program.getStages())) {
+    bool forward = stage.layer && stage.phase == "forward";
+    if (forward)
       forwardOfLayer[*stage.layer] = index;
+    stages.push_back({static_cast<double>(stage.weightBytes),
+                      static_cast<double>(stage.checkpointBytes),
+                      static_cast<double>(stage.forwardCheckpointBytes),
+                      stage.layer, forward,
+                      stage.layer && stage.phase == "backward", regions.size(),
+                      stage.regions.size()});
+    for (const ProgramRegion &region : stage.regions)
+      regions.push_back({static_cast<double>(region.ingressBytes),
+                         static_cast<double>(region.egressBytes)});
+  }
+}
+
+std::vector<std::pair<size_t, bool>>
+StepScheduler::passSchedule(CheckpointPolicy policy) const {
   std::vector<std::pair<size_t, bool>> schedule;
   for (auto [index, stage] : llvm::enumerate(stages)) {
-    bool runTop = policy.kind == CheckpointPolicy::Kind::every && stage.layer &&
-                  stage.phase == "backward" &&
+    bool runTop = policy.kind == CheckpointPolicy::Kind::every &&
+                  stage.backward &&
                   (*stage.layer % policy.interval == policy.interval - 1 ||
                    *stage.layer == program.getLayers() - 1);
     if (runTop) {
@@ -130,20 +138,8 @@ std::vector<std::pair<size_t, bool>> passSchedule(const StepProgram &program,
   return schedule;
 }
 
-/// What a pass reads of a stage and of its regions, in arrays built once
-/// per estimate: a deep model's stages, regions and kernel times lie all
-/// over the heap, and an estimate walks them for three or four passes.
-struct StageStep {
-  double weightBytes, checkpointBytes, forwardCheckpointBytes;
-  bool forwardLayer, backwardLayer;
-  /// Its regions in the arrays of RegionStep and KernelStep.
-  size_t firstRegion, regions;
-};
-struct RegionStep {
-  double ingressBytes, egressBytes;
-  /// The region starts a wave after the region before it.
-  bool newWave;
-};
+namespace {
+
 /// A region's kernel, from one set of kernel times.
 struct KernelStep {
   double seconds;
@@ -159,33 +155,26 @@ kernelSteps(const std::vector<std::vector<KernelTime>> &times, double clock) {
   return steps;
 }
 
-StepEstimate estimateStreamingStep(const StepProgram &program,
-                                   const TimedPlacement &timed,
-                                   CheckpointPolicy policy,
-                                   ScheduleObserver *observer) {
+} // namespace
+
+StepEstimate
+StepScheduler::estimateStreaming(const TimedPlacement &timed,
+                                 CheckpointPolicy policy,
+                                 ScheduleObserver *observer) const {
   const target::WaferTargetModel &t = program.getTarget();
   double clock = t.getClockHz();
   detail::Cluster cluster = detail::Cluster::of(t, program.getNumCsx());
   double inRate = cluster.inRate, outRate = cluster.outRate;
   bool offload = policy.kind == CheckpointPolicy::Kind::offload;
-  llvm::ArrayRef<ProgramStage> stages = program.getStages();
+  llvm::ArrayRef<ProgramStage> programStages = program.getStages();
 
-  std::vector<std::pair<size_t, bool>> schedule = passSchedule(program, policy);
-  std::vector<StageStep> stageSteps;
-  std::vector<RegionStep> regionSteps;
-  for (auto [s, stage] : llvm::enumerate(stages)) {
-    stageSteps.push_back({static_cast<double>(stage.weightBytes),
-                          static_cast<double>(stage.checkpointBytes),
-                          static_cast<double>(stage.forwardCheckpointBytes),
-                          stage.layer && stage.phase == "forward",
-                          stage.layer && stage.phase == "backward",
-                          regionSteps.size(), stage.regions.size()});
-    const std::vector<RegionPlacement> &placed = timed.placement.regions[s];
-    for (auto [r, region] : llvm::enumerate(stage.regions))
-      regionSteps.push_back({static_cast<double>(region.ingressBytes),
-                             static_cast<double>(region.egressBytes),
-                             r > 0 && placed[r].wave != placed[r - 1].wave});
-  }
+  std::vector<std::pair<size_t, bool>> schedule = passSchedule(policy);
+  // Where the placement starts a wave: at a region whose wave differs from
+  // the region's before it.
+  std::vector<bool> newWave(regions.size(), false);
+  for (auto [s, placed] : llvm::enumerate(timed.placement.regions))
+    for (size_t r = 1; r < placed.size(); ++r)
+      newWave[stages[s].firstRegion + r] = placed[r].wave != placed[r - 1].wave;
   StepEstimate estimate;
   estimate.passes = timed.split.passes;
 
@@ -205,12 +194,12 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
     double prefetchFrom = time;
     for (auto [position, entry] : llvm::enumerate(schedule)) {
       auto [s, rerun] = entry;
-      const StageStep &stage = stageSteps[s];
+      const Stage &stage = stages[s];
       double stageStart = time;
       // What the stage's first kernel reads before any weight: the token
       // ids, or the layer's offloaded checkpoint coming back.
       double inputBytes = position == 0 ? tokenBytes : 0;
-      if (offload && stage.backwardLayer)
+      if (offload && stage.backward)
         inputBytes += microBatch * stage.forwardCheckpointBytes;
       double inBytes = inputBytes + stage.weightBytes;
       double weightsStart = std::max(inFree, prefetchFrom);
@@ -224,9 +213,9 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
       const char *bound = "compute";
       bool ioBound = false;
       for (size_t r = 0; r < stage.regions; ++r) {
-        const RegionStep &region = regionSteps[stage.firstRegion + r];
+        const Region &region = regions[stage.firstRegion + r];
         const KernelStep &kernel = kernels[stage.firstRegion + r];
-        if (region.newWave)
+        if (newWave[stage.firstRegion + r])
           waveStart = waveEnd;
         double seconds = kernel.seconds;
         double begin = waveStart;
@@ -241,11 +230,11 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
           bound = kernel.bound;
         }
         if (first && observer) {
-          const ProgramRegion &ir = stages[s].regions[r];
+          const ProgramRegion &ir = programStages[s].regions[r];
           observer->interval(
               stringifyKernelKind(ir.shape.kind),
-              kernelIntervalName(stages[s].name, ir.op.getSymName()), begin,
-              end - begin,
+              kernelIntervalName(programStages[s].name, ir.op.getSymName()),
+              begin, end - begin,
               {static_cast<double>(ir.shape.flops) * microBatch,
                region.ingressBytes,
                end > begin + seconds ? "weights in" : kernel.bound});
@@ -255,7 +244,7 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
           double outStart = std::max(outFree, end);
           outFree = outStart + region.egressBytes / outRate;
           if (first && observer)
-            observer->interval("gradients out", stages[s].name, outStart,
+            observer->interval("gradients out", programStages[s].name, outStart,
                                outFree - outStart, {0, region.egressBytes});
           if (last)
             lastGradients.push_back(
@@ -263,22 +252,21 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
         }
       }
       time = waveEnd;
-      if (offload && stage.forwardLayer && !rerun &&
-          stage.checkpointBytes != 0) {
+      if (offload && stage.forward && !rerun && stage.checkpointBytes != 0) {
         double outStart = std::max(outFree, time);
         outFree = outStart + microBatch * stage.checkpointBytes / outRate;
         if (first && observer)
-          observer->interval("checkpoints out", stages[s].name, outStart,
+          observer->interval("checkpoints out", programStages[s].name, outStart,
                              outFree - outStart,
                              {0, microBatch * stage.checkpointBytes});
       }
       if (first && observer) {
         if (weightsEnd > weightsStart)
-          observer->interval("weights in", stages[s].name, weightsStart,
+          observer->interval("weights in", programStages[s].name, weightsStart,
                              weightsEnd - weightsStart, {0, inBytes});
-        observer->stage({stages[s].name, stages[s].layer,
-                         rerun ? "recompute" : stages[s].phase, stageStart,
-                         time, ioBound ? "weights in" : bound});
+        observer->stage({programStages[s].name, programStages[s].layer,
+                         rerun ? "recompute" : programStages[s].phase,
+                         stageStart, time, ioBound ? "weights in" : bound});
       }
       prefetchFrom = stageStart;
     }
@@ -320,15 +308,13 @@ StepEstimate estimateStreamingStep(const StepProgram &program,
   return estimate;
 }
 
-} // namespace
-
-StepEstimate estimateStep(const StepProgram &program,
-                          const TimedPlacement &timed, CheckpointPolicy policy,
-                          ScheduleObserver *observer) {
+StepEstimate StepScheduler::estimate(const TimedPlacement &timed,
+                                     CheckpointPolicy policy,
+                                     ScheduleObserver *observer) const {
   StepEstimate estimate =
       timed.placement.mode == ExecutionMode::layer_pipelined
           ? detail::estimatePipelinedStep(program, timed, observer)
-          : estimateStreamingStep(program, timed, policy, observer);
+          : estimateStreaming(timed, policy, observer);
   CGPT_DEBUG(CGPT_DBGS() << llvm::formatv(
                  "{0} placer, {1}: {2} pass(es), the first "
                  "{3:e3} s; passes end {4:e3} s, drain {5:e3} s, reduce "
@@ -338,6 +324,12 @@ StepEstimate estimateStep(const StepProgram &program,
                  estimate.drainSeconds, estimate.reduceSeconds,
                  estimate.optimizerSeconds, estimate.stepSeconds));
   return estimate;
+}
+
+StepEstimate estimateStep(const StepProgram &program,
+                          const TimedPlacement &timed, CheckpointPolicy policy,
+                          ScheduleObserver *observer) {
+  return StepScheduler(program).estimate(timed, policy, observer);
 }
 
 } // namespace cgpt::wafer

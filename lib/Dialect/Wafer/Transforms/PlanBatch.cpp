@@ -85,7 +85,7 @@ class Planner {
 public:
   Planner(const StepProgram &program,
           std::vector<std::unique_ptr<Placer>> placers)
-      : program(program), placers(std::move(placers)),
+      : program(program), scheduler(program), placers(std::move(placers)),
         streamingPolicies(CheckpointPolicy::candidates(program.getLayers())) {}
 
   /// Every placer and policy at `microBatch`, in that order: only a
@@ -120,7 +120,7 @@ public:
         if (c.fits) {
           known = TimedPlacement::of(program, std::move(blocked), microBatch,
                                      known ? &*known : nullptr);
-          c.cost = estimateStep(program, *known, policy);
+          c.cost = scheduler.estimate(*known, policy);
         }
         CGPT_DEBUG({
           CGPT_DBGS() << "micro-batch " << microBatch << ", " << c.placer
@@ -158,6 +158,7 @@ private:
   }
 
   const StepProgram &program;
+  StepScheduler scheduler;
   std::vector<std::unique_ptr<Placer>> placers;
   std::vector<CheckpointPolicy> streamingPolicies;
   std::map<std::string, std::string> refusals;

@@ -20,6 +20,7 @@
 #include "cgpt/Dialect/Wafer/Analysis/CheckpointPolicy.h"
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
@@ -87,10 +88,50 @@ struct StepEstimate {
   double samplesPerSecond = 0;
 };
 
-/// Runs the schedule of one step of `program` as `timed` places it, at its
-/// micro-batch under `policy`: the passes of the busiest system, then the
-/// reduce across systems and the weight servers' optimizer. Reports the
-/// first pass and the tail to `observer` when given.
+/// The schedule of one program's steps, with what it reads of the
+/// program's stages and regions in flat arrays built once: the planner
+/// estimates about a thousand placed candidates of one program, and a
+/// deep model's stages and regions lie all over the heap.
+class StepScheduler {
+public:
+  explicit StepScheduler(const StepProgram &program);
+
+  /// Runs the schedule of one step as `timed` places it, at its micro-batch
+  /// under `policy`: the passes of the busiest system, then the reduce
+  /// across systems and the weight servers' optimizer. Reports the first
+  /// pass and the tail to `observer` when given.
+  StepEstimate estimate(const TimedPlacement &timed, CheckpointPolicy policy,
+                        ScheduleObserver *observer = nullptr) const;
+
+private:
+  /// What a weight-streaming pass reads of a stage and of a region.
+  struct Stage {
+    double weightBytes, checkpointBytes, forwardCheckpointBytes;
+    std::optional<int64_t> layer;
+    bool forward, backward;
+    /// Its regions in `regions`.
+    size_t firstRegion, regions;
+  };
+  struct Region {
+    double ingressBytes, egressBytes;
+  };
+  StepEstimate estimateStreaming(const TimedPlacement &timed,
+                                 CheckpointPolicy policy,
+                                 ScheduleObserver *observer) const;
+  /// The stage executions of one pass under `policy`: indices into the
+  /// stages, with true for a forward stage run again.
+  std::vector<std::pair<size_t, bool>>
+  passSchedule(CheckpointPolicy policy) const;
+
+  const StepProgram &program;
+  std::vector<Stage> stages;
+  std::vector<Region> regions;
+  /// The forward stage of each layer.
+  llvm::DenseMap<int64_t, size_t> forwardOfLayer;
+};
+
+/// StepScheduler(program).estimate(timed, policy, observer), for one
+/// estimate of a program.
 StepEstimate estimateStep(const StepProgram &program,
                           const TimedPlacement &timed, CheckpointPolicy policy,
                           ScheduleObserver *observer = nullptr);
