@@ -274,7 +274,7 @@ static int64_t sumBlockFor(const SumBlockShape &sums, int64_t perWavelet,
 
 PlacedMemory::PlacedMemory(const StepProgram &program,
                            const Placement &placement, int64_t microBatch)
-    : program(program), microBatch(microBatch) {
+    : program(program), placement(placement), microBatch(microBatch) {
   MemoryAccount account(program, placement, microBatch, std::nullopt);
   for (auto [s, stage] : llvm::enumerate(program.getStages()))
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
@@ -292,48 +292,57 @@ PlacedMemory::PlacedMemory(const StepProgram &program,
     }
 }
 
-Placement PlacedMemory::withSumBlocks(Placement placement,
-                                      CheckpointPolicy policy,
-                                      MemoryPeak *peak) const {
+std::vector<PlacedMemory::SumBlock>
+PlacedMemory::sumBlocks(CheckpointPolicy policy, MemoryPeak *peak) const {
   int64_t sram = program.getTarget().getCoreSramBytes();
   int64_t checkpointBytes = placement.mode == ExecutionMode::layer_pipelined
                                 ? 0
                                 : checkpointBytesPerSequence(program, policy);
+  std::vector<SumBlock> blocks;
+  blocks.reserve(sums.size());
   std::optional<std::pair<size_t, size_t>> highest;
-  int64_t highestTotal = 0;
+  int64_t highestTotal = 0, highestSums = 0;
   const Region *record = regions.data();
   for (auto [s, stage] : llvm::enumerate(program.getStages()))
     for (size_t r = 0; r < stage.regions.size(); ++r, ++record) {
       int64_t total =
           record->fixed + record->checkpoints.bytes(checkpointBytes);
+      int64_t sumBytes = 0;
       if (record->sums >= 0) {
         const Sums &blockable = sums[record->sums];
-        Layout &layout = placement.regions[s][r].layout;
-        layout.sumBlock =
+        int64_t block =
             sumBlockFor(blockable.shape, blockable.perWavelet, sram - total);
-        total += blockable.shape.bytes(layout.sumBlock);
+        blocks.push_back({s, r, block});
+        sumBytes = blockable.shape.bytes(block);
+        total += sumBytes;
       }
       if (!highest || total > highestTotal) {
         highest = {s, r};
         highestTotal = total;
+        highestSums = sumBytes;
       }
     }
   if (peak) {
     *peak = {};
     if (highest) {
       auto [s, r] = *highest;
-      *peak = {program.getStages()[s].regions[r].op,
-               MemoryAccount(program, placement, microBatch, policy).of(s, r)};
+      CoreMemory memory =
+          MemoryAccount(program, placement, microBatch, policy).of(s, r);
+      memory.sums = highestSums;
+      *peak = {program.getStages()[s].regions[r].op, memory};
     }
   }
-  return placement;
+  return blocks;
 }
 
 Placement withSumBlocks(const StepProgram &program, Placement placement,
                         int64_t microBatch, CheckpointPolicy policy,
                         MemoryPeak *peak) {
-  PlacedMemory memory(program, placement, microBatch);
-  return memory.withSumBlocks(std::move(placement), policy, peak);
+  std::vector<PlacedMemory::SumBlock> blocks =
+      PlacedMemory(program, placement, microBatch).sumBlocks(policy, peak);
+  for (const PlacedMemory::SumBlock &block : blocks)
+    placement.regions[block.stage][block.region].layout.sumBlock = block.block;
+  return placement;
 }
 
 } // namespace cgpt::wafer

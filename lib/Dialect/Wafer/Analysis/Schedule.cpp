@@ -102,6 +102,8 @@ void detail::finishStep(const StepProgram &program, double passesEnd,
 //===----------------------------------------------------------------------===//
 
 StepScheduler::StepScheduler(const StepProgram &program) : program(program) {
+  detail::Cluster cluster =
+      detail::Cluster::of(program.getTarget(), program.getNumCsx());
   for (auto [index, stage] : llvm::enumerate(program.getStages())) {
     bool forward = stage.layer && stage.phase == "forward";
     if (forward)
@@ -112,9 +114,12 @@ StepScheduler::StepScheduler(const StepProgram &program) : program(program) {
                       stage.layer, forward,
                       stage.layer && stage.phase == "backward", regions.size(),
                       stage.regions.size()});
-    for (const ProgramRegion &region : stage.regions)
-      regions.push_back({static_cast<double>(region.ingressBytes),
-                         static_cast<double>(region.egressBytes)});
+    for (const ProgramRegion &region : stage.regions) {
+      auto ingress = static_cast<double>(region.ingressBytes);
+      auto egress = static_cast<double>(region.egressBytes);
+      regions.push_back({ingress, egress, ingress / cluster.inRate,
+                         egress / cluster.outRate});
+    }
   }
 }
 
@@ -220,7 +225,7 @@ StepScheduler::estimateStreaming(const TimedPlacement &timed,
         double seconds = kernel.seconds;
         double begin = waveStart;
         double end = begin + seconds;
-        arrived += region.ingressBytes / inRate;
+        arrived += region.ingressSeconds;
         if ((r == 0 || region.ingressBytes != 0) && arrived > end) {
           end = arrived;
           ioBound = true;
@@ -242,7 +247,7 @@ StepScheduler::estimateStreaming(const TimedPlacement &timed,
         waveEnd = std::max(waveEnd, end);
         if (region.egressBytes != 0 && !rerun) {
           double outStart = std::max(outFree, end);
-          outFree = outStart + region.egressBytes / outRate;
+          outFree = outStart + region.egressSeconds;
           if (first && observer)
             observer->interval("gradients out", programStages[s].name, outStart,
                                outFree - outStart, {0, region.egressBytes});

@@ -194,40 +194,37 @@ KernelTime placedKernelTime(const StepProgram &program,
 }
 
 TimedPlacement TimedPlacement::of(const StepProgram &program,
-                                  Placement placement, int64_t microBatch,
-                                  const TimedPlacement *known) {
+                                  Placement placement, int64_t microBatch) {
   TimedPlacement timed;
   timed.split = PassSplit::atMost(program.getPerSystemBatch(), microBatch);
-  if (known && known->split.microBatch != timed.split.microBatch)
-    known = nullptr;
-  auto timesAt = [&](int64_t sequences,
-                     const std::vector<std::vector<KernelTime>> *knownTimes) {
+  auto timesAt = [&](int64_t sequences) {
     std::vector<std::vector<KernelTime>> times(program.getStages().size());
     for (size_t s = 0; s < program.getStages().size(); ++s) {
       std::vector<KernelTime> &ofStage = times[s];
       ofStage.reserve(program.getStages()[s].regions.size());
-      for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r) {
-        const RegionPlacement &placed = placement.regions[s][r];
-        if (knownTimes) {
-          const RegionPlacement &before = known->placement.regions[s][r];
-          if (before.rect == placed.rect && before.layout == placed.layout) {
-            ofStage.push_back((*knownTimes)[s][r]);
-            continue;
-          }
-        }
+      for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r)
         ofStage.push_back(
             placedKernelTime(program, placement, s, r, sequences));
-      }
     }
     return times;
   };
-  timed.times =
-      timesAt(timed.split.microBatch, known ? &known->times : nullptr);
+  timed.times = timesAt(timed.split.microBatch);
   if (!timed.split.isEven())
-    timed.shortTimes = timesAt(timed.split.microBatch - 1,
-                               known ? &known->shortTimes : nullptr);
+    timed.shortTimes = timesAt(timed.split.microBatch - 1);
   timed.placement = std::move(placement);
   return timed;
+}
+
+void TimedPlacement::setSumBlock(const StepProgram &program, size_t s, size_t r,
+                                 int64_t sumBlock) {
+  int64_t &block = placement.regions[s][r].layout.sumBlock;
+  if (block == sumBlock)
+    return;
+  block = sumBlock;
+  times[s][r] = placedKernelTime(program, placement, s, r, split.microBatch);
+  if (!split.isEven())
+    shortTimes[s][r] =
+        placedKernelTime(program, placement, s, r, split.microBatch - 1);
 }
 
 } // namespace cgpt::wafer

@@ -104,23 +104,26 @@ public:
         refusals[placer->getName().str()] = whyNot;
         continue;
       }
-      // The last policy's timing, whose regions the next shares but for
-      // the sum blocks its memory changes.
-      std::optional<TimedPlacement> known;
+      // Timed once; each policy changes only the sum blocks of a few
+      // weight kernels, which are timed again.
       PlacedMemory memory(program, *placement, microBatch);
+      std::optional<TimedPlacement> timed;
       for (CheckpointPolicy policy : policiesOf(placer->getMode())) {
         // What the policy leaves each core decides how the weight kernels
         // block their sums, and so their time.
         MemoryPeak peak;
-        Placement blocked = memory.withSumBlocks(*placement, policy, &peak);
+        std::vector<PlacedMemory::SumBlock> blocks =
+            memory.sumBlocks(policy, &peak);
         Candidate c{microBatch, placer->getName().str(), policy, peak, {},
                     false};
         c.fits =
             c.peak.memory.total() <= program.getTarget().getCoreSramBytes();
         if (c.fits) {
-          known = TimedPlacement::of(program, std::move(blocked), microBatch,
-                                     known ? &*known : nullptr);
-          c.cost = scheduler.estimate(*known, policy);
+          if (!timed)
+            timed = TimedPlacement::of(program, *placement, microBatch);
+          for (const PlacedMemory::SumBlock &block : blocks)
+            timed->setSumBlock(program, block.stage, block.region, block.block);
+          c.cost = scheduler.estimate(*timed, policy);
         }
         CGPT_DEBUG({
           CGPT_DBGS() << "micro-batch " << microBatch << ", " << c.placer

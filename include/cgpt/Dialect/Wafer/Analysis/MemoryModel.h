@@ -91,11 +91,20 @@ private:
 /// model's step has more than a hundred thousand regions.
 class PlacedMemory {
 public:
+  /// `placement` is read until this is destroyed.
   PlacedMemory(const StepProgram &program, const Placement &placement,
                int64_t microBatch);
-  /// withSumBlocks for `placement`, the placement this was built from.
-  Placement withSumBlocks(Placement placement, CheckpointPolicy policy,
-                          MemoryPeak *peak = nullptr) const;
+
+  /// A weight kernel's `sum_block`: region `region` of stage `stage`.
+  struct SumBlock {
+    size_t stage, region;
+    int64_t block;
+  };
+  /// The `sum_block` of every weight kernel under `policy`, as
+  /// withSumBlocks sets them, in program order; with `peak`, also the
+  /// memoryPeak of the placement with them.
+  std::vector<SumBlock> sumBlocks(CheckpointPolicy policy,
+                                  MemoryPeak *peak = nullptr) const;
 
 private:
   /// A region's bytes a core without checkpoints or sums, how it shares
@@ -111,6 +120,7 @@ private:
     int64_t perWavelet = 1;
   };
   const StepProgram &program;
+  const Placement &placement;
   int64_t microBatch;
   std::vector<Region> regions;
   std::vector<Sums> sums;

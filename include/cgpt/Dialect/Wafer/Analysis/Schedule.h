@@ -114,6 +114,8 @@ private:
   };
   struct Region {
     double ingressBytes, egressBytes;
+    /// The same at the cluster's rates in and out.
+    double ingressSeconds, egressSeconds;
   };
   StepEstimate estimateStreaming(const TimedPlacement &timed,
                                  CheckpointPolicy policy,

@@ -151,13 +151,15 @@ struct TimedPlacement {
   std::vector<std::vector<KernelTime>> shortTimes;
 
   /// Timed in the passes of at most `microBatch` sequences that split the
-  /// program's per-system batch evenly. A region placed as in `known` (the
-  /// same rectangle and layout, at the same micro-batch) takes its times
-  /// from there: the policies weighed for one placement change only the
-  /// sum blocks of a few regions.
+  /// program's per-system batch evenly.
   static TimedPlacement of(const StepProgram &program, Placement placement,
-                           int64_t microBatch,
-                           const TimedPlacement *known = nullptr);
+                           int64_t microBatch);
+
+  /// Sets the `sum_block` of region `r` of stage `s` and times it again if
+  /// it changed: the policies weighed for one placement change only the
+  /// sum blocks of a few regions.
+  void setSumBlock(const StepProgram &program, size_t s, size_t r,
+                   int64_t sumBlock);
 };
 
 } // namespace cgpt::wafer
