@@ -108,6 +108,9 @@ public:
       // weight kernels, which are timed again.
       PlacedMemory memory(program, *placement, microBatch);
       std::optional<TimedPlacement> timed;
+      // The sum blocks `timed` has: a policy's that equal them are not set
+      // again, sparing a walk over the placement.
+      std::vector<PlacedMemory::SumBlock> timedBlocks;
       for (CheckpointPolicy policy : policiesOf(placer->getMode())) {
         // What the policy leaves each core decides how the weight kernels
         // block their sums, and so their time.
@@ -121,8 +124,11 @@ public:
         if (c.fits) {
           if (!timed)
             timed = TimedPlacement::of(program, *placement, microBatch);
-          for (const PlacedMemory::SumBlock &block : blocks)
-            timed->setSumBlock(program, block.stage, block.region, block.block);
+          for (auto [i, block] : llvm::enumerate(blocks))
+            if (timedBlocks.empty() || timedBlocks[i].block != block.block)
+              timed->setSumBlock(program, block.stage, block.region,
+                                 block.block);
+          timedBlocks = std::move(blocks);
           c.cost = scheduler.estimate(*timed, policy);
         }
         CGPT_DEBUG({
