@@ -104,6 +104,9 @@ void detail::finishStep(const StepProgram &program, double passesEnd,
 StepScheduler::StepScheduler(const StepProgram &program) : program(program) {
   detail::Cluster cluster =
       detail::Cluster::of(program.getTarget(), program.getNumCsx());
+  treeLatency = cluster.treeLatency;
+  inRate = cluster.inRate;
+  outRate = cluster.outRate;
   for (auto [index, stage] : llvm::enumerate(program.getStages())) {
     bool forward = stage.layer && stage.phase == "forward";
     if (forward)
@@ -117,8 +120,7 @@ StepScheduler::StepScheduler(const StepProgram &program) : program(program) {
     for (const ProgramRegion &region : stage.regions) {
       auto ingress = static_cast<double>(region.ingressBytes);
       auto egress = static_cast<double>(region.egressBytes);
-      regions.push_back({ingress, egress, ingress / cluster.inRate,
-                         egress / cluster.outRate});
+      regions.push_back({ingress, egress, ingress / inRate, egress / outRate});
     }
   }
 }
@@ -166,10 +168,7 @@ StepEstimate
 StepScheduler::estimateStreaming(const TimedPlacement &timed,
                                  CheckpointPolicy policy,
                                  ScheduleObserver *observer) const {
-  const target::WaferTargetModel &t = program.getTarget();
-  double clock = t.getClockHz();
-  detail::Cluster cluster = detail::Cluster::of(t, program.getNumCsx());
-  double inRate = cluster.inRate, outRate = cluster.outRate;
+  double clock = program.getTarget().getClockHz();
   bool offload = policy.kind == CheckpointPolicy::Kind::offload;
   llvm::ArrayRef<ProgramStage> programStages = program.getStages();
 
@@ -186,7 +185,7 @@ StepScheduler::estimateStreaming(const TimedPlacement &timed,
   // The two directions of the system's I/O; each is busy until its last
   // transfer ends. The step's first weights cannot be prefetched: they are
   // the last the optimizer updated.
-  double inFree = cluster.treeLatency, outFree = 0, time = 0;
+  double inFree = treeLatency, outFree = 0, time = 0;
   // When the last pass's gradients reach the weight servers, in order.
   std::vector<std::pair<double, double>> lastGradients; // arrival, bytes
   // One pass of `sequences` whose kernels take `kernels`.
@@ -253,7 +252,7 @@ StepScheduler::estimateStreaming(const TimedPlacement &timed,
                                outFree - outStart, {0, region.egressBytes});
           if (last)
             lastGradients.push_back(
-                {outFree + cluster.treeLatency, region.egressBytes});
+                {outFree + treeLatency, region.egressBytes});
         }
       }
       time = waveEnd;

@@ -126,6 +126,9 @@ private:
   passSchedule(CheckpointPolicy policy) const;
 
   const StepProgram &program;
+  /// The cluster's: the tree's latency, and bytes per second into and out
+  /// of one system.
+  double treeLatency = 0, inRate = 0, outRate = 0;
   std::vector<Stage> stages;
   std::vector<Region> regions;
   /// The forward stage of each layer.
