@@ -762,10 +762,11 @@ private:
   /// the executor and why.
   void printMeshRuns(const cgpt::sim::mesh::MeshKernelOffload &mesh,
                      int64_t steps) {
-    out << llvm::formatv("cycle-level: {0} weight kernel runs in {1} step(s) "
-                         "on the mesh with real values, {2} simulated cycles\n",
-                         mesh.getMeshRuns(), steps,
-                         cgpt::formatGrouped(mesh.getMeshCycles()));
+    out << llvm::formatv(
+        "cycle-level: {0} weight kernel and {1} token sum runs in {2} step(s) "
+        "on the mesh with real values, {3} simulated cycles\n",
+        mesh.getWeightKernelRuns(), mesh.getTokenSumRuns(), steps,
+        cgpt::formatGrouped(mesh.getMeshCycles()));
     for (const auto &[why, runs] : mesh.getHostRuns())
       out << llvm::formatv("cycle-level: {0} run(s) on the host: {1}\n", runs,
                            why);

@@ -98,6 +98,35 @@ TEST(KernelCost, StreamedMatmulByHand) {
   EXPECT_EQ(lower.fixed - time.fixed, 4);
 }
 
+/// A token sum (a bias gradient) of 64 tokens x 64 features on 16 x 4
+/// cores, 4 token groups by 2 feature groups: a core holds 16 tokens of 32
+/// features and adds them, a row of 32 an operation, into f32 sums: 16
+/// operations of 16 cycles each (the 2-wide f32 adds; the SRAM's writes of
+/// 32 x 4 B over 8 B a cycle keep pace), after a task's 2 cycles; then the
+/// 32 sums pass down the column's 4 token groups (32 wavelets), filling
+/// 4 hops and 3 stages in and out of a ramp (2 x 2 x 3). Summing 12
+/// features at a time, 3 blocks: 48 operations of 6 cycles, 36 sums
+/// passed, and each block's sums cleared (6 cycles a block).
+TEST(KernelCost, TokenSumByHand) {
+  mlir::MLIRContext context(test::allDialects());
+  KernelShape shape;
+  shape.kind = KernelKind::token_sum;
+  shape.rows = 64;
+  shape.columns = 64;
+  shape.flops = 64 * 64;
+  KernelTime time =
+      kernelTime({shape, {4, 2, Edge::none}, {0, 0, 16, 4}, 1, mini(context)});
+  EXPECT_EQ(time.compute, 2 + 16 * 16 + 32);
+  EXPECT_EQ(time.sram, time.compute);
+  EXPECT_EQ(time.fabric, 32);
+  EXPECT_EQ(time.fixed, 4 + 2 * 2 * 3);
+  KernelTime blocked = kernelTime(
+      {shape, {4, 2, Edge::none, 12}, {0, 0, 16, 4}, 1, mini(context)});
+  EXPECT_EQ(blocked.compute, 2 + 48 * 6 + 36 + 3 * 6);
+  EXPECT_EQ(blocked.fabric, 36);
+  EXPECT_EQ(blocked.fixed, time.fixed);
+}
+
 /// mini with `queue_wavelets` wavelets a router queue.
 target::WaferTargetModel miniWithQueues(mlir::MLIRContext &context, int queue) {
   std::string yaml = test::builtinTargetText("mini");

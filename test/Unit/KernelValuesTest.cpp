@@ -1,4 +1,4 @@
-//===- KernelValuesTest.cpp - weight kernels on the mesh, with numbers ----===//
+//===- KernelValuesTest.cpp - kernels on the mesh, with numbers ----------===//
 //
 // Part of cgpt.
 //
@@ -9,12 +9,16 @@
 // divide the operands (padding), blocked sums (a block's chain, then the
 // next), token groups folded into several columns of segments, one core
 // alone (no chain), more token groups than the rectangle folds (a second
-// pass), 16-bit and f32 streams, and kernels run in chunks. The engine sums in
-// another order than the reference, hence the tolerance.
+// pass), 16-bit and f32 streams, and kernels run in chunks; and the token
+// sum's (a bias gradient's) gives the plain sum over the tokens, on layouts
+// of the same kinds, with one row of token groups (no chain; with blocks,
+// each block leaves the core). The engine sums in another order than the
+// reference, hence the tolerance.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Sim/Mesh/KernelValues.h"
+#include "cgpt/Sim/Mesh/TokenSumValues.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -232,6 +236,107 @@ TEST_F(KernelValues, RefusesWhatItCannotCarry) {
   KernelShape resident = k;
   EXPECT_FALSE(runWeightKernel(resident, {3, 2, Edge::resident, 0}, 1, mini(),
                                {0, 0, 4, 3}, x, dy, error));
+}
+
+KernelShape tokenSum(int64_t tokensPerSequence, int64_t features,
+                     int64_t bytes) {
+  KernelShape k;
+  k.kind = KernelKind::token_sum;
+  k.rows = tokensPerSequence;
+  k.columns = features;
+  k.flops = tokensPerSequence * features;
+  k.elementBytes = bytes;
+  return k;
+}
+
+struct TokenSumCase {
+  const char *what;
+  int64_t sequences, tokensPerSequence, features, bytes;
+  Layout layout;
+  wafer::Rect rect;
+};
+
+const TokenSumCase kTokenSumCases[] = {
+    {"groups that do not divide",
+     2,
+     5,
+     7,
+     2,
+     {3, 4, Edge::none, 0},
+     {0, 0, 4, 3}},
+    {"blocked sums, a last block short",
+     2,
+     5,
+     10,
+     2,
+     {3, 2, Edge::none, 2},
+     {0, 0, 4, 3}},
+    {"token groups in two columns of segments",
+     1,
+     12,
+     6,
+     2,
+     {6, 2, Edge::none, 0},
+     {0, 0, 4, 3}},
+    {"one row of token groups, blocks leave the core",
+     1,
+     8,
+     9,
+     4,
+     {2, 2, Edge::none, 2},
+     {0, 0, 4, 1}},
+    {"one row of token groups, sums stay",
+     1,
+     8,
+     9,
+     4,
+     {2, 2, Edge::none, 0},
+     {0, 0, 4, 1}},
+    {"one core", 1, 3, 5, 2, {1, 1, Edge::none, 0}, {0, 0, 1, 1}},
+};
+
+TEST_F(KernelValues, TokenSumIsTheSumOverTheTokens) {
+  for (const TokenSumCase &c : kTokenSumCases) {
+    SCOPED_TRACE(c.what);
+    int64_t tokens = c.sequences * c.tokensPerSequence;
+    std::vector<float> input = random(tokens * c.features, 7);
+    std::vector<double> want(c.features, 0.0);
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t n = 0; n < c.features; ++n)
+        want[n] += input[t * c.features + n];
+    std::string error;
+    std::optional<TokenSumRun> ran =
+        runTokenSum(tokenSum(c.tokensPerSequence, c.features, c.bytes),
+                    c.layout, c.sequences, mini(), c.rect, input, error);
+    ASSERT_TRUE(ran) << error;
+    EXPECT_GT(ran->cycles, 0);
+    ASSERT_EQ(ran->values.size(), want.size());
+    for (size_t n = 0; n < want.size(); ++n)
+      EXPECT_NEAR(ran->values[n], want[n], 1e-5 * (1.0 + std::abs(want[n])))
+          << "feature " << n;
+  }
+}
+
+TEST_F(KernelValues, TokenSumRefusesWhatItCannotCarry) {
+  wafer::Rect rect{0, 0, 4, 3};
+  Layout layout{3, 2, Edge::none, 0};
+  std::string error;
+  std::vector<float> input(2 * 5 * 7, 1.0f);
+  KernelShape routed = tokenSum(5, 7, 2);
+  routed.experts = 4;
+  EXPECT_FALSE(runTokenSum(routed, layout, 2, mini(), rect, input, error));
+  EXPECT_EQ(error, "it is routed: its experts' rows are chosen as it runs");
+  KernelShape matmul = tokenSum(5, 7, 2);
+  matmul.kind = KernelKind::weight_matmul;
+  EXPECT_FALSE(runTokenSum(matmul, layout, 2, mini(), rect, input, error));
+  EXPECT_EQ(error, "it is not a token sum");
+  EXPECT_FALSE(runTokenSum(tokenSum(5, 7, 2), {7, 2, Edge::none, 0}, 2, mini(),
+                           rect, input, error));
+  EXPECT_EQ(error, "its layout of 7 x 2 groups does not fit its 4 x 3 "
+                   "rectangle in segments along its rows");
+  EXPECT_FALSE(runTokenSum(tokenSum(5, 7, 2), layout, 2, mini(), rect,
+                           std::vector<float>(3), error));
+  EXPECT_EQ(error, "the input has 3 elements; the kernel takes 10 x 7");
 }
 
 } // namespace

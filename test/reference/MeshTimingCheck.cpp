@@ -218,7 +218,13 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
        16},
       {"residual add, 128 x 128", rows(K::elementwise, 1024, 1024, 1), 1, 128,
        128},
-      {"bias gradient, tall", rows(K::reduction, 1024, 32, 1), 1, 4, 64},
+      {"bias gradient, tall", rows(K::token_sum, 1024, 32, 1), 1, 4, 64},
+      {"bias gradient, wide", rows(K::token_sum, 256, 2048, 1), 2, 64, 8},
+      {"bias gradient, one row", rows(K::token_sum, 64, 512, 1), 1, 16, 1},
+      {"bias gradient, blocked", rows(K::token_sum, 256, 1024, 1), 1, 16, 4,
+       16},
+      {"bias gradient, blocked, one row", rows(K::token_sum, 64, 512, 1), 1, 8,
+       1, 16},
       {"embedding lookup", embedding(64, 256, 512 * 256 * 2, 0), 2, 8, 8},
       {"embedding gradient", embedding(64, 256, 0, 512 * 256 * 4), 2, 16, 4},
   };
@@ -299,7 +305,8 @@ Case windowOf(std::string what, KernelShape k, Layout layout, wafer::Rect rect,
     break;
   case KernelKind::reduction:
   case KernelKind::elementwise:
-  case KernelKind::embedding: {
+  case KernelKind::embedding:
+  case KernelKind::token_sum: {
     w.rows = ceilDiv(micro * k.rows, layout.tokenGroups) * gt;
     w.columns = ceilDiv(k.columns, layout.featureGroups) * gk;
     w.flops = 2 * wafer::vectorOperations(k) * w.rows * w.columns;

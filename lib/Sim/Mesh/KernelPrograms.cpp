@@ -223,6 +223,54 @@ void residentWeightGrad(Builder &b, const KernelShape &k, const Layout &layout,
   });
 }
 
+/// A sum over the tokens, per feature, block by block of the core's
+/// features (`sums`, blocked as the layout's `sum_block` says): each core
+/// adds its tokens' rows of a block, one row an operation, into f32 sums;
+/// the block's sums then pass down each column of token groups
+/// (chainOps), the last core's leaving the rectangle, or leave the core,
+/// alone in its column with more blocks to come; alone with one block, a
+/// core keeps its sums. The program keeps a core's elements block by
+/// block, each block's tokens one after another (the last block padded),
+/// so that one cursor walks them.
+void tokenSum(Builder &b, const KernelShape &k, const Layout &layout,
+              int64_t microBatch, const SumBlockShape &sums) {
+  KernelProgram &out = b.out;
+  int64_t tb = ceilDiv(microBatch * k.rows, layout.tokenGroups);
+  int64_t nb = out.blockColumns;
+  out.tokens = tb;
+  out.features = sums.columns;
+  int stages = out.rows;
+  bool chained = stages > 1 || out.blocks > 1;
+  b.forEachCore([&](int x, int y, int) {
+    std::pair<int, int> colors =
+        chained ? b.chainStep(x, y, y, stages, south, kChainColor)
+                : std::pair<int, int>{};
+    int part = y == 0 ? 0 : (y + 1 == stages ? 2 : 1) + 2 * (y % 2);
+    b.assign(x, y, part, [&] {
+      CoreProgram p;
+      int data =
+          p.addBuffer("data", out.blocks * tb * nb, typeOf(k.elementBytes));
+      int sumsBuffer = p.addBuffer("sums", nb, ElementType::f32);
+      int row = p.addCursor({nb});
+      Task work{false, -1, {}};
+      std::vector<Op> block;
+      block.push_back(Op::loopOp(2, tb));
+      // 16-bit data adds into f32 sums (@faddhs), at @fadds' width.
+      block.push_back(Op::vector(
+          Op::Kind::fadd, Dsd::memory(sumsBuffer), Dsd::memory(sumsBuffer),
+          Dsd::memory(data, 0, row), nb, ElementType::f32));
+      block.push_back(Op::advanceOp(row));
+      if (chained)
+        chainOps(block, y, sumsBuffer, nb, colors, out.blocks > 1);
+      work.body.push_back(
+          Op::loopOp(static_cast<int>(block.size()), out.blocks));
+      work.body.insert(work.body.end(), block.begin(), block.end());
+      p.startActive.push_back(p.addTask(std::move(work)));
+      return p;
+    });
+  });
+}
+
 /// Vector operations over a core's tokens and features, as many as the
 /// kernel's FLOPs per element ask for (two to an operation); a reduction
 /// then sums each token's statistics along the segment and sends the sums
@@ -385,6 +433,15 @@ void attention(Builder &b, const KernelShape &k, const Layout &layout,
 
 } // namespace
 
+std::string segmentsRefusal(const Layout &layout, const wafer::Rect &rect) {
+  if (layout.tokenGroups <= wafer::tokenGroupsOn(rect, layout.featureGroups))
+    return "";
+  return "its layout of " + std::to_string(layout.tokenGroups) + " x " +
+         std::to_string(layout.featureGroups) + " groups does not fit its " +
+         std::to_string(rect.w) + " x " + std::to_string(rect.h) +
+         " rectangle in segments along its rows";
+}
+
 wafer::Layout rectangleLayout(int width, int height) { return {height, width}; }
 
 MeshConfig meshConfig(const target::WaferTargetModel &target) {
@@ -453,6 +510,14 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
     // One head per sequence: the micro-batch is the pairs.
     attention(b, k, layout, microBatch);
     break;
+  case KernelKind::token_sum: {
+    SumBlockShape sums = sumBlockShape(k, layout, microBatch);
+    out.sums = sums;
+    out.blockColumns = sums.blockColumns(layout.sumBlock);
+    out.blocks = ceilDiv(sums.columns, out.blockColumns);
+    tokenSum(b, k, layout, microBatch, sums);
+    break;
+  }
   case KernelKind::reduction:
   case KernelKind::elementwise:
   case KernelKind::embedding:

@@ -246,14 +246,7 @@ std::string weightKernelRefusal(const KernelShape &k, const Layout &layout,
            "mesh";
   if (layout.weights == Edge::resident)
     return "its weights are resident";
-  // A region's verifier holds its layout to this; the program takes a
-  // segment along one row.
-  if (layout.tokenGroups > wafer::tokenGroupsOn(rect, layout.featureGroups))
-    return "its layout of " + std::to_string(layout.tokenGroups) + " x " +
-           std::to_string(layout.featureGroups) + " groups does not fit its " +
-           std::to_string(rect.w) + " x " + std::to_string(rect.h) +
-           " rectangle in segments along its rows";
-  return "";
+  return segmentsRefusal(layout, rect);
 }
 
 std::optional<WeightKernelRun>

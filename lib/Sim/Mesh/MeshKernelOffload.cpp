@@ -9,6 +9,7 @@
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/KernelValues.h"
+#include "cgpt/Sim/Mesh/TokenSumValues.h"
 
 using namespace mlir;
 using cgpt::exec::Tensor;
@@ -38,6 +39,12 @@ struct MatrixStack {
   }
 };
 
+/// The error of a kernel that fails to load or run on the mesh.
+LogicalResult failedOnMesh(wafer::RegionOp region, const std::string &error) {
+  return region.emitError()
+         << "cannot run on the cycle-level mesh with values: " << error;
+}
+
 } // namespace
 
 FailureOr<MeshKernelOffload> MeshKernelOffload::create(wafer::DeviceOp device) {
@@ -49,7 +56,7 @@ FailureOr<MeshKernelOffload> MeshKernelOffload::create(wafer::DeviceOp device) {
   if (target.getMeshWidth() > kMaxValuesMeshSide ||
       target.getMeshHeight() > kMaxValuesMeshSide)
     return device.emitOpError()
-           << "cannot run the weight kernels cycle by cycle with values: "
+           << "cannot run kernels cycle by cycle with values: "
               "carrying values, the cycle-level model takes meshes of at "
               "most "
            << kMaxValuesMeshSide << " x " << kMaxValuesMeshSide
@@ -74,6 +81,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   if (it == placed.end())
     return false;
   const Placed &where = it->second;
+  if (where.shape.kind == KernelKind::token_sum)
+    return runTokenSum(op, region, where, frame, sequences);
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
   if (!matmul && where.shape.kind != KernelKind::weight_grad)
     return false;
@@ -88,9 +97,7 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   else if (!matmul && !product.getReduceBatch())
     refusal = "it does not sum over the batch";
   if (!refusal.empty()) {
-    auto stage = region->getParentOfType<wafer::StageOp>();
-    ++hostRuns[stage.getSymName().str() + " @" + region.getSymName().str() +
-               ": " + refusal];
+    onHost(region, refusal);
     return false;
   }
 
@@ -125,10 +132,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
       runWeightKernel(where.shape, where.layout, sequences, *target, where.rect,
                       held, streamed, error);
   if (!ran)
-    return region.emitError() << "cannot run on the cycle-level mesh with "
-                                 "values: "
-                              << error;
-  ++meshRuns;
+    return failedOnMesh(region, error);
+  ++weightKernelRuns;
   meshCycles += ran->cycles;
 
   // scale * product (+ bias), shaped as the executor shapes it.
@@ -145,6 +150,42 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
                      (bias ? bias->data[i % outputs] : 0.0f);
   frame.set(product.getResult(), std::move(result));
   return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runTokenSum(Operation *op,
+                                               wafer::RegionOp region,
+                                               const Placed &where,
+                                               exec::KernelFrame &frame,
+                                               int64_t sequences) {
+  auto sum = dyn_cast<dataflow::SumBatchOp>(op);
+  std::string refusal = tokenSumRefusal(where.shape, where.layout, where.rect);
+  if (!sum && refusal.empty())
+    refusal = "it is not a dataflow.sum_batch";
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+  // Every leading index of the input is a token: [T, N].
+  const Tensor &input = frame[sum.getInput()];
+  std::string error;
+  std::optional<TokenSumRun> ran =
+      mesh::runTokenSum(where.shape, where.layout, sequences, *target,
+                        where.rect, input.data, error);
+  if (!ran)
+    return failedOnMesh(region, error);
+  ++tokenSumRuns;
+  meshCycles += ran->cycles;
+  Tensor result({input.dim(-1)});
+  result.data = std::move(ran->values);
+  frame.set(sum.getResult(), std::move(result));
+  return true;
+}
+
+void MeshKernelOffload::onHost(wafer::RegionOp region,
+                               const std::string &reason) {
+  auto stage = region->getParentOfType<wafer::StageOp>();
+  ++hostRuns[stage.getSymName().str() + " @" + region.getSymName().str() +
+             ": " + reason];
 }
 
 } // namespace cgpt::sim::mesh

@@ -52,7 +52,7 @@
 // backward still needs, and the GELU output is not (its one reader, the
 // weight gradient, came first).
 // CHECK: wafer.region @matmul.6 weight_grad "dataflow.matmul" {{{.*}}reads = [@matmul.5], {{.*}}}
-// CHECK-NEXT: wafer.region @sum_batch.7 reduction "dataflow.sum_batch" {{{.*}}reads = [], {{.*}}}
+// CHECK-NEXT: wafer.region @sum_batch.7 token_sum "dataflow.sum_batch" {{{.*}}reads = [], {{.*}}}
 // CHECK-NEXT: wafer.region @matmul.8 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.map"], live = 2240 : i64, {{.*}}reads = [@matmul.5], {{.*}}}
 // CHECK: wafer.region @matmul.16 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.matmul", "dataflow.softmax_grad", "dataflow.matmul", "dataflow.matmul", "dataflow.join_heads"]
 

@@ -97,12 +97,20 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
 
 // -----
 
-// Only a weight kernel sums output columns in blocks, and a block holds at
-// least one.
+// Only a weight kernel sums output columns in blocks (and a token sum its
+// features: the next case verifies), and a block holds at least one.
 wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
   wafer.stage @s0 order 0 "forward" {
     // expected-error @+1 {{layout #wafer.layout<token_groups = 4, feature_groups = 4, weights = none, partials = none, sum_block = 2> sums 2 output columns at a time; a reduction kernel here has no sums to block}}
     wafer.region @a reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 4, weights = none, partials = none, sum_block = 2> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 1>}
+  }
+}
+
+// -----
+
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "backward" {
+    wafer.region @a token_sum "dataflow.sum_batch" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 4, weights = none, partials = columns, sum_block = 2> {accumulator = 8 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 1>}
   }
 }
 

@@ -47,8 +47,9 @@ struct KernelProgram {
   int rows = 1, segment = 1, segmentColumns = 1;
   /// Per core: the token and feature group it holds (-1 for an idle core).
   std::vector<int> tokenGroup, featureGroup;
-  /// A weight kernel's sums (wafer::sumBlockShape), the columns it sums at
-  /// once (the layout's `sum_block`, or all) and the blocks.
+  /// A weight kernel's or token sum's sums (wafer::sumBlockShape), the
+  /// columns it sums at once (the layout's `sum_block`, or all) and the
+  /// blocks.
   wafer::SumBlockShape sums;
   int64_t blockColumns = 0, blocks = 1;
   /// A core's tokens and features, for the other kernels.
@@ -72,6 +73,12 @@ KernelProgram buildKernelProgram(const wafer::KernelShape &kernel,
                                  const target::WaferTargetModel &target,
                                  const wafer::Rect &rect,
                                  const KernelProgramOptions &options = {});
+
+/// Why the programs cannot lay out `layout` on `rect` (its token groups do
+/// not fit in segments along the rectangle's rows, which a region's
+/// verifier also refuses); empty when they can.
+std::string segmentsRefusal(const wafer::Layout &layout,
+                            const wafer::Rect &rect);
 
 /// The layout a `width` x `height` rectangle stands for: its rows as token
 /// groups and its columns as feature groups.

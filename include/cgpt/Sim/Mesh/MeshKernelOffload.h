@@ -7,10 +7,11 @@
 //
 // The functional executor's offload (cgpt/Exec/KernelOffload.h) for
 // `cgpt-run --functional --cycle-level`: every weight matmul and weight
-// gradient the placed wafer IR streams runs on the cycle-level mesh with
-// real values (KernelValues.h), on its region's rectangle and layout as
-// placed; the other kernels stay with the executor. It counts what ran
-// where, and why a weight kernel stayed on the host.
+// gradient the placed wafer IR streams (KernelValues.h), and every bias
+// gradient (a token sum, TokenSumValues.h), runs on the cycle-level mesh
+// with real values, on its region's rectangle and layout as placed; the
+// other kernels stay with the executor. It counts what ran where, and why
+// a kernel of those kinds stayed on the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +28,9 @@
 
 namespace cgpt::sim::mesh {
 
-/// The largest mesh side on which weight kernels run with values: each
-/// step runs every weight kernel, each holding its cores' buffers as host
-/// floats.
+/// The largest mesh side on which kernels run with values: each step runs
+/// every weight kernel and token sum, each holding its cores' buffers as
+/// host floats.
 constexpr int64_t kMaxValuesMeshSide = 128;
 
 class MeshKernelOffload : public exec::KernelOffload {
@@ -44,11 +45,13 @@ public:
                             exec::KernelFrame &frame,
                             int64_t sequences) override;
 
-  /// Weight kernel runs on the mesh, and their simulated cycles.
-  int64_t getMeshRuns() const { return meshRuns; }
+  /// Weight kernel and token sum runs on the mesh, and the simulated
+  /// cycles of them all.
+  int64_t getWeightKernelRuns() const { return weightKernelRuns; }
+  int64_t getTokenSumRuns() const { return tokenSumRuns; }
   int64_t getMeshCycles() const { return meshCycles; }
-  /// Weight kernels left to the executor, by region and reason, with their
-  /// runs.
+  /// Weight kernels and token sums left to the executor, by region and
+  /// reason, with their runs.
   const std::map<std::string, int64_t> &getHostRuns() const { return hostRuns; }
 
 private:
@@ -59,7 +62,15 @@ private:
   };
   const target::WaferTargetModel *target = nullptr;
   llvm::DenseMap<mlir::Operation *, Placed> placed;
-  int64_t meshRuns = 0, meshCycles = 0;
+  /// A bias gradient on the mesh; false for any other op.
+  mlir::FailureOr<bool> runTokenSum(mlir::Operation *op, wafer::RegionOp region,
+                                    const Placed &where,
+                                    exec::KernelFrame &frame,
+                                    int64_t sequences);
+  /// Counts a run left to the executor, by region and reason.
+  void onHost(wafer::RegionOp region, const std::string &reason);
+
+  int64_t weightKernelRuns = 0, tokenSumRuns = 0, meshCycles = 0;
   std::map<std::string, int64_t> hostRuns;
 };
 

@@ -531,7 +531,7 @@ LogicalResult SumBatchOp::verify() {
                      "input " + formatShape(shapeOf(getInput())));
 }
 
-KernelKind SumBatchOp::getKernelKind() { return KernelKind::reduction; }
+KernelKind SumBatchOp::getKernelKind() { return KernelKind::token_sum; }
 
 Value SumBatchOp::getAccumulatedGradient() { return getResult(); }
 

@@ -340,7 +340,7 @@ LogicalResult ExpertBiasGradOp::verify() {
   return expectSameElementType(*this, {getGrad(), getResult()});
 }
 
-KernelKind ExpertBiasGradOp::getKernelKind() { return KernelKind::reduction; }
+KernelKind ExpertBiasGradOp::getKernelKind() { return KernelKind::token_sum; }
 
 Value ExpertBiasGradOp::getAccumulatedGradient() { return getResult(); }
 

@@ -171,6 +171,10 @@ SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
       return {};
     return {k.columns, ceilDiv(k.rows, gk),
             ceilDiv(microBatch * k.contracted, gt)};
+  case KernelKind::token_sum:
+    // One sum for each of the core's features, added from its tokens in
+    // memory.
+    return {ceilDiv(k.columns, gk), 1, 0};
   default:
     return {};
   }
@@ -440,6 +444,32 @@ KernelTime kernelTime(const KernelCostQuery &query) {
         keysAndValues +
         rows * (static_cast<double>(block.rowElements / packed) + partials);
     time.fixed = multicastFill(std::max(cq, ck)) + chainFill(ck, ck);
+    break;
+  }
+  case KernelKind::token_sum: {
+    // Each core adds its tokens, one row of a block of its features at a
+    // time (`layout.sumBlock` features, or all), into f32 sums; each
+    // block's sums then pass down the column of token groups (as many as
+    // the rectangle has rows), each core adding its own, as a weight
+    // gradient's do (or leave the core, alone with more blocks to come),
+    // and are cleared for the next.
+    SumBlockShape sums = sumBlockShape(k, layout, microBatch);
+    int64_t tb = ceilDiv(microBatch * k.rows, gt);
+    int64_t nb = sums.blockColumns(layout.sumBlock);
+    double blocks = static_cast<double>(ceilDiv(sums.columns, nb));
+    int64_t stages = std::min(gt, height);
+    work.tasks(1);
+    work.operations(blocks * static_cast<double>(tb), nb, t.getF32OpsPerCycle(),
+                    eb + kPartialSumBytes, kPartialSumBytes);
+    double passed = blocks * static_cast<double>(nb) * kPartialSumBytes / link;
+    if (stages > 1 || blocks > 1)
+      work.stream(passed);
+    if (blocks > 1)
+      work.operations(blocks, nb, t.getF32OpsPerCycle(), 0, kPartialSumBytes);
+    if (stages > 1) {
+      time.fabric = passed;
+      time.fixed = chainFill(stages, height);
+    }
     break;
   }
   case KernelKind::reduction:

@@ -136,6 +136,8 @@ static ReduceAxis partialsOf(KernelKind kind, const Layout &layout) {
     return layout.weights != Edge::resident && layout.tokenGroups > 1
                ? ReduceAxis::columns
                : ReduceAxis::none;
+  case KernelKind::token_sum:
+    return layout.tokenGroups > 1 ? ReduceAxis::columns : ReduceAxis::none;
   default:
     return ReduceAxis::none;
   }

@@ -438,8 +438,10 @@ LogicalResult RegionOp::verify() {
                            << " on " << rect.w << " x " << rect.h << " cores ("
                            << rect.w / gk << " a row)";
     // Only a weight kernel sums output columns (a resident weight
-    // gradient's sums are the gradient it keeps).
+    // gradient's sums are the gradient it keeps), and a token sum its
+    // features.
     bool sums = getKind() == KernelKind::weight_matmul ||
+                getKind() == KernelKind::token_sum ||
                 (getKind() == KernelKind::weight_grad &&
                  layout.getWeights() != Edge::resident);
     if (layout.getSumBlock() < 0 || (layout.getSumBlock() > 0 && !sums))

@@ -26,11 +26,14 @@ def Dataflow_KernelKind : I32EnumAttr<"KernelKind",
       I32EnumAttrCase<"weight_grad", 1>,
       // Per-sequence products and softmax of attention.
       I32EnumAttrCase<"attention", 2>,
-      // Row statistics: norms, the loss, sums over the batch.
+      // Row statistics: norms, the loss.
       I32EnumAttrCase<"reduction", 3>,
       I32EnumAttrCase<"elementwise", 4>,
       // Lookups into, and scatters onto, a table.
-      I32EnumAttrCase<"embedding", 5>
+      I32EnumAttrCase<"embedding", 5>,
+      // A sum over the tokens, per feature (bias gradients): partial sums
+      // pass between token groups, as a weight gradient's do.
+      I32EnumAttrCase<"token_sum", 6>
   ]> {
   let cppNamespace = "::cgpt::dataflow";
 }

@@ -76,11 +76,12 @@ double expectedLargestLoad(int64_t rows, int64_t experts);
 /// accumulator one expert's. The kernel itself otherwise.
 KernelShape expertPass(const KernelShape &shape, int64_t microBatch);
 
-/// What a weight kernel sums in f32 on each core, the unit of its layout's
-/// `sum_block`: `columns` output columns (a resident matmul: tokens), each
-/// of `perColumn` sums, each made from `streamed` elements that arrive for
-/// that column; of one chunk, for a kernel run in chunks. Kernels without
-/// such sums have no columns.
+/// What a weight kernel or a token sum sums in f32 on each core, the unit
+/// of its layout's `sum_block`: `columns` output columns (a resident
+/// matmul: tokens; a token sum: the core's features), each of `perColumn`
+/// sums, each made from `streamed` elements that arrive for that column
+/// (none for a token sum, whose elements are in memory); of one chunk, for
+/// a kernel run in chunks. Kernels without such sums have no columns.
 struct SumBlockShape {
   int64_t columns = 0, perColumn = 0, streamed = 0;
   bool blockable() const { return columns > 0; }

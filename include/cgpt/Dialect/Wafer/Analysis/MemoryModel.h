@@ -43,7 +43,7 @@ struct CoreMemory {
   /// The share of the weight gradients summed on the core.
   int64_t accumulator = 0;
   /// A weight kernel's f32 sums of one block of its output columns (the
-  /// layout's `sum_block`, or all of them).
+  /// layout's `sum_block`, or all of them); a token sum's of its features.
   int64_t sums = 0;
 
   int64_t total() const {

@@ -91,12 +91,13 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
     a layout they do not hold, and an attention block taller than `h`.
 
     A weight matmul or weight gradient sums its output columns in f32 on
-    each core before they pass along the chain; `sum_block` is how many
-    columns a core sums at once (for resident weights: how many tokens), so
-    that the sums fit beside everything else the core holds. Blocks run one
-    after another, each ending in its own chain. `wafer-plan-batch` sets it
-    from the SRAM the region leaves; absent (0), the kernel sums all its
-    columns at once.
+    each core before they pass along the chain, and a token sum (a bias
+    gradient) its features; `sum_block` is how many columns a core sums at
+    once (for resident weights: how many tokens; for a token sum: how many
+    of its features), so that the sums fit beside everything else the core
+    holds. Blocks run one after another, each ending in its own chain.
+    `wafer-plan-batch` sets it from the SRAM the region leaves; absent (0),
+    the kernel sums all its columns at once.
 
     ```mlir
     #wafer.layout<token_groups = 745, feature_groups = 1000, weights = north, partials = rows>
