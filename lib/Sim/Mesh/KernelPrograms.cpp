@@ -103,6 +103,13 @@ public:
   llvm::DenseMap<int, int> parts;
 };
 
+/// The part a core at step `step` of a chain of `stages` plays: the first,
+/// a middle one or the last, each receiving on one of the two alternating
+/// colors (Builder::chainStep).
+int chainPart(int step, int stages) {
+  return step == 0 ? 0 : (step + 1 == stages ? 2 : 1) + 2 * (step % 2);
+}
+
 /// Step `step` of a chain passing `count` f32 sums at `sums`: the first
 /// sends its own, the others add them to what comes and pass it on.
 Op chainOp(int step, Dsd sums, int64_t count, std::pair<int, int> colors) {
@@ -152,7 +159,7 @@ void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
     int step = chainAlongRows ? s : y;
     std::pair<int, int> colors = b.chainStep(
         x, y, step, stages, chainAlongRows ? east : south, kChainColor);
-    int part = step == 0 ? 0 : (step + 1 == stages ? 2 : 1) + 2 * (step % 2);
+    int part = chainPart(step, stages);
     b.assign(x, y, part, [&] {
       CoreProgram p;
       int inputs = p.addBuffer("inputs", rowsIn * perColumn, type);
@@ -224,7 +231,7 @@ void residentWeightGrad(Builder &b, const KernelShape &k, const Layout &layout,
 }
 
 /// A sum over the tokens, per feature, block by block of the core's
-/// features (`sums`, blocked as the layout's `sum_block` says): each core
+/// features (`out.sums`, blocked as the layout's `sum_block` says): each core
 /// adds its tokens' rows of a block, one row an operation, into f32 sums;
 /// the block's sums then pass down each column of token groups
 /// (chainOps), the last core's leaving the rectangle, or leave the core,
@@ -233,19 +240,19 @@ void residentWeightGrad(Builder &b, const KernelShape &k, const Layout &layout,
 /// block, each block's tokens one after another (the last block padded),
 /// so that one cursor walks them.
 void tokenSum(Builder &b, const KernelShape &k, const Layout &layout,
-              int64_t microBatch, const SumBlockShape &sums) {
+              int64_t microBatch) {
   KernelProgram &out = b.out;
   int64_t tb = ceilDiv(microBatch * k.rows, layout.tokenGroups);
   int64_t nb = out.blockColumns;
   out.tokens = tb;
-  out.features = sums.columns;
+  out.features = out.sums.columns;
   int stages = out.rows;
   bool chained = stages > 1 || out.blocks > 1;
   b.forEachCore([&](int x, int y, int) {
     std::pair<int, int> colors =
         chained ? b.chainStep(x, y, y, stages, south, kChainColor)
                 : std::pair<int, int>{};
-    int part = y == 0 ? 0 : (y + 1 == stages ? 2 : 1) + 2 * (y % 2);
+    int part = chainPart(y, stages);
     b.assign(x, y, part, [&] {
       CoreProgram p;
       int data =
@@ -492,32 +499,28 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
     }
   });
   ElementType type = typeOf(k.elementBytes);
-  switch (k.kind) {
-  case KernelKind::weight_matmul:
-  case KernelKind::weight_grad: {
-    SumBlockShape sums = sumBlockShape(k, layout, microBatch);
-    if (!sums.blockable()) {
-      residentWeightGrad(b, k, layout, microBatch, type);
-      break;
-    }
+  // A weight kernel's or token sum's f32 sums, block by block.
+  SumBlockShape sums = sumBlockShape(k, layout, microBatch);
+  if (sums.blockable()) {
     out.sums = sums;
     out.blockColumns = sums.blockColumns(layout.sumBlock);
     out.blocks = ceilDiv(sums.columns, out.blockColumns);
-    streamedProduct(b, sums, type, k.kind == KernelKind::weight_matmul);
-    break;
   }
+  switch (k.kind) {
+  case KernelKind::weight_matmul:
+  case KernelKind::weight_grad:
+    if (sums.blockable())
+      streamedProduct(b, sums, type, k.kind == KernelKind::weight_matmul);
+    else
+      residentWeightGrad(b, k, layout, microBatch, type);
+    break;
   case KernelKind::attention:
     // One head per sequence: the micro-batch is the pairs.
     attention(b, k, layout, microBatch);
     break;
-  case KernelKind::token_sum: {
-    SumBlockShape sums = sumBlockShape(k, layout, microBatch);
-    out.sums = sums;
-    out.blockColumns = sums.blockColumns(layout.sumBlock);
-    out.blocks = ceilDiv(sums.columns, out.blockColumns);
-    tokenSum(b, k, layout, microBatch, sums);
+  case KernelKind::token_sum:
+    tokenSum(b, k, layout, microBatch);
     break;
-  }
   case KernelKind::reduction:
   case KernelKind::elementwise:
   case KernelKind::embedding:

@@ -67,16 +67,12 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
                   : at(held, tokens, features, token * rowsIn + row,
                        feature * perColumn + column);
   };
-  // A core's feature group is its place in its segment.
-  auto featureOf = [&](int core) {
-    return static_cast<int>(core % mesh.width % built.segment);
-  };
   auto tokenGroupOf = [&](int core) { return built.tokenGroup[core]; };
   // The stream entering at core (x, y): block by block, column by column,
   // the rows of the core's feature group (matmul) or token group.
   auto inject = [&](Injector &in) {
     int core = mesh.index(in.x, in.y);
-    int group = matmul ? featureOf(core) : tokenGroupOf(core);
+    int group = matmul ? built.placeInSegment(core) : tokenGroupOf(core);
     std::vector<float> elements;
     elements.reserve(in.count * packed);
     for (int64_t block = 0; block < built.blocks; ++block)
@@ -110,7 +106,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
       result[row * outputs + column] += value;
   };
   auto load = [&](int core, std::vector<std::vector<float>> &memory) {
-    int token = tokenGroupOf(core), feature = featureOf(core);
+    int token = tokenGroupOf(core), feature = built.placeInSegment(core);
     if (token < 0)
       return;
     for (int64_t r = 0; r < rowsIn; ++r)
@@ -126,7 +122,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
       return;
     for (int64_t j = 0; j < blockColumns; ++j)
       for (int64_t i = 0; i < perColumn; ++i)
-        place(tokenGroupOf(core), featureOf(core), j, i,
+        place(tokenGroupOf(core), built.placeInSegment(core), j, i,
               memory[kSumsBuffer][j * perColumn + i]);
   };
 
@@ -153,7 +149,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
     for (size_t w = 0; w < out.size(); ++w) {
       int64_t block = static_cast<int64_t>(w) / perBlock;
       int64_t within = static_cast<int64_t>(w) % perBlock;
-      place(tokenGroupOf(core), featureOf(core),
+      place(tokenGroupOf(core), built.placeInSegment(core),
             block * blockColumns + within / perColumn, within % perColumn,
             out[w].lo);
     }

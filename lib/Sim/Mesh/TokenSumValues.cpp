@@ -47,10 +47,6 @@ runTokenSum(const KernelShape &k, const Layout &layout, int64_t microBatch,
                                            {/*allTokenGroups=*/true});
   MeshProgram &mesh = built.mesh;
   int64_t tb = built.tokens, cb = built.features, nb = built.blockColumns;
-  // A core's feature group is its place in its segment.
-  auto featureOf = [&](int core) {
-    return static_cast<int64_t>(core % mesh.width % built.segment);
-  };
 
   TokenSumRun outcome;
   std::vector<float> &result = outcome.values;
@@ -69,7 +65,7 @@ runTokenSum(const KernelShape &k, const Layout &layout, int64_t microBatch,
     int token = built.tokenGroup[core];
     if (token < 0)
       return;
-    int64_t feature = featureOf(core);
+    int64_t feature = built.placeInSegment(core);
     for (int64_t block = 0; block < built.blocks; ++block)
       for (int64_t t = 0; t < tb; ++t)
         for (int64_t i = 0; i < nb; ++i) {
@@ -88,7 +84,7 @@ runTokenSum(const KernelShape &k, const Layout &layout, int64_t microBatch,
     if (chained || built.tokenGroup[core] < 0)
       return;
     for (int64_t i = 0; i < nb; ++i)
-      place(featureOf(core), 0, i, memory[kSumsBuffer][i]);
+      place(built.placeInSegment(core), 0, i, memory[kSumsBuffer][i]);
   };
 
   MeshConfig config = meshConfig(target);
@@ -105,7 +101,7 @@ runTokenSum(const KernelShape &k, const Layout &layout, int64_t microBatch,
     if (!drain.record)
       continue;
     const std::vector<Wavelet> &out = run->drained[record++];
-    int64_t feature = featureOf(mesh.index(drain.x, drain.y));
+    int64_t feature = built.placeInSegment(mesh.index(drain.x, drain.y));
     for (size_t w = 0; w < out.size(); ++w)
       place(feature, static_cast<int64_t>(w) / nb, static_cast<int64_t>(w) % nb,
             out[w].lo);

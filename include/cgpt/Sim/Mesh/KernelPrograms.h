@@ -47,6 +47,9 @@ struct KernelProgram {
   int rows = 1, segment = 1, segmentColumns = 1;
   /// Per core: the token and feature group it holds (-1 for an idle core).
   std::vector<int> tokenGroup, featureGroup;
+  /// Core `core`'s place in its segment: its feature group, or for an idle
+  /// core the one whose chains it carries.
+  int placeInSegment(int core) const { return core % mesh.width % segment; }
   /// A weight kernel's or token sum's sums (wafer::sumBlockShape), the
   /// columns it sums at once (the layout's `sum_block`, or all) and the
   /// blocks.
