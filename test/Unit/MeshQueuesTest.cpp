@@ -20,10 +20,9 @@ namespace {
 using cgpt::sim::mesh::Wavelet;
 using cgpt::sim::mesh::detail::Queues;
 
-/// Stages wavelet `value` into queue 0 in cycle `cycle`, which joins it at
-/// the cycle's end.
-void arrive(Queues &queues, int64_t cycle, float value) {
-  queues.beginCycle(cycle);
+/// Stages wavelet `value` into queue 0 in a cycle, which joins it at the
+/// cycle's end.
+void arrive(Queues &queues, float value) {
   queues.stage(0, Wavelet{value, -value});
   queues.settle();
 }
@@ -33,11 +32,9 @@ TEST(MeshQueues, HoldExactlyTheirDepth) {
     Queues queues(/*count=*/1, depth, /*carryValues=*/true,
                   /*deferFrees=*/false);
     for (int i = 0; i < depth; ++i) {
-      queues.beginCycle(i);
       ASSERT_TRUE(queues.hasRoom(0)) << "depth " << depth << ", " << i;
-      arrive(queues, i, static_cast<float>(i));
+      arrive(queues, static_cast<float>(i));
     }
-    queues.beginCycle(depth);
     EXPECT_FALSE(queues.hasRoom(0)) << "depth " << depth;
     EXPECT_EQ(queues.count(0), depth);
     // First in, first out, values intact; a pop makes room for one.
@@ -45,7 +42,7 @@ TEST(MeshQueues, HoldExactlyTheirDepth) {
     EXPECT_EQ(first.lo, 0.0f);
     EXPECT_EQ(first.hi, -0.0f);
     EXPECT_TRUE(queues.hasRoom(0));
-    arrive(queues, depth, 100.0f);
+    arrive(queues, 100.0f);
     EXPECT_FALSE(queues.hasRoom(0));
     for (int i = 1; i < depth; ++i)
       EXPECT_EQ(queues.pop(0).lo, static_cast<float>(i));
@@ -56,7 +53,6 @@ TEST(MeshQueues, HoldExactlyTheirDepth) {
 
 TEST(MeshQueues, ArrivingAndReservedWaveletsTakeTheirPlaces) {
   Queues queues(1, 3, /*carryValues=*/false, /*deferFrees=*/false);
-  queues.beginCycle(0);
   queues.stage(0, {}); // arrives this cycle
   queues.reserve(0);   // still crossing a ramp
   EXPECT_TRUE(queues.hasRoom(0));
@@ -64,7 +60,6 @@ TEST(MeshQueues, ArrivingAndReservedWaveletsTakeTheirPlaces) {
   EXPECT_FALSE(queues.hasRoom(0)); // 2 arriving + 1 reserved = 3
   queues.settle();
   EXPECT_EQ(queues.count(0), 2);
-  queues.beginCycle(1);
   EXPECT_FALSE(queues.hasRoom(0));
   queues.stageReserved(0, {});
   queues.settle();
@@ -75,12 +70,11 @@ TEST(MeshQueues, AFreedPlaceIsUsableOnlyFromTheNextCycleWhereDeferred) {
   // A queue another band also sees frees its place when that band hears
   // of it: a cycle later, never in the cycle of the pop.
   Queues queues(1, 2, /*carryValues=*/false, /*deferFrees=*/true);
-  arrive(queues, 0, 0);
-  arrive(queues, 1, 0);
-  queues.beginCycle(2);
+  arrive(queues, 0);
+  arrive(queues, 0);
   queues.pop(0);
   EXPECT_FALSE(queues.hasRoom(0));
-  queues.beginCycle(3);
+  queues.settle(); // the cycle ends
   EXPECT_TRUE(queues.hasRoom(0));
 }
 

@@ -24,6 +24,28 @@ constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// The cycles a vector operation over memory takes: as many as the larger
+/// of its SIMD width and its SRAM traffic allow.
+int64_t vectorCycles(const CoreProgram &program, const Op &op,
+                     const MeshConfig &config) {
+  bool half = op.type == ElementType::bf16;
+  int64_t width = op.kind == Op::Kind::fmac
+                      ? (half ? config.mixedFmacs : config.f32Fmacs)
+                      : (half ? config.halfOps : config.f32Ops);
+  // Bytes each element moves through the SRAM's ports.
+  auto bytes = [&](const Dsd &dsd) -> int64_t {
+    if (dsd.kind != Dsd::Kind::memory)
+      return 0;
+    return bytesOf(program.buffers[dsd.buffer].type);
+  };
+  int64_t reads = bytes(op.src0) + bytes(op.src1);
+  int64_t writes = bytes(op.dst);
+  int64_t n = op.length;
+  return std::max({ceilDiv(n, std::max<int64_t>(1, width)),
+                   ceilDiv(n * reads, config.readBytesPerCycle),
+                   ceilDiv(n * writes, config.writeBytesPerCycle)});
+}
+
 /// A band's part of the result, as bytes every worker can read.
 class PartWriter {
 public:
@@ -79,6 +101,19 @@ RunPlan::RunPlan(const MeshProgram &program, const MeshConfig &config,
   }
 }
 
+void RunPlan::timeOperations() {
+  // A core issues an operation for nearly every wavelet it takes in.
+  cyclesOf.reserve(program.programs.size());
+  for (const CoreProgram &core : program.programs) {
+    auto &tasks = cyclesOf.emplace_back();
+    for (const Task &task : core.tasks) {
+      auto &ops = tasks.emplace_back();
+      for (const Op &op : task.body)
+        ops.push_back(vectorCycles(core, op, config));
+    }
+  }
+}
+
 std::pair<int, int> RunPlan::rowsOf(int band) const {
   if (band >= bands)
     return {program.height, program.height};
@@ -90,18 +125,19 @@ std::pair<int, int> RunPlan::rowsOf(int band) const {
 
 Queues::Queues(size_t count, int depth, bool carryValues, bool deferFrees)
     : depth(depth), carryValues(carryValues), deferFrees(deferFrees),
-      data(carryValues ? count * depth : 0), head(count, 0), size(count, 0),
-      staged(carryValues ? count : 0), arriving(count, 0), reserved(count, 0),
-      freedAt(deferFrees ? count : 0, -1) {}
+      state(count), data(carryValues ? count * depth : 0),
+      staged(carryValues ? count : 0) {}
 
 void Queues::settle() {
   for (int q : touched) {
-    if (carryValues) {
-      int tail = head[q] + size[q];
+    State &s = state[q];
+    if (carryValues && s.arriving) {
+      int tail = s.head + s.size;
       data[q * depth + (tail >= depth ? tail - depth : tail)] = staged[q];
     }
-    size[q] = static_cast<uint16_t>(size[q] + arriving[q]);
-    arriving[q] = 0;
+    s.size = static_cast<uint16_t>(s.size + s.arriving);
+    s.arriving = 0;
+    s.freedNow = 0;
   }
   touched.clear();
 }
@@ -117,20 +153,10 @@ Band::Band(const RunPlan &plan, BandLinks &links)
   routes = plan.program.routes.data() + int64_t(first) * width;
 }
 
-int Band::neighbour(int c, int port) const {
+std::array<int, kPorts> Band::neighbours(int c) const {
   int x = c % width, y = rowOf(c);
-  switch (port) {
-  case north:
-    return y > 0 ? c - width : -1;
-  case south:
-    return y + 1 < plan.program.height ? c + width : -1;
-  case east:
-    return x + 1 < width ? c + 1 : -1;
-  case west:
-    return x > 0 ? c - 1 : -1;
-  default:
-    return c;
-  }
+  return {y > 0 ? c - width : -1, y + 1 < plan.program.height ? c + width : -1,
+          x + 1 < width ? c + 1 : -1, x > 0 ? c - 1 : -1, c};
 }
 
 void Band::load() {
@@ -164,6 +190,7 @@ void Band::load() {
       continue;
     Engine &engine = engines[c];
     engine.program = &program.programs[index];
+    engine.cycles = &plan.cyclesOf[index];
     engineWaitsUntil[c] = 0;
     engine.x = c % width;
     engine.y = rowOf(c);
@@ -185,23 +212,30 @@ void Band::load() {
 /// every one of them has room.
 bool Band::routeStep(int c, uint8_t *linkUsed) {
   bool moved = false;
+  // Every wavelet the core moves goes to one of them.
+  const std::array<int, kPorts> next = neighbours(c);
   for (const Route &route : routes[c - width]) {
     for (unsigned ports = route.rx; ports; ports &= ports - 1) {
       int port = llvm::countr_zero(ports);
       int from = queueIndex(c, port, route.color);
       if (router.count(from) == 0)
         continue;
+      // Where each output sends: a neighbour's queue, the engine's, or
+      // off the mesh (-1: an edge, or a drain).
+      std::array<int, kPorts> to;
       bool clear = true;
-      for (int out = 0; out < kPorts && clear; ++out) {
-        if (!(route.tx >> out & 1))
-          continue;
+      for (unsigned outs = route.tx; outs && clear; outs &= outs - 1) {
+        int out = llvm::countr_zero(outs);
         if (linkUsed[out]) {
           clear = false;
         } else if (out == ramp) {
-          clear = toEngine.hasRoom(engineQueue(c, route.color));
-        } else if (int next = neighbour(c, out);
-                   next >= 0 && !drains(c, out, route.color)) {
-          clear = router.hasRoom(queueIndex(next, opposite(out), route.color));
+          to[out] = engineQueue(c, route.color);
+          clear = toEngine.hasRoom(to[out]);
+        } else if (next[out] >= 0 && !drains(c, out, route.color)) {
+          to[out] = queueIndex(next[out], opposite(out), route.color);
+          clear = router.hasRoom(to[out]);
+        } else {
+          to[out] = -1;
         }
       }
       if (!clear)
@@ -216,19 +250,17 @@ bool Band::routeStep(int c, uint8_t *linkUsed) {
         toNorth.push_back({c % width, static_cast<int16_t>(lane), 0, 0, 0});
       else if (port == south && hasSouth && c >= rows * width)
         toSouth.push_back({c % width, static_cast<int16_t>(lane), 0, 0, 0});
-      for (int out = 0; out < kPorts; ++out) {
-        if (!(route.tx >> out & 1))
-          continue;
+      for (unsigned outs = route.tx; outs; outs &= outs - 1) {
+        int out = llvm::countr_zero(outs);
         linkUsed[out] = 1;
         if (out == ramp) {
-          crossRamp(c, engineQueue(c, route.color), false, w, cycle);
+          crossRamp(c, to[out], false, w, cycle);
           ++waveletsInFlight;
-        } else if (int next = neighbour(c, out);
-                   next >= 0 && !drains(c, out, route.color)) {
-          router.stage(queueIndex(next, opposite(out), route.color), w);
+        } else if (to[out] >= 0) {
+          router.stage(to[out], w);
           ++waveletsInFlight;
-          ++routerLoad[next];
-          if (!own(next))
+          ++routerLoad[next[out]];
+          if (!own(next[out]))
             (out == north ? toNorth : toSouth)
                 .push_back(
                     {c % width, static_cast<int16_t>(lane), 1, w.lo, w.hi});
@@ -337,25 +369,6 @@ void Band::compute(Engine &engine, const Running &running,
     else
       *element(engine, op.dst, i, cursorValues[0]) = value;
   }
-}
-
-int64_t Band::vectorCycles(const Engine &engine, const Op &op) const {
-  bool half = op.type == ElementType::bf16;
-  int64_t width = op.kind == Op::Kind::fmac
-                      ? (half ? config.mixedFmacs : config.f32Fmacs)
-                      : (half ? config.halfOps : config.f32Ops);
-  // Bytes each element moves through the SRAM's ports.
-  auto bytes = [&](const Dsd &dsd) -> int64_t {
-    if (dsd.kind != Dsd::Kind::memory)
-      return 0;
-    return bytesOf(engine.program->buffers[dsd.buffer].type);
-  };
-  int64_t reads = bytes(op.src0) + bytes(op.src1);
-  int64_t writes = bytes(op.dst);
-  int64_t n = op.length;
-  return std::max({ceilDiv(n, std::max<int64_t>(1, width)),
-                   ceilDiv(n * reads, config.readBytesPerCycle),
-                   ceilDiv(n * writes, config.writeBytesPerCycle)});
 }
 
 void Band::advance(Engine &engine, int cursor, int64_t by) {
@@ -496,7 +509,7 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
     }
     if (!fabric) {
       compute(engine, Running{&op, 0}, nullptr, op.length, nullptr, nullptr);
-      engine.busyUntil = now + vectorCycles(engine, op);
+      engine.busyUntil = now + (*engine.cycles)[engine.task][engine.pc];
       ++engine.pc;
       return true;
     }
@@ -558,9 +571,15 @@ void Band::crossRamp(int c, int q, bool toRouter, const Wavelet &w,
     return;
   }
   queues.reserve(q);
-  crossing.push_back({now + config.rampLatencyCycles - 1, c, q, toRouter});
+  // Filled in place: a copy of a struct built on the stack stalls the
+  // host on its mixed-width stores.
+  Crossing &next = crossing.push();
+  next.arrives = now + config.rampLatencyCycles - 1;
+  next.core = c;
+  next.queue = q;
+  next.toRouter = toRouter;
   if (config.values)
-    crossingValues.push_back(w);
+    crossingValues.push() = w;
 }
 
 bool Band::arriveFromRamps(int64_t now) {
@@ -570,11 +589,11 @@ bool Band::arriveFromRamps(int64_t now) {
     Wavelet w;
     if (config.values) {
       w = crossingValues.front();
-      crossingValues.pop_front();
+      crossingValues.pop();
     }
     (next.toRouter ? router : toEngine).stageReserved(next.queue, w);
     routerLoad[next.core] += next.toRouter;
-    crossing.pop_front();
+    crossing.pop();
     arrived = true;
   }
   return arrived;
@@ -692,7 +711,6 @@ bool Band::run(std::string &error) {
   });
   for (int64_t step = 1;; ++step) {
     cycle = now;
-    router.beginCycle(now);
     toNorth.clear();
     toSouth.clear();
     bool moved = arriveFromRamps(now);

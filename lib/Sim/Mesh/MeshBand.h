@@ -19,7 +19,6 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <array>
-#include <deque>
 
 namespace cgpt::sim::mesh::detail {
 
@@ -53,6 +52,9 @@ struct RunPlan {
   const MeshWorkers &workers;
   int lanes = 0;
   std::array<int8_t, 64> laneOf;
+  /// Per program, task and operation: the cycles it takes, when it is a
+  /// vector operation over memory (timeOperations).
+  std::vector<std::vector<std::vector<int64_t>>> cyclesOf;
   /// Each drain, by (core * kPorts + port) * 64 + color.
   llvm::DenseMap<int64_t, int> drainOf;
   /// Bands with rows; the workers after them have none.
@@ -60,6 +62,8 @@ struct RunPlan {
 
   RunPlan(const MeshProgram &program, const MeshConfig &config,
           const CoreMemoryAccess &access, const MeshWorkers &workers);
+  /// Sets cyclesOf, once the program is checked.
+  void timeOperations();
   /// The rows of band `band`.
   std::pair<int, int> rowsOf(int band) const;
 };
@@ -75,59 +79,93 @@ public:
   Queues() = default;
   Queues(size_t count, int depth, bool carryValues, bool deferFrees);
 
-  /// The cycle being simulated.
-  void beginCycle(int64_t cycle) { now = cycle; }
-  int count(int q) const { return size[q]; }
+  int count(int q) const { return state[q].size; }
   /// Whether queue `q` can take one more wavelet this cycle.
   bool hasRoom(int q) const {
-    return size[q] + arriving[q] + reserved[q] +
-               (deferFrees && freedAt[q] == now) <
-           depth;
+    const State &s = state[q];
+    return s.size + s.arriving + s.reserved + s.freedNow < depth;
   }
   /// Holds a place in queue `q` for a wavelet still crossing a ramp, and
   /// stages it when it arrives.
-  void reserve(int q) { ++reserved[q]; }
+  void reserve(int q) { ++state[q].reserved; }
   void stageReserved(int q, const Wavelet &w) {
-    --reserved[q];
+    --state[q].reserved;
     stage(q, w);
   }
   Wavelet pop(int q) {
-    Wavelet w = carryValues ? data[q * depth + head[q]] : Wavelet{};
+    Wavelet w = carryValues ? data[q * depth + state[q].head] : Wavelet{};
     release(q);
     return w;
   }
   /// The oldest wavelet of queue `q` left it (popped, or, for a copy of a
   /// queue in another band, reported by that band).
   void release(int q) {
+    State &s = state[q];
     // A compare, not a division: this runs for every wavelet that moves.
-    head[q] = static_cast<uint16_t>(head[q] + 1 == depth ? 0 : head[q] + 1);
-    --size[q];
-    if (deferFrees)
-      freedAt[q] = now;
+    s.head = static_cast<uint16_t>(s.head + 1 == depth ? 0 : s.head + 1);
+    --s.size;
+    if (deferFrees && !s.freedNow) {
+      s.freedNow = 1;
+      touched.push_back(q);
+    }
   }
   /// A wavelet that arrives this cycle; it is in the queue from the next.
   void stage(int q, const Wavelet &w) {
-    if (arriving[q]++ == 0)
+    State &s = state[q];
+    if (s.arriving++ == 0 && !s.freedNow)
       touched.push_back(q);
     if (carryValues)
       staged[q] = w;
   }
-  /// The cycle ends: what arrived joins its queue.
+  /// The cycle ends: what arrived joins its queue, and the places freed
+  /// are free.
   void settle();
 
 private:
+  /// A queue's counts, together: a wavelet that moves reads and writes
+  /// them all, from one cache line.
+  struct State {
+    uint16_t head = 0, size = 0;
+    // At most one wavelet reaches a router queue per cycle (one link feeds
+    // it) and at most one leaves it (one route serves it).
+    uint8_t arriving = 0, reserved = 0;
+    /// A wavelet left this cycle; its place is free from the next.
+    uint8_t freedNow = 0;
+  };
   int depth = 1;
   bool carryValues = false, deferFrees = false;
-  int64_t now = 0;
-  std::vector<Wavelet> data;
-  std::vector<uint16_t> head, size;
-  // At most one wavelet reaches a router queue per cycle (one link feeds
-  // it) and at most one leaves it (one route serves it).
-  std::vector<Wavelet> staged;
-  std::vector<uint8_t> arriving, reserved;
-  /// The cycle a wavelet last left each queue.
-  std::vector<int64_t> freedAt;
+  std::vector<State> state;
+  std::vector<Wavelet> data, staged;
+  /// The queues that a wavelet reached or left this cycle.
   std::vector<int> touched;
+};
+
+/// A first-in first-out queue on one growing array, for what crosses the
+/// ramps: a std::deque allocates and frees a block every few hundred
+/// wavelets, and the engine sends one across a ramp for nearly every
+/// wavelet it moves.
+template <typename T> class Fifo {
+public:
+  bool empty() const { return head == items.size(); }
+  const T &front() const { return items[head]; }
+  /// A new item at the back, for the caller to fill in place.
+  T &push() {
+    // Emptied, the array starts again at its beginning; half consumed, its
+    // consumed half goes, so that it holds at most twice what is waiting.
+    if (empty()) {
+      items.clear();
+      head = 0;
+    } else if (head >= 1024 && 2 * head >= items.size()) {
+      items.erase(items.begin(), items.begin() + head);
+      head = 0;
+    }
+    return items.emplace_back();
+  }
+  void pop() { ++head; }
+
+private:
+  std::vector<T> items;
+  size_t head = 0;
 };
 
 /// An operation running: the task's current one, or a microthread.
@@ -149,6 +187,8 @@ struct Microthread {
 /// One compute engine while it runs its program.
 struct Engine {
   const CoreProgram *program = nullptr;
+  /// RunPlan::cyclesOf of its program.
+  const std::vector<std::vector<int64_t>> *cycles = nullptr;
   int x = 0, y = 0;
   std::vector<std::vector<float>> memory;
   std::vector<int64_t> cursors;
@@ -197,7 +237,9 @@ private:
   int rowOf(int c) const { return first - 1 + c / width; }
   int globalCore(int c) const { return c + (first - 1) * width; }
   bool own(int c) const { return c >= width && c < (rows + 1) * width; }
-  int neighbour(int c, int port) const;
+  /// The cores north, south, east and west of core `c` (-1 off the mesh),
+  /// and `c` itself for the ramp: by Port.
+  std::array<int, kPorts> neighbours(int c) const;
   bool drains(int c, int port, int color) const {
     return port < ramp &&
            (drainedColors[(c - width) * kPorts + port] >> color & 1);
@@ -211,7 +253,6 @@ private:
                   const std::array<int64_t, 4> *cursorsAtIssue = nullptr);
   bool pickTask(int c, Engine &engine, int64_t now);
   bool runTask(int c, Engine &engine, int64_t now);
-  int64_t vectorCycles(const Engine &engine, const Op &op) const;
   void compute(Engine &engine, const Running &running,
                const std::array<int64_t, 4> *cursorsAtIssue, int64_t count,
                const Wavelet *in, Wavelet *out);
@@ -285,9 +326,9 @@ private:
     int core, queue;
     bool toRouter;
   };
-  std::deque<Crossing> crossing;
+  Fifo<Crossing> crossing;
   /// Their payloads, when wavelets carry values.
-  std::deque<Wavelet> crossingValues;
+  Fifo<Wavelet> crossingValues;
   /// What crosses the borders this cycle, each way.
   std::vector<BorderEntry> toNorth, toSouth, fromNorth, fromSouth;
   /// Wavelets in this band's queues, crossing its ramps, or sent across a

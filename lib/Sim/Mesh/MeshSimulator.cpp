@@ -362,13 +362,11 @@ int64_t estimateHostBytes(const MeshProgram &program, const MeshConfig &config,
                           const MeshWorkers &workers) {
   int lanes = 0;
   detail::colorLanes(program, lanes);
-  // A router queue: head, size, arrivals, reservations, the cycle it last
-  // freed a place; an engine's, the same but the last. With values, each
-  // holds its wavelets and one staged.
+  // A queue: head, size, arrivals, reservations and a place freed, in 8
+  // bytes; with values, its wavelets and one staged.
   int64_t stored =
       config.values ? (config.queueDepth + 1) * int64_t(sizeof(Wavelet)) : 0;
-  int64_t engineQueue = 2 + 2 + 1 + 1 + stored;
-  int64_t routerQueue = engineQueue + int64_t(sizeof(int64_t));
+  int64_t queue = 8 + stored;
   int64_t buffers = 0;
   if (config.values)
     for (const CoreProgram &code : program.programs) {
@@ -379,7 +377,7 @@ int64_t estimateHostBytes(const MeshProgram &program, const MeshConfig &config,
     }
   // Beside the queues and the engine: the ramp's use this cycle, the
   // router's load, when the engine next has work, the drained colors.
-  int64_t perCore = lanes * (kPorts * routerQueue + engineQueue) +
+  int64_t perCore = lanes * (kPorts + 1) * queue +
                     int64_t(sizeof(detail::Engine)) + buffers + 1 + 4 + 8 +
                     kPorts * 8;
   int bands = meshWorkers(program.width, program.height, workers);
@@ -402,6 +400,7 @@ std::optional<MeshResult> simulate(const MeshProgram &program,
   error = Validator(plan).validate();
   if (!error.empty())
     return std::nullopt;
+  plan.timeOperations();
   plan.bands = meshWorkers(program.width, program.height, workers);
 
   // One band here: this process's of an MPI job (the others run theirs in
