@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The weight matmul and weight gradient programs run with values on the
-// mini target's cores give the plain product: layouts whose groups do not
+// mini target's cores give the plain product, with the weights streamed
+// and with them resident (the token groups then split the output
+// columns): layouts whose groups do not
 // divide the operands (padding), blocked sums (a block's chain, then the
 // next), token groups folded into several columns of segments, one core
 // alone (no chain), more token groups than the rectangle folds (a second
@@ -140,9 +142,22 @@ const Case kCases[] = {
      {0, 0, 3, 2}},
 };
 
+/// Each case with the weights streamed, as laid out, and resident, the
+/// token groups then splitting the output columns.
+template <typename Fn> void forEachLayout(Fn check) {
+  for (const Case &c : kCases)
+    for (Edge weights : {Edge::north, Edge::resident}) {
+      SCOPED_TRACE(::testing::Message()
+                   << c.what
+                   << (weights == Edge::resident ? ", resident" : ""));
+      Layout layout = c.layout;
+      layout.weights = weights;
+      check(c, layout);
+    }
+}
+
 TEST_F(KernelValues, WeightMatmulIsTheProduct) {
-  for (const Case &c : kCases) {
-    SCOPED_TRACE(c.what);
+  forEachLayout([&](const Case &c, const Layout &layout) {
     KernelShape k = weightKernel(KernelKind::weight_matmul, c.tokensPerSequence,
                                  c.outputs, c.inputs, c.bytes);
     int64_t tokens = c.sequences * c.tokensPerSequence;
@@ -150,15 +165,14 @@ TEST_F(KernelValues, WeightMatmulIsTheProduct) {
     std::vector<float> w = random(c.inputs * c.outputs, 2);
     std::string error;
     std::optional<WeightKernelRun> y =
-        runWeightKernel(k, c.layout, c.sequences, mini(), c.rect, x, w, error);
+        runWeightKernel(k, layout, c.sequences, mini(), c.rect, x, w, error);
     ASSERT_TRUE(y) << error;
     expectClose(y->values, product(x, w, tokens, c.outputs, c.inputs, false));
-  }
+  });
 }
 
 TEST_F(KernelValues, WeightGradientIsTheProduct) {
-  for (const Case &c : kCases) {
-    SCOPED_TRACE(c.what);
+  forEachLayout([&](const Case &c, const Layout &layout) {
     KernelShape k = weightKernel(KernelKind::weight_grad, c.inputs, c.outputs,
                                  c.tokensPerSequence, c.bytes);
     int64_t tokens = c.sequences * c.tokensPerSequence;
@@ -166,15 +180,16 @@ TEST_F(KernelValues, WeightGradientIsTheProduct) {
     std::vector<float> dy = random(tokens * c.outputs, 4);
     std::string error;
     std::optional<WeightKernelRun> dw =
-        runWeightKernel(k, c.layout, c.sequences, mini(), c.rect, x, dy, error);
+        runWeightKernel(k, layout, c.sequences, mini(), c.rect, x, dy, error);
     ASSERT_TRUE(dw) << error;
     expectClose(dw->values, product(x, dy, c.inputs, c.outputs, tokens, true));
-  }
+  });
 }
 
 /// A kernel run in chunks of its widest dimension, whichever it is: the
 /// outputs (concatenated), the features or the tokens (summed where they
-/// are the sum, concatenated where not).
+/// are the sum, concatenated where not); its weights streamed or
+/// resident.
 TEST_F(KernelValues, ChunksMakeTheWholeProduct) {
   struct Chunked {
     KernelKind kind;
@@ -189,31 +204,33 @@ TEST_F(KernelValues, ChunksMakeTheWholeProduct) {
       {KernelKind::weight_grad, 5, 4, 11},
   };
   int64_t sequences = 2;
-  for (const Chunked &c : cases) {
-    SCOPED_TRACE(
-        ::testing::Message()
-        << (c.kind == KernelKind::weight_matmul ? "matmul " : "gradient ")
-        << c.rows << " x " << c.columns << " x " << c.contracted);
-    KernelShape k =
-        weightKernel(c.kind, c.rows, c.columns, c.contracted, /*bytes=*/2);
-    k.chunks = 3;
-    bool matmul = c.kind == KernelKind::weight_matmul;
-    int64_t tokens = sequences * (matmul ? c.rows : c.contracted);
-    int64_t features = matmul ? c.contracted : c.rows;
-    std::vector<float> held = random(tokens * features, 5);
-    std::vector<float> streamed =
-        random((matmul ? features : tokens) * c.columns, 6);
-    std::string error;
-    std::optional<WeightKernelRun> ran =
-        runWeightKernel(k, {2, 2, Edge::north, 0}, sequences, mini(),
-                        {0, 0, 4, 3}, held, streamed, error);
-    ASSERT_TRUE(ran) << error;
-    EXPECT_EQ(ran->runs, 3);
-    expectClose(
-        ran->values,
-        matmul ? product(held, streamed, tokens, c.columns, features, false)
-               : product(held, streamed, features, c.columns, tokens, true));
-  }
+  for (const Chunked &c : cases)
+    for (Edge weights : {Edge::north, Edge::resident}) {
+      SCOPED_TRACE(
+          ::testing::Message()
+          << (c.kind == KernelKind::weight_matmul ? "matmul " : "gradient ")
+          << c.rows << " x " << c.columns << " x " << c.contracted
+          << (weights == Edge::resident ? ", resident" : ""));
+      KernelShape k =
+          weightKernel(c.kind, c.rows, c.columns, c.contracted, /*bytes=*/2);
+      k.chunks = 3;
+      bool matmul = c.kind == KernelKind::weight_matmul;
+      int64_t tokens = sequences * (matmul ? c.rows : c.contracted);
+      int64_t features = matmul ? c.contracted : c.rows;
+      std::vector<float> held = random(tokens * features, 5);
+      std::vector<float> streamed =
+          random((matmul ? features : tokens) * c.columns, 6);
+      std::string error;
+      std::optional<WeightKernelRun> ran =
+          runWeightKernel(k, {2, 2, weights, 0}, sequences, mini(),
+                          {0, 0, 4, 3}, held, streamed, error);
+      ASSERT_TRUE(ran) << error;
+      EXPECT_EQ(ran->runs, 3);
+      expectClose(
+          ran->values,
+          matmul ? product(held, streamed, tokens, c.columns, features, false)
+                 : product(held, streamed, features, c.columns, tokens, true));
+    }
 }
 
 TEST_F(KernelValues, RefusesWhatItCannotCarry) {
@@ -232,9 +249,6 @@ TEST_F(KernelValues, RefusesWhatItCannotCarry) {
   KernelShape attention = k;
   attention.kind = KernelKind::attention;
   EXPECT_FALSE(runWeightKernel(attention, {3, 2, Edge::north, 0}, 1, mini(),
-                               {0, 0, 4, 3}, x, dy, error));
-  KernelShape resident = k;
-  EXPECT_FALSE(runWeightKernel(resident, {3, 2, Edge::resident, 0}, 1, mini(),
                                {0, 0, 4, 3}, x, dy, error));
 }
 

@@ -16,6 +16,8 @@ using cgpt::wafer::Layout;
 namespace cgpt::sim::mesh {
 namespace {
 
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // The buffers streamedProduct declares, in order.
 constexpr int kInputsBuffer = 0, kSumsBuffer = 1;
 
@@ -39,14 +41,27 @@ Extents extentsOf(const KernelShape &k, int64_t microBatch) {
           matmul ? k.contracted : k.rows, k.columns};
 }
 
-/// runWeightKernel for a kernel in one piece.
+/// A stream's elements, `perWavelet` to a wavelet (one, or two 16-bit
+/// halves; the last half empty for an odd count).
+std::vector<Wavelet> wavelets(const std::vector<float> &elements,
+                              int64_t perWavelet) {
+  std::vector<Wavelet> out;
+  for (size_t e = 0; e < elements.size(); e += perWavelet)
+    out.push_back({elements[e], perWavelet > 1 && e + 1 < elements.size()
+                                    ? elements[e + 1]
+                                    : 0.0f});
+  return out;
+}
+
+/// A kernel in one piece whose weights stream, or, as `extents` say, a
+/// resident weight's matmul transposed (runResident).
 std::optional<WeightKernelRun>
 runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
          const target::WaferTargetModel &target, const wafer::Rect &rect,
-         llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
-         std::string &error) {
+         Extents extents, llvm::ArrayRef<float> held,
+         llvm::ArrayRef<float> streamed, std::string &error) {
   bool matmul = k.kind == KernelKind::weight_matmul;
-  auto [tokens, features, outputs] = extentsOf(k, microBatch);
+  auto [tokens, features, outputs] = extents;
   KernelProgram built = buildKernelProgram(k, layout, microBatch, target, rect,
                                            {/*allTokenGroups=*/true});
 
@@ -55,7 +70,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
   int64_t perColumn = sums.perColumn, rowsIn = sums.streamed;
   int64_t blockColumns = built.blockColumns;
   ElementType type = k.elementBytes <= 2 ? ElementType::bf16 : ElementType::f32;
-  int64_t packed =
+  int64_t packing =
       wafer::streamPacking(rowsIn * blockColumns, perWavelet(type));
 
   // The held operand, per core. A weight matmul's core keeps rows (its
@@ -74,7 +89,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
     int core = mesh.index(in.x, in.y);
     int group = matmul ? built.placeInSegment(core) : tokenGroupOf(core);
     std::vector<float> elements;
-    elements.reserve(in.count * packed);
+    elements.reserve(in.count * packing);
     for (int64_t block = 0; block < built.blocks; ++block)
       for (int64_t j = 0; j < blockColumns; ++j)
         for (int64_t r = 0; r < rowsIn; ++r)
@@ -82,9 +97,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
               group < 0 ? 0.0f
                         : at(streamed, matmul ? features : tokens, outputs,
                              group * rowsIn + r, block * blockColumns + j));
-    in.payload.clear();
-    for (size_t e = 0; e < elements.size(); e += packed)
-      in.payload.push_back({elements[e], packed > 1 ? elements[e + 1] : 0.0f});
+    in.payload = wavelets(elements, packing);
   };
 
   WeightKernelRun outcome;
@@ -157,6 +170,116 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
   return outcome;
 }
 
+/// A matrix of `rows` x `columns`, transposed.
+std::vector<float> transposed(llvm::ArrayRef<float> matrix, int64_t rows,
+                              int64_t columns) {
+  std::vector<float> out(matrix.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < columns; ++c)
+      out[c * rows + r] = matrix[r * columns + c];
+  return out;
+}
+
+/// A resident weight's gradient (residentWeightGrad in KernelPrograms.cpp):
+/// each core takes in every token's inputs of its feature group, then the
+/// output gradients of its group of output columns, and keeps its block of
+/// the gradient, read back from its memory.
+std::optional<WeightKernelRun>
+runResidentGradient(const KernelShape &k, const Layout &layout,
+                    int64_t microBatch, const target::WaferTargetModel &target,
+                    const wafer::Rect &rect, llvm::ArrayRef<float> held,
+                    llvm::ArrayRef<float> streamed, std::string &error) {
+  // The buffers residentWeightGrad declares, in order.
+  constexpr int kGradientBuffer = 1;
+  auto [tokens, features, outputs] = extentsOf(k, microBatch);
+  KernelProgram built = buildKernelProgram(k, layout, microBatch, target, rect,
+                                           {/*allTokenGroups=*/true});
+  MeshProgram &mesh = built.mesh;
+  int64_t kb = ceilDiv(k.rows, layout.featureGroups);
+  int64_t nb = ceilDiv(k.columns, layout.tokenGroups);
+  int64_t epw =
+      perWavelet(k.elementBytes <= 2 ? ElementType::bf16 : ElementType::f32);
+  for (Injector &in : mesh.injectors) {
+    int core = mesh.index(in.x, in.y);
+    std::vector<float> elements;
+    if (in.color == kStreamColor) {
+      // Along the rows: the output gradients of the row's output columns.
+      int group = built.tokenGroup[core];
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t n = 0; n < nb; ++n)
+          elements.push_back(
+              group < 0 ? 0.0f
+                        : at(streamed, tokens, outputs, t, group * nb + n));
+      in.payload = wavelets(elements, wafer::streamPacking(tokens * nb, epw));
+    } else {
+      // Down the columns: every token's inputs of the column's features.
+      int group = built.placeInSegment(core);
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t r = 0; r < kb; ++r)
+          elements.push_back(at(held, tokens, features, t, group * kb + r));
+      in.payload = wavelets(elements, epw);
+    }
+  }
+
+  WeightKernelRun outcome;
+  outcome.values.assign(static_cast<size_t>(features * outputs), 0.0f);
+  auto store = [&](int core, const std::vector<std::vector<float>> &memory) {
+    int group = built.tokenGroup[core], feature = built.featureGroup[core];
+    if (group < 0)
+      return;
+    for (int64_t n = 0; n < nb; ++n)
+      for (int64_t r = 0; r < kb; ++r)
+        if (int64_t row = feature * kb + r, column = group * nb + n;
+            row < features && column < outputs)
+          outcome.values[row * outputs + column] =
+              memory[kGradientBuffer][n * kb + r];
+  };
+  MeshConfig config = meshConfig(target);
+  config.values = true;
+  std::optional<MeshResult> run =
+      simulate(mesh, config, error, CoreMemoryAccess{nullptr, store});
+  if (!run)
+    return std::nullopt;
+  outcome.cycles = run->cycles;
+  outcome.runs = 1;
+  return outcome;
+}
+
+/// runWeightKernel for a resident weight. Its matmul is the streamed
+/// matmul's program with the roles turned: the core's rows of the weight
+/// are held and the tokens' features stream past, so it computes Y^T = W^T
+/// X^T with the outputs as its "tokens".
+std::optional<WeightKernelRun>
+runResident(const KernelShape &k, const Layout &layout, int64_t microBatch,
+            const target::WaferTargetModel &target, const wafer::Rect &rect,
+            llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
+            std::string &error) {
+  if (k.kind == KernelKind::weight_grad)
+    return runResidentGradient(k, layout, microBatch, target, rect, held,
+                               streamed, error);
+  auto [tokens, features, outputs] = extentsOf(k, microBatch);
+  std::optional<WeightKernelRun> ran =
+      runWhole(k, layout, microBatch, target, rect, {outputs, features, tokens},
+               transposed(streamed, features, outputs),
+               transposed(held, tokens, features), error);
+  if (ran)
+    ran->values = transposed(ran->values, outputs, tokens);
+  return ran;
+}
+
+/// runWeightKernel for a kernel in one piece.
+std::optional<WeightKernelRun>
+runPiece(const KernelShape &k, const Layout &layout, int64_t microBatch,
+         const target::WaferTargetModel &target, const wafer::Rect &rect,
+         llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
+         std::string &error) {
+  if (layout.weights == Edge::resident)
+    return runResident(k, layout, microBatch, target, rect, held, streamed,
+                       error);
+  return runWhole(k, layout, microBatch, target, rect, extentsOf(k, microBatch),
+                  held, streamed, error);
+}
+
 /// runWeightKernel for a kernel run in chunks of its widest dimension
 /// (wafer::vocabularyChunk): each chunk runs on the operands' slices, and
 /// its result lands in its slice of the whole, summed where the chunks
@@ -218,7 +341,7 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
       for (int64_t o : outputs)
         streamedPiece.push_back(streamed[row * whole.outputs + o]);
     std::optional<WeightKernelRun> ran =
-        runWhole(piece, layout, microBatch, target, rect, heldPiece,
+        runPiece(piece, layout, microBatch, target, rect, heldPiece,
                  streamedPiece, error);
     if (!ran)
       return std::nullopt;
@@ -240,8 +363,6 @@ std::string weightKernelRefusal(const KernelShape &k, const Layout &layout,
   if (k.kind != KernelKind::weight_matmul && k.kind != KernelKind::weight_grad)
     return "only a weight matmul or a weight gradient carries values on the "
            "mesh";
-  if (layout.weights == Edge::resident)
-    return "its weights are resident";
   return segmentsRefusal(layout, rect);
 }
 
@@ -267,7 +388,7 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
   if (k.chunks > 1)
     return runChunks(k, layout, microBatch, target, rect, held, streamed,
                      error);
-  return runWhole(k, layout, microBatch, target, rect, held, streamed, error);
+  return runPiece(k, layout, microBatch, target, rect, held, streamed, error);
 }
 
 } // namespace cgpt::sim::mesh

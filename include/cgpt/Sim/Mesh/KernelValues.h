@@ -9,7 +9,8 @@
 // its wavelets and buffers: each core's SRAM holds its share of the
 // operand that stays, the other streams in through the program's
 // injectors in the order the program consumes it, and the result is read
-// from what leaves the chains (or, without a chain, from the cores' sums).
+// from what leaves the chains (or, without a chain, from the cores' sums;
+// a resident weight's gradient, from the blocks its cores keep).
 // Every token group of the layout runs, so the result is the whole
 // product: a wrong route, chain, block or cursor gives a wrong number,
 // which is what the tests against a plain product check. A weight
@@ -33,8 +34,8 @@
 namespace cgpt::sim::mesh {
 
 /// Why `kernel`, laid out as `layout` on `rect`, cannot run with values
-/// (another kind, resident weights, a layout that does not fit the
-/// rectangle); empty when it can.
+/// (another kind, a layout that does not fit the rectangle); empty when it
+/// can.
 std::string weightKernelRefusal(const wafer::KernelShape &kernel,
                                 const wafer::Layout &layout,
                                 const wafer::Rect &rect);
@@ -47,9 +48,9 @@ struct WeightKernelRun {
   int64_t runs = 0;
 };
 
-/// Runs the streamed weight kernel `kernel` (weights north) for
-/// `microBatch` sequences, laid out as `layout` on `rect`, with values; all
-/// operands and the result are row-major f32.
+/// Runs the weight kernel `kernel` (weights streamed from the north or
+/// resident) for `microBatch` sequences, laid out as `layout` on `rect`,
+/// with values; all operands and the result are row-major f32.
 ///  - weight_matmul: `held` is the input X [T, K] (T = microBatch x rows
 ///    tokens, K = contracted), `streamed` the weight W [K, N]; returns
 ///    Y = X W, [T, N].

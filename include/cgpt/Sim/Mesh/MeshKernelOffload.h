@@ -7,7 +7,8 @@
 //
 // The functional executor's offload (cgpt/Exec/KernelOffload.h) for
 // `cgpt-run --functional --cycle-level`: every weight matmul and weight
-// gradient the placed wafer IR streams (KernelValues.h), and every bias
+// gradient the placed wafer IR streams or keeps resident (KernelValues.h),
+// and every bias
 // gradient (a token sum, TokenSumValues.h), runs on the cycle-level mesh
 // with real values, on its region's rectangle and layout as placed; the
 // other kernels stay with the executor. It counts what ran where, and why
