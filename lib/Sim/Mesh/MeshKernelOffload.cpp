@@ -39,6 +39,30 @@ struct MatrixStack {
   }
 };
 
+/// The routed rows each of `count` experts takes: the flat indices of the
+/// rows `experts` (an expert's index a routed row) sends to it.
+std::vector<std::vector<int64_t>> rowsByExpert(const Tensor &experts,
+                                               int64_t count) {
+  std::vector<std::vector<int64_t>> rows(count);
+  for (int64_t i = 0; i < experts.numel(); ++i)
+    if (auto e = static_cast<int64_t>(experts.data[i]); e >= 0 && e < count)
+      rows[e].push_back(i);
+  return rows;
+}
+
+/// Rows `rows` of the matrix of `width` columns that `tensor` holds as its
+/// last dimension, one after another.
+std::vector<float> gathered(const Tensor &tensor,
+                            llvm::ArrayRef<int64_t> rows) {
+  int64_t width = tensor.dim(-1);
+  std::vector<float> out;
+  out.reserve(rows.size() * width);
+  for (int64_t row : rows)
+    out.insert(out.end(), tensor.data.begin() + row * width,
+               tensor.data.begin() + (row + 1) * width);
+  return out;
+}
+
 /// The error of a kernel that fails to load or run on the mesh.
 LogicalResult failedOnMesh(wafer::RegionOp region, const std::string &error) {
   return region.emitError()
@@ -81,6 +105,13 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   if (it == placed.end())
     return false;
   const Placed &where = it->second;
+  if (where.shape.experts > 1)
+    return runExperts(op, region, where, frame, sequences);
+  if (isa<dataflow::ExpertBiasGradOp>(op)) {
+    onHost(region, "its sums are each expert's, and its region is planned "
+                   "as one token sum over every routed row");
+    return false;
+  }
   if (where.shape.kind == KernelKind::token_sum)
     return runTokenSum(op, region, where, frame, sequences);
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
@@ -178,6 +209,89 @@ FailureOr<bool> MeshKernelOffload::runTokenSum(Operation *op,
   Tensor result({input.dim(-1)});
   result.data = std::move(ran->values);
   frame.set(sum.getResult(), std::move(result));
+  return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
+                                              wafer::RegionOp region,
+                                              const Placed &where,
+                                              exec::KernelFrame &frame,
+                                              int64_t sequences) {
+  auto matmul = dyn_cast<dataflow::ExpertMatmulOp>(op);
+  auto gradient = dyn_cast<dataflow::ExpertWeightGradOp>(op);
+  // Each expert runs the pass the region was planned for, on the rows
+  // routed to it: the pass's routed dimension is its rows (a weight
+  // gradient's, the tokens it sums over).
+  wafer::KernelShape pass = wafer::expertPass(where.shape, sequences);
+  int64_t &routed = gradient ? pass.contracted : pass.rows;
+  int64_t planned = routed;
+  std::string refusal =
+      matmul || gradient ? weightKernelRefusal(pass, where.layout, where.rect)
+                         : "it is not an expert's matmul or weight gradient";
+  int64_t count = matmul     ? matmul.getRoutedExperts()
+                  : gradient ? gradient.getRoutedExperts()
+                             : 0;
+  std::vector<std::vector<int64_t>> rows;
+  if (refusal.empty())
+    rows = rowsByExpert(
+        frame[matmul ? matmul.getExperts() : gradient.getExperts()], count);
+  for (int64_t e = 0; e < count && refusal.empty(); ++e)
+    if (static_cast<int64_t>(rows[e].size()) > planned)
+      refusal = "expert " + std::to_string(e) + " takes " +
+                std::to_string(rows[e].size()) +
+                " routed rows, more than the " + std::to_string(planned) +
+                " its pass is planned for";
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+
+  // A matmul's rows times expert e's weight [K, N] ([N, K] stored with
+  // transpose_rhs), into its rows of the result (+ the expert's bias); a
+  // gradient's rows of X and dY, into expert e's dW [K, N].
+  const Tensor &input = frame[matmul ? matmul.getLhs() : gradient.getLhs()];
+  int64_t k = input.dim(-1), n = pass.columns;
+  llvm::SmallVector<int64_t, 4> shape{count, k, n};
+  if (matmul) {
+    shape.assign(input.shape.begin(), input.shape.end() - 1);
+    shape.push_back(n);
+  }
+  Tensor result(shape);
+  const Tensor *bias =
+      matmul && matmul.getBias() ? &frame[matmul.getBias()] : nullptr;
+  for (int64_t e = 0; e < count; ++e) {
+    if (rows[e].empty())
+      continue;
+    routed = static_cast<int64_t>(rows[e].size());
+    std::vector<float> streamed;
+    if (matmul) {
+      const float *w = frame[matmul.getRhs()].data.data() + e * k * n;
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          streamed.push_back(matmul.getTransposeRhs() ? w[j * k + i]
+                                                      : w[i * n + j]);
+    } else {
+      streamed = gathered(frame[gradient.getGrad()], rows[e]);
+    }
+    std::string error;
+    std::optional<WeightKernelRun> ran =
+        runWeightKernel(pass, where.layout, /*microBatch=*/1, *target,
+                        where.rect, gathered(input, rows[e]), streamed, error);
+    if (!ran)
+      return failedOnMesh(region, error);
+    weightKernelRuns += ran->runs;
+    meshCycles += ran->cycles;
+    if (gradient) {
+      std::copy(ran->values.begin(), ran->values.end(),
+                result.data.begin() + e * k * n);
+      continue;
+    }
+    for (auto [i, row] : llvm::enumerate(rows[e]))
+      for (int64_t j = 0; j < n; ++j)
+        result.data[row * n + j] =
+            ran->values[i * n + j] + (bias ? bias->data[e * n + j] : 0.0f);
+  }
+  frame.set(op->getResult(0), std::move(result));
   return true;
 }
 
