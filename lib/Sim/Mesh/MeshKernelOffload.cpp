@@ -107,11 +107,6 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   const Placed &where = it->second;
   if (where.shape.experts > 1)
     return runExperts(op, region, where, frame, sequences);
-  if (isa<dataflow::ExpertBiasGradOp>(op)) {
-    onHost(region, "its sums are each expert's, and its region is planned "
-                   "as one token sum over every routed row");
-    return false;
-  }
   if (where.shape.kind == KernelKind::token_sum)
     return runTokenSum(op, region, where, frame, sequences);
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
@@ -219,6 +214,11 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
                                               int64_t sequences) {
   auto matmul = dyn_cast<dataflow::ExpertMatmulOp>(op);
   auto gradient = dyn_cast<dataflow::ExpertWeightGradOp>(op);
+  auto biasGradient = dyn_cast<dataflow::ExpertBiasGradOp>(op);
+  if (!matmul && !gradient && !biasGradient) {
+    onHost(region, "it is not an expert's matmul or gradient");
+    return false;
+  }
   // Each expert runs the pass the region was planned for, on the rows
   // routed to it: the pass's routed dimension is its rows (a weight
   // gradient's, the tokens it sums over).
@@ -226,15 +226,14 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
   int64_t &routed = gradient ? pass.contracted : pass.rows;
   int64_t planned = routed;
   std::string refusal =
-      matmul || gradient ? weightKernelRefusal(pass, where.layout, where.rect)
-                         : "it is not an expert's matmul or weight gradient";
-  int64_t count = matmul     ? matmul.getRoutedExperts()
-                  : gradient ? gradient.getRoutedExperts()
-                             : 0;
-  std::vector<std::vector<int64_t>> rows;
-  if (refusal.empty())
-    rows = rowsByExpert(
-        frame[matmul ? matmul.getExperts() : gradient.getExperts()], count);
+      biasGradient ? tokenSumRefusal(pass, where.layout, where.rect)
+                   : weightKernelRefusal(pass, where.layout, where.rect);
+  int64_t count = cast<dataflow::KernelOpInterface>(op).getRoutedExperts();
+  std::vector<std::vector<int64_t>> rows =
+      rowsByExpert(frame[matmul     ? matmul.getExperts()
+                         : gradient ? gradient.getExperts()
+                                    : biasGradient.getExperts()],
+                   count);
   for (int64_t e = 0; e < count && refusal.empty(); ++e)
     if (static_cast<int64_t>(rows[e].size()) > planned)
       refusal = "expert " + std::to_string(e) + " takes " +
@@ -248,11 +247,16 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
 
   // A matmul's rows times expert e's weight [K, N] ([N, K] stored with
   // transpose_rhs), into its rows of the result (+ the expert's bias); a
-  // gradient's rows of X and dY, into expert e's dW [K, N].
-  const Tensor &input = frame[matmul ? matmul.getLhs() : gradient.getLhs()];
+  // weight gradient's rows of X and dY, into expert e's dW [K, N]; a bias
+  // gradient's rows of dY, into expert e's sums [N].
+  const Tensor &input = frame[matmul     ? matmul.getLhs()
+                              : gradient ? gradient.getLhs()
+                                         : biasGradient.getGrad()];
   int64_t k = input.dim(-1), n = pass.columns;
   llvm::SmallVector<int64_t, 4> shape{count, k, n};
-  if (matmul) {
+  if (biasGradient) {
+    shape = {count, k};
+  } else if (matmul) {
     shape.assign(input.shape.begin(), input.shape.end() - 1);
     shape.push_back(n);
   }
@@ -263,6 +267,19 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
     if (rows[e].empty())
       continue;
     routed = static_cast<int64_t>(rows[e].size());
+    std::string error;
+    if (biasGradient) {
+      std::optional<TokenSumRun> ran =
+          mesh::runTokenSum(pass, where.layout, /*microBatch=*/1, *target,
+                            where.rect, gathered(input, rows[e]), error);
+      if (!ran)
+        return failedOnMesh(region, error);
+      ++tokenSumRuns;
+      meshCycles += ran->cycles;
+      std::copy(ran->values.begin(), ran->values.end(),
+                result.data.begin() + e * k);
+      continue;
+    }
     std::vector<float> streamed;
     if (matmul) {
       const float *w = frame[matmul.getRhs()].data.data() + e * k * n;
@@ -273,7 +290,6 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
     } else {
       streamed = gathered(frame[gradient.getGrad()], rows[e]);
     }
-    std::string error;
     std::optional<WeightKernelRun> ran =
         runWeightKernel(pass, where.layout, /*microBatch=*/1, *target,
                         where.rect, gathered(input, rows[e]), streamed, error);

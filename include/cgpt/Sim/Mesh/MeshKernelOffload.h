@@ -7,11 +7,11 @@
 //
 // The functional executor's offload (cgpt/Exec/KernelOffload.h) for
 // `cgpt-run --functional --cycle-level`: every weight matmul and weight
-// gradient the placed wafer IR streams or keeps resident (KernelValues.h;
-// a routed experts' one pass an expert, on the rows routed to it), and
-// every bias gradient (a token sum, TokenSumValues.h), runs on the
+// gradient the placed wafer IR streams or keeps resident (KernelValues.h),
+// and every bias gradient (a token sum, TokenSumValues.h), runs on the
 // cycle-level mesh with real values, on its region's rectangle and layout
-// as placed; the other kernels stay with the executor. It counts what ran
+// as placed, a routed experts' kernel one pass an expert on the rows routed
+// to it; the other kernels stay with the executor. It counts what ran
 // where, and why a kernel of those kinds stayed on the host.
 //
 //===----------------------------------------------------------------------===//
@@ -68,8 +68,8 @@ private:
                                     const Placed &where,
                                     exec::KernelFrame &frame,
                                     int64_t sequences);
-  /// A routed experts' matmul or weight gradient on the mesh: each
-  /// expert's pass on the rows routed to it.
+  /// A routed experts' matmul, weight gradient or bias gradient on the
+  /// mesh: each expert's pass on the rows routed to it.
   mlir::FailureOr<bool> runExperts(mlir::Operation *op, wafer::RegionOp region,
                                    const Placed &where,
                                    exec::KernelFrame &frame, int64_t sequences);

@@ -344,6 +344,8 @@ KernelKind ExpertBiasGradOp::getKernelKind() { return KernelKind::token_sum; }
 
 Value ExpertBiasGradOp::getAccumulatedGradient() { return getResult(); }
 
+int64_t ExpertBiasGradOp::getRoutedExperts() { return shapeOf(getResult())[0]; }
+
 int64_t ExpertBiasGradOp::getFlopsPerSequence() {
   return elementsPerSequence(getGrad());
 }

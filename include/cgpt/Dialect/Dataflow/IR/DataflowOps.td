@@ -825,11 +825,13 @@ def Dataflow_ExpertWeightGradOp : Dataflow_Kernel<"expert_weight_grad", (ins
 
 def Dataflow_ExpertBiasGradOp : Dataflow_Kernel<"expert_bias_grad", (ins
     Dataflow_Stream:$grad, Dataflow_Stream:$experts), [],
-    ["getKernelKind", "getAccumulatedGradient"]> {
+    ["getKernelKind", "getAccumulatedGradient", "getRoutedExperts"]> {
   let summary = "the experts' bias gradients, each over its own rows";
   let description = [{
     `result[e] = sum over the routed rows r of expert e of grad[r]`:
-    `[E, N]`. Tiling space `[seq * k, N]`; one FLOP per element.
+    `[E, N]`, a token sum for each expert, run one after another as the
+    experts' weight gradients are. Tiling space `[seq * k, N]`; one FLOP
+    per element.
   }];
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = "$grad `,` $experts attr-dict `:` functional-type(operands, results)";
