@@ -468,6 +468,15 @@ MeshConfig meshConfig(const target::WaferTargetModel &target) {
   return config;
 }
 
+std::optional<MeshResult>
+simulateWithValues(const MeshProgram &mesh,
+                   const target::WaferTargetModel &target,
+                   const CoreMemoryAccess &memory, std::string &error) {
+  MeshConfig config = meshConfig(target);
+  config.values = true;
+  return simulate(mesh, config, error, memory);
+}
+
 SegmentGrid segmentGrid(const Layout &layout, const wafer::Rect &rect) {
   return {static_cast<int>(layout.featureGroups),
           static_cast<int>(std::min(layout.tokenGroups, rect.h))};

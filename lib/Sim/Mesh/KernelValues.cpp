@@ -139,13 +139,11 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
               memory[kSumsBuffer][j * perColumn + i]);
   };
 
-  MeshConfig config = meshConfig(target);
-  config.values = true;
   for (Injector &in : mesh.injectors)
     if (in.color == kStreamColor)
       inject(in);
   std::optional<MeshResult> run =
-      simulate(mesh, config, error, CoreMemoryAccess{load, store});
+      simulateWithValues(mesh, target, CoreMemoryAccess{load, store}, error);
   if (!run)
     return std::nullopt;
   outcome.cycles = run->cycles;
@@ -234,10 +232,8 @@ runResidentGradient(const KernelShape &k, const Layout &layout,
           outcome.values[row * outputs + column] =
               memory[kGradientBuffer][n * kb + r];
   };
-  MeshConfig config = meshConfig(target);
-  config.values = true;
   std::optional<MeshResult> run =
-      simulate(mesh, config, error, CoreMemoryAccess{nullptr, store});
+      simulateWithValues(mesh, target, CoreMemoryAccess{nullptr, store}, error);
   if (!run)
     return std::nullopt;
   outcome.cycles = run->cycles;

@@ -87,10 +87,8 @@ runTokenSum(const KernelShape &k, const Layout &layout, int64_t microBatch,
       place(built.placeInSegment(core), 0, i, memory[kSumsBuffer][i]);
   };
 
-  MeshConfig config = meshConfig(target);
-  config.values = true;
   std::optional<MeshResult> run =
-      simulate(mesh, config, error, CoreMemoryAccess{load, store});
+      simulateWithValues(mesh, target, CoreMemoryAccess{load, store}, error);
   if (!run)
     return std::nullopt;
   outcome.cycles = run->cycles;

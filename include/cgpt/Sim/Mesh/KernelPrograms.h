@@ -90,6 +90,14 @@ wafer::Layout rectangleLayout(int width, int height);
 /// The mesh model's figures from `target`.
 MeshConfig meshConfig(const target::WaferTargetModel &target);
 
+/// Simulates `mesh` on `target`'s cores with values in its wavelets and
+/// buffers, `memory` filling and reading the cores' buffers (the value
+/// runners: KernelValues.h, TokenSumValues.h).
+std::optional<MeshResult>
+simulateWithValues(const MeshProgram &mesh,
+                   const target::WaferTargetModel &target,
+                   const CoreMemoryAccess &memory, std::string &error);
+
 /// Copies `part` into `mesh` with its north-west core at (x, y).
 void embedProgram(MeshProgram &mesh, const MeshProgram &part, int x, int y);
 
