@@ -361,6 +361,41 @@ TEST(MeshSimulator, ElementOutOfItsBuffer) {
                    "which has 4");
 }
 
+/// A vector operation reads and writes element after element, as the
+/// core's datapath does: one whose output overlaps its input a step ahead
+/// reads what it just wrote; a circular operand wraps around its buffer.
+TEST(MeshSimulator, VectorOperationsGoElementByElement) {
+  MeshConfig c = config();
+  c.values = true;
+  MeshProgram p(1, 1);
+  CoreProgram code;
+  int shifted = code.addBuffer("shifted", 8, ElementType::f32);
+  int ring = code.addBuffer("ring", 8, ElementType::f32);
+  int copy = code.addBuffer("copy", 4, ElementType::f32);
+  Task task{false, -1, {}};
+  task.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(shifted, 1),
+                                 Dsd::memory(shifted), Dsd::zero(), 7,
+                                 ElementType::f32));
+  Dsd wrapping = Dsd::ring(ring);
+  wrapping.offset = 6;
+  task.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(copy), wrapping,
+                                 Dsd(), 4, ElementType::f32));
+  code.startActive.push_back(code.addTask(std::move(task)));
+  p.programOf[0] = p.addProgram(std::move(code));
+  auto load = [&](int, std::vector<std::vector<float>> &buffers) {
+    for (int i = 0; i < 8; ++i)
+      buffers[shifted][i] = buffers[ring][i] = static_cast<float>(i + 1);
+  };
+  std::vector<std::vector<float>> stored;
+  auto store = [&](int, const std::vector<std::vector<float>> &buffers) {
+    stored = buffers;
+  };
+  std::string error;
+  ASSERT_TRUE(simulate(p, c, error, CoreMemoryAccess{load, store})) << error;
+  EXPECT_EQ(stored[shifted], std::vector<float>(8, 1.0f));
+  EXPECT_EQ(stored[copy], (std::vector<float>{7, 8, 1, 2}));
+}
+
 /// Skipping idle cycles gives what stepping every cycle gives, on every
 /// kernel kind the generator builds.
 TEST(MeshSimulator, SkippingIdleCyclesChangesNothing) {

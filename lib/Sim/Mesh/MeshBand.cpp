@@ -318,6 +318,70 @@ float *Band::element(Engine &engine, const Dsd &dsd, int64_t i,
   return &buffer[at];
 }
 
+bool Band::span(Engine &engine, const Dsd &dsd, int64_t first, int64_t count,
+                int64_t cursorValue, Span &span) {
+  switch (dsd.kind) {
+  case Dsd::Kind::none:
+  case Dsd::Kind::zero:
+    span = {&zero, 0};
+    return true;
+  case Dsd::Kind::reg:
+    span = {dsd.high ? &engine.argument.hi : &engine.argument.lo, 0};
+    return true;
+  case Dsd::Kind::memory: {
+    std::vector<float> &buffer = engine.memory[dsd.buffer];
+    auto size = static_cast<int64_t>(buffer.size());
+    int64_t at = dsd.offset + cursorValue + first * dsd.stride;
+    if (dsd.circular && size > 0) {
+      if (at < 0)
+        return false;
+      at %= size;
+    }
+    int64_t last = at + (count - 1) * dsd.stride;
+    if (std::min(at, last) < 0 || std::max(at, last) >= size)
+      return false;
+    span = {buffer.data() + at, dsd.stride};
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+void Band::computeSpans(Op::Kind kind, int64_t count,
+                        const std::array<Span, 4> &spans) {
+  auto [dst, ds] = spans[0];
+  auto [a, as] = spans[1];
+  auto [b, bs] = spans[2];
+  auto [m, ms] = spans[3];
+  switch (kind) {
+  case Op::Kind::fmac:
+    for (int64_t k = 0; k < count; ++k)
+      dst[k * ds] = a[k * as] + b[k * bs] * m[k * ms];
+    break;
+  case Op::Kind::fadd:
+    for (int64_t k = 0; k < count; ++k)
+      dst[k * ds] = a[k * as] + b[k * bs];
+    break;
+  case Op::Kind::fmul:
+    for (int64_t k = 0; k < count; ++k)
+      dst[k * ds] = a[k * as] * b[k * bs];
+    break;
+  case Op::Kind::fmax:
+    for (int64_t k = 0; k < count; ++k)
+      dst[k * ds] = std::max(a[k * as], b[k * bs]);
+    break;
+  case Op::Kind::fmov:
+    for (int64_t k = 0; k < count; ++k)
+      dst[k * ds] = a[k * as];
+    break;
+  default:
+    for (int64_t k = 0; k < count; ++k)
+      dst[k * ds] = 0;
+    break;
+  }
+}
+
 void Band::compute(Engine &engine, const Running &running,
                    const std::array<int64_t, 4> *cursorsAtIssue, int64_t count,
                    const Wavelet *in, Wavelet *out) {
@@ -328,6 +392,19 @@ void Band::compute(Engine &engine, const Running &running,
   const std::array<const Dsd *, 4> operands = operandsOf(op);
   const std::array<int64_t, 4> cursorValues =
       cursorsAtIssue ? *cursorsAtIssue : cursorValuesOf(engine, op);
+  // Memory and registers only (no wavelet in or out), and the written
+  // operand one that can take the writes: element by element in one loop.
+  if (op.dst.kind == Dsd::Kind::memory || op.dst.kind == Dsd::Kind::reg) {
+    std::array<Span, 4> spans;
+    bool all = true;
+    for (auto [slot, dsd] : llvm::enumerate(operands))
+      all = all &&
+            span(engine, *dsd, first, count, cursorValues[slot], spans[slot]);
+    if (all) {
+      computeSpans(op.kind, count, spans);
+      return;
+    }
+  }
   // A fabric operand gives or takes the elements of one wavelet: lo, then
   // hi for 16-bit data.
   auto fabricValue = [&](const Wavelet *w, int64_t k) {

@@ -260,6 +260,20 @@ private:
   /// `cursorValue`.
   float *element(Engine &engine, const Dsd &dsd, int64_t i,
                  int64_t cursorValue);
+  /// Elements [first, first + count) of `dsd` as a first element and a
+  /// step (0 for a register, or for no operand or zeros, which read 0),
+  /// when a memory operand's lie in its buffer without wrapping; false
+  /// for a fabric operand or any other, which `element` takes one by one.
+  struct Span {
+    float *at;
+    int64_t step;
+  };
+  bool span(Engine &engine, const Dsd &dsd, int64_t first, int64_t count,
+            int64_t cursorValue, Span &span);
+  /// An operation over memory and registers, every operand a span: the
+  /// same elements in the same order as `element` would give them.
+  static void computeSpans(Op::Kind kind, int64_t count,
+                           const std::array<Span, 4> &spans);
   /// Whether a microthread of `engine` uses one of the fabric queues of
   /// `op`: an asynchronous operation waits for it (the SDK: concurrent
   /// asynchronous operations must not share a queue or a microthread).
@@ -343,6 +357,8 @@ private:
   std::string failure;
   /// What an operand outside any buffer reads and writes.
   float scratch = 0;
+  /// What an absent or zero operand's span reads; never written.
+  float zero = 0;
 };
 
 } // namespace cgpt::sim::mesh::detail
