@@ -22,13 +22,17 @@ fi
 # once), the planner's invariants (ScheduleTest's More...NeverSlower)
 # re-plan four to eight models under many targets and system counts, and
 # mesh-parallel.test runs the engine's tables on more threads (the
-# MeshBands unit test runs the same thread code); the two docs tests
+# MeshBands unit test runs the same thread code); the cycle-level run's
+# targets and timing tables on other cores run the same programs at other
+# rates (cycle-level-targets.test, mesh-timing-targets.test), and its value
+# runs are the PyTorch check's (cycle-level-values.test;
+# torch-reference-mesh*.test runs them here); the two docs tests
 # compare the pages with what the tools print, through commands other
 # tests run (docs-commands.test: most of it two 300-step trainings of
 # tiny); test/python needs the Python package, which this build leaves out
 # (an uninstrumented interpreter cannot load an instrumented library). The
 # main build runs them all.
-LIT_FILTER_OUT='reference/mesh-mpi\.test|Dialect/Wafer/all-models\.test|cgpt-run/llama-family\.test|ScheduleTest/More[A-Za-z]*NeverSlower|reference/mesh-parallel\.test|docs-commands\.test|docs-predictions\.test|python/' \
+LIT_FILTER_OUT='reference/mesh-mpi\.test|Dialect/Wafer/all-models\.test|cgpt-run/llama-family\.test|ScheduleTest/More[A-Za-z]*NeverSlower|reference/mesh-parallel\.test|cgpt-run/cycle-level-(targets|values)\.test|reference/mesh-timing-targets\.test|docs-commands\.test|docs-predictions\.test|python/' \
   ninja -C "$build" check-cgpt
 python3 "$root/scripts/fuzz-command-lines.py" --cgpt-run "$build/bin/cgpt-run" \
   --runs 300
