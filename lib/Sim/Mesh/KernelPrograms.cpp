@@ -30,10 +30,6 @@ uint8_t bit(Port port) { return static_cast<uint8_t>(1u << port); }
 /// past: the rows its tokens look up arrive in the window (1 KiB).
 constexpr int64_t kTableWindow = 256;
 
-ElementType typeOf(int64_t elementBytes) {
-  return elementBytes <= 2 ? ElementType::bf16 : ElementType::f32;
-}
-
 /// Builds a kernel's program: routes core by core, and core programs shared
 /// by the cores that play the same part.
 class Builder {
@@ -255,8 +251,8 @@ void tokenSum(Builder &b, const KernelShape &k, const Layout &layout,
     int part = chainPart(y, stages);
     b.assign(x, y, part, [&] {
       CoreProgram p;
-      int data =
-          p.addBuffer("data", out.blocks * tb * nb, typeOf(k.elementBytes));
+      int data = p.addBuffer("data", out.blocks * tb * nb,
+                             elementTypeOf(k.elementBytes));
       int sumsBuffer = p.addBuffer("sums", nb, ElementType::f32);
       int row = p.addCursor({nb});
       Task work{false, -1, {}};
@@ -285,7 +281,7 @@ void tokenSum(Builder &b, const KernelShape &k, const Layout &layout,
 /// gradient), which streams down the columns.
 void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
                int64_t microBatch, const target::WaferTargetModel &target) {
-  ElementType type = typeOf(k.elementBytes);
+  ElementType type = elementTypeOf(k.elementBytes);
   KernelProgram &out = b.out;
   int64_t tb = ceilDiv(microBatch * k.rows, layout.tokenGroups);
   int64_t cb = ceilDiv(k.columns, layout.featureGroups);
@@ -378,7 +374,7 @@ void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
 /// loops.
 void attention(Builder &b, const KernelShape &k, const Layout &layout,
                int64_t pairs) {
-  ElementType type = typeOf(k.elementBytes);
+  ElementType type = elementTypeOf(k.elementBytes);
   int64_t epw = perWavelet(type);
   KernelProgram &out = b.out;
   wafer::AttentionBlock block = wafer::attentionBlock({k, layout, pairs}, epw);
@@ -507,7 +503,7 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
       out.featureGroup[out.mesh.index(x, y)] = s;
     }
   });
-  ElementType type = typeOf(k.elementBytes);
+  ElementType type = elementTypeOf(k.elementBytes);
   // A weight kernel's or token sum's f32 sums, block by block.
   SumBlockShape sums = sumBlockShape(k, layout, microBatch);
   if (sums.blockable()) {

@@ -69,7 +69,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
   const wafer::SumBlockShape &sums = built.sums;
   int64_t perColumn = sums.perColumn, rowsIn = sums.streamed;
   int64_t blockColumns = built.blockColumns;
-  ElementType type = k.elementBytes <= 2 ? ElementType::bf16 : ElementType::f32;
+  ElementType type = elementTypeOf(k.elementBytes);
   int64_t packing =
       wafer::streamPacking(rowsIn * blockColumns, perWavelet(type));
 
@@ -195,8 +195,7 @@ runResidentGradient(const KernelShape &k, const Layout &layout,
   MeshProgram &mesh = built.mesh;
   int64_t kb = ceilDiv(k.rows, layout.featureGroups);
   int64_t nb = ceilDiv(k.columns, layout.tokenGroups);
-  int64_t epw =
-      perWavelet(k.elementBytes <= 2 ? ElementType::bf16 : ElementType::f32);
+  int64_t epw = perWavelet(elementTypeOf(k.elementBytes));
   for (Injector &in : mesh.injectors) {
     int core = mesh.index(in.x, in.y);
     std::vector<float> elements;

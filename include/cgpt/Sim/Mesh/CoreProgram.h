@@ -38,6 +38,11 @@ inline int64_t bytesOf(ElementType type) {
 inline int64_t perWavelet(ElementType type) {
   return type == ElementType::f32 ? 1 : 2;
 }
+/// The element of a kernel whose elements are `elementBytes` wide: 16-bit
+/// ones (bf16 or fp16, which move and cost alike) or f32.
+inline ElementType elementTypeOf(int64_t elementBytes) {
+  return elementBytes <= 2 ? ElementType::bf16 : ElementType::f32;
+}
 
 /// A buffer a program allocates in its core's SRAM.
 struct BufferDecl {
