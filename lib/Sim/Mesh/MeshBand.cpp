@@ -348,7 +348,7 @@ bool Band::span(Engine &engine, const Dsd &dsd, int64_t first, int64_t count,
   }
 }
 
-void Band::computeSpans(Op::Kind kind, int64_t count,
+bool Band::computeSpans(Op::Kind kind, int64_t count,
                         const std::array<Span, 4> &spans) {
   auto [dst, ds] = spans[0];
   auto [a, as] = spans[1];
@@ -376,10 +376,9 @@ void Band::computeSpans(Op::Kind kind, int64_t count,
       dst[k * ds] = a[k * as];
     break;
   default:
-    for (int64_t k = 0; k < count; ++k)
-      dst[k * ds] = 0;
-    break;
+    return false;
   }
+  return true;
 }
 
 void Band::compute(Engine &engine, const Running &running,
@@ -400,10 +399,8 @@ void Band::compute(Engine &engine, const Running &running,
     for (auto [slot, dsd] : llvm::enumerate(operands))
       all = all &&
             span(engine, *dsd, first, count, cursorValues[slot], spans[slot]);
-    if (all) {
-      computeSpans(op.kind, count, spans);
+    if (all && computeSpans(op.kind, count, spans))
       return;
-    }
   }
   // A fabric operand gives or takes the elements of one wavelet: lo, then
   // hi for 16-bit data.

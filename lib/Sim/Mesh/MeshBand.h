@@ -271,8 +271,9 @@ private:
   bool span(Engine &engine, const Dsd &dsd, int64_t first, int64_t count,
             int64_t cursorValue, Span &span);
   /// An operation over memory and registers, every operand a span: the
-  /// same elements in the same order as `element` would give them.
-  static void computeSpans(Op::Kind kind, int64_t count,
+  /// same elements in the same order as `element` would give them; false
+  /// for what is not a vector operation.
+  static bool computeSpans(Op::Kind kind, int64_t count,
                            const std::array<Span, 4> &spans);
   /// Whether a microthread of `engine` uses one of the fabric queues of
   /// `op`: an asynchronous operation waits for it (the SDK: concurrent
