@@ -393,7 +393,8 @@ void Band::compute(Engine &engine, const Running &running,
       cursorsAtIssue ? *cursorsAtIssue : cursorValuesOf(engine, op);
   // Memory and registers only (no wavelet in or out), and the written
   // operand one that can take the writes: element by element in one loop.
-  if (op.dst.kind == Dsd::Kind::memory || op.dst.kind == Dsd::Kind::reg) {
+  if ((op.dst.kind == Dsd::Kind::memory || op.dst.kind == Dsd::Kind::reg) &&
+      !op.src0.isFabric() && !op.src1.isFabric()) {
     std::array<Span, 4> spans;
     bool all = true;
     for (auto [slot, dsd] : llvm::enumerate(operands))
