@@ -7,6 +7,7 @@
 #include "cgpt/Dialect/Wafer/Analysis/LayoutSearch.h"
 #include "cgpt/Support/Debug.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #define DEBUG_TYPE "wafer-layout"
@@ -73,8 +74,9 @@ llvm::SmallVector<Layout> attentionCandidates(int64_t seqLen, Rect rect,
   return candidates;
 }
 
-Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
-                       int64_t microBatch) {
+/// bestStageLayout, searched.
+static Layout searchStageLayout(const StepProgram &program, size_t s, Rect rect,
+                                int64_t microBatch) {
   const ProgramStage &stage = program.getStages()[s];
   const target::WaferTargetModel &target = program.getTarget();
   llvm::SmallVector<Layout> candidates =
@@ -109,10 +111,10 @@ Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
   return best;
 }
 
-std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
-                                               const ProgramRegion &region,
-                                               Rect rect, int64_t microBatch,
-                                               Edge weights) {
+/// bestRegionLayout, searched.
+static std::pair<Layout, KernelTime>
+searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
+                   Rect rect, int64_t microBatch, Edge weights) {
   const target::WaferTargetModel &target = program.getTarget();
   const KernelShape &shape = region.shape;
   auto timeOf = [&](Layout layout) {
@@ -120,10 +122,11 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
   };
   // The fastest layout, and for attention the fastest whose block's
   // buffers a core holds beside its reserve: a block that does not fit is
-  // chosen only when none does.
+  // chosen only when none does. Whether one fits is asked only of a layout
+  // faster than the fastest that fits so far.
   std::pair<Layout, KernelTime> best, bestFitting;
   double bestCycles = -1, bestFittingCycles = -1;
-  auto weigh = [&](Layout layout, bool fits) {
+  auto weigh = [&](Layout layout, llvm::function_ref<bool()> fits) {
     KernelTime time = timeOf(layout);
     CGPT_DEBUG(CGPT_DBGS() << "@" << region.op.getSymName() << " on " << rect.w
                            << " x " << rect.h << ": " << layout.tokenGroups
@@ -131,12 +134,13 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
                            << " feature groups, "
                            << llvm::formatv("{0:f0}", time.cycles())
                            << " cycles (" << time.bound() << ")"
-                           << (fits ? "" : ", does not fit") << "\n");
+                           << (fits() ? "" : ", does not fit") << "\n");
     if (bestCycles < 0 || time.cycles() < bestCycles) {
       best = {layout, time};
       bestCycles = time.cycles();
     }
-    if (fits && (bestFittingCycles < 0 || time.cycles() < bestFittingCycles)) {
+    if ((bestFittingCycles < 0 || time.cycles() < bestFittingCycles) &&
+        fits()) {
       bestFitting = {layout, time};
       bestFittingCycles = time.cycles();
     }
@@ -144,11 +148,12 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
   if (shape.kind == KernelKind::attention) {
     int64_t room = target.getCoreSramBytes() - target.getReservedBytes();
     int64_t perWavelet = elementsPerWavelet(target, shape.elementBytes);
-    for (Layout block : attentionCandidates(shape.columns, rect, weights)) {
-      AttentionPass pass = attentionPass(shape, block, rect, microBatch);
-      weigh(block,
-            attentionBlock(pass, perWavelet).bytes(shape.elementBytes) <= room);
-    }
+    for (Layout block : attentionCandidates(shape.columns, rect, weights))
+      weigh(block, [&] {
+        AttentionPass pass = attentionPass(shape, block, rect, microBatch);
+        return attentionBlock(pass, perWavelet).bytes(shape.elementBytes) <=
+               room;
+      });
     return bestFittingCycles < 0 ? best : bestFitting;
   }
   // What the token groups split: a resident weight's output columns, the
@@ -161,8 +166,32 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
     extent = microBatch * shape.contracted;
   for (Layout layout : layoutCandidates(
            rect, extent, fmacLanes(target, shape.elementBytes), weights))
-    weigh(layout, /*fits=*/true);
+    weigh(layout, [] { return true; });
   return best;
+}
+
+Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
+                       int64_t microBatch) {
+  auto &memo = program.getLayoutSearchMemo().stages;
+  auto [it, inserted] =
+      memo.try_emplace({program.getStages()[s].placementClass, rect.x, rect.y,
+                        rect.w, rect.h, microBatch});
+  if (inserted)
+    it->second = searchStageLayout(program, s, rect, microBatch);
+  return it->second;
+}
+
+std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
+                                               const ProgramRegion &region,
+                                               Rect rect, int64_t microBatch,
+                                               Edge weights) {
+  auto &memo = program.getLayoutSearchMemo().regions;
+  auto [it, inserted] =
+      memo.try_emplace({region.costClass, rect.x, rect.y, rect.w, rect.h,
+                        microBatch, static_cast<int64_t>(weights)});
+  if (inserted)
+    it->second = searchRegionLayout(program, region, rect, microBatch, weights);
+  return it->second;
 }
 
 } // namespace cgpt::wafer

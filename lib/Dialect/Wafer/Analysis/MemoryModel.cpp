@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
 #include <numeric>
 
 using namespace mlir;
@@ -276,18 +277,31 @@ PlacedMemory::PlacedMemory(const StepProgram &program,
                            const Placement &placement, int64_t microBatch)
     : program(program), placement(placement), microBatch(microBatch) {
   MemoryAccount account(program, placement, microBatch, std::nullopt);
+  std::map<std::array<int64_t, 9>, int32_t> known;
   for (auto [s, stage] : llvm::enumerate(program.getStages()))
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
       CoreMemory memory = account.of(s, r);
-      Region &record = regions.emplace_back();
-      record.fixed = memory.total() - memory.sums;
-      record.checkpoints = account.checkpointSpread(s, r);
-      SumBlockShape shape = sumBlockShape(
-          region.shape, placement.regions[s][r].layout, microBatch);
-      if (shape.blockable()) {
-        record.sums = static_cast<int32_t>(sums.size());
-        sums.push_back({shape, elementsPerWavelet(program.getTarget(),
-                                                  region.shape.elementBytes)});
+      Need need;
+      need.fixed = memory.total() - memory.sums;
+      need.checkpoints = account.checkpointSpread(s, r);
+      need.sums = sumBlockShape(region.shape, placement.regions[s][r].layout,
+                                microBatch);
+      if (need.sums.blockable())
+        need.perWavelet =
+            elementsPerWavelet(program.getTarget(), region.shape.elementBytes);
+      std::array<int64_t, 4> spread = need.checkpoints.key();
+      auto [it, inserted] =
+          known.try_emplace({need.fixed, spread[0], spread[1], spread[2],
+                             spread[3], need.sums.columns, need.sums.perColumn,
+                             need.sums.streamed, need.perWavelet},
+                            static_cast<int32_t>(needs.size()));
+      if (inserted) {
+        needs.push_back(need);
+        firstOf.push_back({s, r});
+      }
+      if (need.sums.blockable()) {
+        weightKernels.push_back({s, r, 0});
+        weightKernelNeeds.push_back(it->second);
       }
     }
 }
@@ -298,29 +312,35 @@ PlacedMemory::sumBlocks(CheckpointPolicy policy, MemoryPeak *peak) const {
   int64_t checkpointBytes = placement.mode == ExecutionMode::layer_pipelined
                                 ? 0
                                 : checkpointBytesPerSequence(program, policy);
-  std::vector<SumBlock> blocks;
-  blocks.reserve(sums.size());
+  // Each need under the policy: its sum block and its sums' bytes, and
+  // what a core holds in all.
+  struct UnderPolicy {
+    int64_t block = 0, sumBytes = 0, total = 0;
+  };
+  std::vector<UnderPolicy> under;
+  under.reserve(needs.size());
+  for (const Need &need : needs) {
+    UnderPolicy &u = under.emplace_back();
+    u.total = need.fixed + need.checkpoints.bytes(checkpointBytes);
+    if (need.sums.blockable()) {
+      u.block = sumBlockFor(need.sums, need.perWavelet, sram - u.total);
+      u.sumBytes = need.sums.bytes(u.block);
+      u.total += u.sumBytes;
+    }
+  }
+  std::vector<SumBlock> blocks = weightKernels;
+  for (auto [block, need] : llvm::zip_equal(blocks, weightKernelNeeds))
+    block.block = under[need].block;
+  // The peak is the first region, in program order, that holds the most:
+  // the first region of the first need that does (needs are in the order
+  // of their first regions).
   std::optional<std::pair<size_t, size_t>> highest;
   int64_t highestTotal = 0, highestSums = 0;
-  const Region *record = regions.data();
-  for (auto [s, stage] : llvm::enumerate(program.getStages()))
-    for (size_t r = 0; r < stage.regions.size(); ++r, ++record) {
-      int64_t total =
-          record->fixed + record->checkpoints.bytes(checkpointBytes);
-      int64_t sumBytes = 0;
-      if (record->sums >= 0) {
-        const Sums &blockable = sums[record->sums];
-        int64_t block =
-            sumBlockFor(blockable.shape, blockable.perWavelet, sram - total);
-        blocks.push_back({s, r, block});
-        sumBytes = blockable.shape.bytes(block);
-        total += sumBytes;
-      }
-      if (!highest || total > highestTotal) {
-        highest = {s, r};
-        highestTotal = total;
-        highestSums = sumBytes;
-      }
+  for (auto [need, u] : llvm::enumerate(under))
+    if (!highest || u.total > highestTotal) {
+      highest = firstOf[need];
+      highestTotal = u.total;
+      highestSums = u.sumBytes;
     }
   if (peak) {
     *peak = {};

@@ -22,8 +22,6 @@
 
 #include "llvm/ADT/StringMap.h"
 
-#include <map>
-
 namespace cgpt::wafer {
 namespace {
 
@@ -72,19 +70,11 @@ std::optional<Placement> PipelinedPlacer::place(const StepProgram &program,
     return std::nullopt;
   }
 
-  // The best layout of each kind of region at each band width, once.
-  std::map<std::pair<std::vector<int64_t>, int64_t>,
-           std::pair<Layout, KernelTime>>
-      decided;
+  // The best layout of a region at a band width (searched once for each
+  // kind of region and width: LayoutSearchMemo).
   auto layoutOn = [&](const ProgramRegion &region, int64_t width) {
-    std::vector<int64_t> key;
-    detail::appendRegionKey(region, key);
-    auto [it, inserted] = decided.try_emplace({key, width});
-    if (inserted)
-      it->second =
-          bestRegionLayout(program, region, {0, 0, width, mesh.h}, microBatch,
-                           weightsOf(region, placement.mode));
-    return it->second;
+    return bestRegionLayout(program, region, {0, 0, width, mesh.h}, microBatch,
+                            weightsOf(region, placement.mode));
   };
   // Slot times at `widths`: each slot's regions one after another.
   auto slotCycles = [&](const std::vector<int64_t> &widths) {

@@ -19,19 +19,27 @@
 
 namespace cgpt::wafer::detail {
 
+/// Appends what `region`'s time depends on besides its placement to
+/// `key`: its kernel (a kernel may have a cost model of its own) and every
+/// field of its shape.
+inline void appendCostKey(const ProgramRegion &region,
+                          std::vector<int64_t> &key) {
+  const KernelShape &k = region.shape;
+  key.insert(key.end(),
+             {reinterpret_cast<intptr_t>(
+                  region.op.getKernelAttr().getAsOpaquePointer()),
+              static_cast<int64_t>(k.kind), k.rows, k.columns, k.contracted,
+              k.flops, k.elementBytes, k.weightBytes, k.accumulator, k.chunks,
+              k.repeats, k.experts, k.expertRows});
+}
+
 /// Appends what `region`'s cost and grouping depend on to `key`.
 inline void appendRegionKey(const ProgramRegion &region,
                             std::vector<int64_t> &key) {
-  const KernelShape &k = region.shape;
-  key.insert(key.end(),
-             {static_cast<int64_t>(k.kind), k.rows, k.columns, k.contracted,
-              k.flops, k.elementBytes, k.weightBytes, k.accumulator, k.chunks,
-              k.repeats, region.ingressBytes > 0 ? 1 : 0,
-              static_cast<int64_t>(region.reads.size())});
+  appendCostKey(region, key);
+  key.insert(key.end(), {region.ingressBytes > 0 ? 1 : 0,
+                         static_cast<int64_t>(region.reads.size())});
   key.insert(key.end(), region.reads.begin(), region.reads.end());
-  // Regions running different kernels may have their own cost models.
-  key.push_back(reinterpret_cast<intptr_t>(
-      region.op.getKernelAttr().getAsOpaquePointer()));
 }
 
 /// Everything a stage's placement depends on.

@@ -141,10 +141,10 @@ std::optional<Placement> SideBySidePlacer::place(const StepProgram &program,
   placement->placer = getName().str();
   Rect mesh = program.getMesh();
   // Layers are alike: one decision per kind of stage.
-  std::map<std::vector<int64_t>, std::vector<RegionPlacement>> decided;
+  std::map<int64_t, std::vector<RegionPlacement>> decided;
   for (auto [s, stage] : llvm::enumerate(program.getStages())) {
     std::vector<RegionPlacement> &regions = placement->regions[s];
-    auto [it, inserted] = decided.try_emplace(detail::stageKey(stage));
+    auto [it, inserted] = decided.try_emplace(stage.placementClass);
     if (!inserted) {
       regions = it->second;
       continue;

@@ -6,7 +6,11 @@
 
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 
+#include "PlacementKeys.h"
+
 #include "llvm/ADT/DenseMap.h"
+
+#include <map>
 
 using namespace mlir;
 
@@ -77,6 +81,19 @@ FailureOr<StepProgram> StepProgram::build(DeviceOp device) {
   if (program.stages.empty())
     return device.emitOpError() << "has no stages; the runtime needs at "
                                    "least one";
+  std::map<std::vector<int64_t>, int64_t> stageClasses, costClasses;
+  for (ProgramStage &stage : program.stages) {
+    stage.placementClass =
+        stageClasses.try_emplace(detail::stageKey(stage), stageClasses.size())
+            .first->second;
+    for (ProgramRegion &region : stage.regions) {
+      std::vector<int64_t> key;
+      detail::appendCostKey(region, key);
+      region.costClass =
+          costClasses.try_emplace(std::move(key), costClasses.size())
+              .first->second;
+    }
+  }
   llvm::DenseMap<int64_t, int64_t> forwardCheckpoint;
   for (const ProgramStage &stage : program.stages)
     if (stage.layer && stage.phase == "forward")
@@ -199,22 +216,44 @@ TimedPlacement TimedPlacement::of(const StepProgram &program,
                                   Placement placement, int64_t microBatch) {
   TimedPlacement timed;
   timed.split = PassSplit::atMost(program.getPerSystemBatch(), microBatch);
-  auto timesAt = [&](int64_t sequences) {
-    std::vector<std::vector<KernelTime>> times(program.getStages().size());
-    for (size_t s = 0; s < program.getStages().size(); ++s) {
-      std::vector<KernelTime> &ofStage = times[s];
-      ofStage.reserve(program.getStages()[s].regions.size());
-      for (size_t r = 0; r < program.getStages()[s].regions.size(); ++r)
-        ofStage.push_back(
-            placedKernelTime(program, placement, s, r, sequences));
-    }
-    return times;
-  };
-  timed.times = timesAt(timed.split.microBatch);
-  if (!timed.split.isEven())
-    timed.shortTimes = timesAt(timed.split.microBatch - 1);
   timed.placement = std::move(placement);
+  timed.times.resize(program.getStages().size());
+  if (!timed.split.isEven())
+    timed.shortTimes.resize(program.getStages().size());
+  for (auto [s, stage] : llvm::enumerate(program.getStages())) {
+    timed.times[s].resize(stage.regions.size());
+    if (!timed.split.isEven())
+      timed.shortTimes[s].resize(stage.regions.size());
+    for (size_t r = 0; r < stage.regions.size(); ++r)
+      timed.time(program, s, r);
+  }
   return timed;
+}
+
+void TimedPlacement::time(const StepProgram &program, size_t s, size_t r) {
+  const RegionPlacement &placed = placement.regions[s][r];
+  const Layout &layout = placed.layout;
+  const Rect &rect = placed.rect;
+  std::array<int64_t, 9> key = {program.getStages()[s].regions[r].costClass,
+                                layout.tokenGroups,
+                                layout.featureGroups,
+                                static_cast<int64_t>(layout.weights),
+                                layout.sumBlock,
+                                rect.x,
+                                rect.y,
+                                rect.w,
+                                rect.h};
+  auto [it, inserted] = known.try_emplace(key);
+  if (inserted) {
+    it->second.first =
+        placedKernelTime(program, placement, s, r, split.microBatch);
+    if (!split.isEven())
+      it->second.second =
+          placedKernelTime(program, placement, s, r, split.microBatch - 1);
+  }
+  times[s][r] = it->second.first;
+  if (!split.isEven())
+    shortTimes[s][r] = it->second.second;
 }
 
 void TimedPlacement::setSumBlock(const StepProgram &program, size_t s, size_t r,
@@ -223,10 +262,7 @@ void TimedPlacement::setSumBlock(const StepProgram &program, size_t s, size_t r,
   if (block == sumBlock)
     return;
   block = sumBlock;
-  times[s][r] = placedKernelTime(program, placement, s, r, split.microBatch);
-  if (!split.isEven())
-    shortTimes[s][r] =
-        placedKernelTime(program, placement, s, r, split.microBatch - 1);
+  time(program, s, r);
 }
 
 } // namespace cgpt::wafer

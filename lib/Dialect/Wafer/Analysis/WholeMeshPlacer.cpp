@@ -12,8 +12,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PlacementKeys.h"
-
 #include "cgpt/Dialect/Wafer/Analysis/LayoutSearch.h"
 #include "cgpt/Dialect/Wafer/Analysis/Placer.h"
 
@@ -40,9 +38,9 @@ std::optional<Placement> WholeMeshPlacer::place(const StepProgram &program,
   placement.mode = getMode();
   Rect mesh = program.getMesh();
   // Layers are alike: one search per kind of stage.
-  std::map<std::vector<int64_t>, std::vector<Layout>> stageLayouts;
+  std::map<int64_t, std::vector<Layout>> stageLayouts;
   for (auto [s, stage] : llvm::enumerate(program.getStages())) {
-    auto [it, inserted] = stageLayouts.try_emplace(detail::stageKey(stage));
+    auto [it, inserted] = stageLayouts.try_emplace(stage.placementClass);
     if (inserted) {
       Layout shared = bestStageLayout(program, s, mesh, microBatch);
       for (const ProgramRegion &region : stage.regions) {

@@ -20,6 +20,8 @@
 #include "cgpt/Dialect/Wafer/Analysis/KernelCost.h"
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 
+#include <array>
+
 namespace cgpt::wafer {
 
 /// f32 weights and two f32 Adam moments per parameter on the weight servers.
@@ -74,6 +76,10 @@ public:
   }
   /// A core's bytes of `perSequence` bytes of each sequence.
   int64_t bytes(int64_t perSequence) const;
+  /// Its kind and figures: equal for spreads that share bytes alike.
+  std::array<int64_t, 4> key() const {
+    return {static_cast<int64_t>(kind), a, b, c};
+  }
 
 private:
   enum class Kind : uint8_t { none, even, byTokens };
@@ -107,23 +113,26 @@ public:
                                   MemoryPeak *peak = nullptr) const;
 
 private:
-  /// A region's bytes a core without checkpoints or sums, how it shares
-  /// the checkpoints, and its sums (an index into `sums`, or -1).
-  struct Region {
+  /// What a region asks of a core: its bytes without checkpoints or sums,
+  /// how it shares the checkpoints, and a weight kernel's sums (none where
+  /// not `blockable`) with its stream's elements a wavelet.
+  struct Need {
     int64_t fixed = 0;
     SequenceSpread checkpoints;
-    int32_t sums = -1;
-  };
-  /// A weight kernel's sums, and its stream's elements a wavelet.
-  struct Sums {
-    SumBlockShape shape;
+    SumBlockShape sums;
     int64_t perWavelet = 1;
   };
   const StepProgram &program;
   const Placement &placement;
   int64_t microBatch;
-  std::vector<Region> regions;
-  std::vector<Sums> sums;
+  /// The distinct needs, once each (a model's layers repeat theirs), in
+  /// the order of the first region of each.
+  std::vector<Need> needs;
+  /// The first region of each need.
+  std::vector<std::pair<size_t, size_t>> firstOf;
+  /// The weight kernels (`block` unset), and the need of each.
+  std::vector<SumBlock> weightKernels;
+  std::vector<int32_t> weightKernelNeeds;
 };
 
 /// Per-core memory of region `r` of stage `s` as placed, at `microBatch`

@@ -25,6 +25,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +39,10 @@ struct ProgramRegion {
   mutable RegionOp op;
   KernelShape shape;
   KernelCostModel cost;
+  /// Regions of the same kernel and shape share a class (the first such
+  /// region's index among the program's regions): placed alike, their
+  /// times are equal, and a model's layers make most regions alike.
+  int64_t costClass = 0;
   int64_t live = 0;
   /// Bytes per sequence of the activations it reads and writes itself.
   int64_t operandBytes = 0;
@@ -60,6 +66,20 @@ struct ProgramStage {
   /// The weights its regions stream in per pass.
   int64_t weightBytes = 0;
   std::vector<ProgramRegion> regions;
+  /// Stages alike in all that their placement depends on share a class
+  /// (numbered in program order): the placers decide once a class.
+  int64_t placementClass = 0;
+};
+
+/// What the layout search (LayoutSearch.h) has found for one program: the
+/// placers ask it the same of every layer alike, and the side-by-side
+/// placer again what the whole-mesh placer asked at the same micro-batch.
+struct LayoutSearchMemo {
+  /// bestStageLayout's, by stage class, rectangle and micro-batch.
+  std::map<std::array<int64_t, 6>, Layout> stages;
+  /// bestRegionLayout's, by cost class, rectangle, micro-batch and
+  /// weights edge.
+  std::map<std::array<int64_t, 7>, std::pair<Layout, KernelTime>> regions;
 };
 
 /// A device's step, read once from its IR.
@@ -85,9 +105,13 @@ public:
   bool clipsGradients() const { return clipped; }
   /// The whole mesh as a rectangle.
   Rect getMesh() const;
+  /// The layout search's answers for this program so far: a memo, which
+  /// changes no answer.
+  LayoutSearchMemo &getLayoutSearchMemo() const { return layoutSearchMemo; }
 
 private:
   mutable DeviceOp device;
+  mutable LayoutSearchMemo layoutSearchMemo;
   const target::WaferTargetModel *target = nullptr;
   std::vector<ProgramStage> stages;
   int64_t layers = 0, largestStageWeights = 0, totalGradientBytes = 0;
@@ -160,6 +184,16 @@ struct TimedPlacement {
   /// sum blocks of a few regions.
   void setSumBlock(const StepProgram &program, size_t s, size_t r,
                    int64_t sumBlock);
+
+private:
+  /// Times region `r` of stage `s` as placed into `times` and, for an
+  /// uneven split, `shortTimes`: from `known` when a region of its class
+  /// was placed alike before.
+  void time(const StepProgram &program, size_t s, size_t r);
+
+  /// The times of each (cost class, layout, rectangle) met so far, in a
+  /// full pass and a short one.
+  std::map<std::array<int64_t, 9>, std::pair<KernelTime, KernelTime>> known;
 };
 
 } // namespace cgpt::wafer
