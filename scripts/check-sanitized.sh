@@ -31,8 +31,11 @@ fi
 # tests run (docs-commands.test: most of it two 300-step trainings of
 # tiny); test/python needs the Python package, which this build leaves out
 # (an uninstrumented interpreter cannot load an instrumented library). The
-# main build runs them all.
-LIT_FILTER_OUT='reference/mesh-mpi\.test|Dialect/Wafer/all-models\.test|cgpt-run/llama-family\.test|ScheduleTest/More[A-Za-z]*NeverSlower|reference/mesh-parallel\.test|cgpt-run/cycle-level-(targets|values)\.test|reference/mesh-timing-targets\.test|docs-commands\.test|docs-predictions\.test|python/' \
+# main build runs them all. Lit learns the unit tests' names only as it
+# runs them (a shard of the binary each), so its filter cannot leave one
+# out: GoogleTest's own filter does.
+LIT_FILTER_OUT='reference/mesh-mpi\.test|Dialect/Wafer/all-models\.test|cgpt-run/llama-family\.test|reference/mesh-parallel\.test|cgpt-run/cycle-level-(targets|values)\.test|reference/mesh-timing-targets\.test|docs-commands\.test|docs-predictions\.test|python/' \
+  GTEST_FILTER='-ScheduleTest.More*NeverSlower' \
   ninja -C "$build" check-cgpt
 python3 "$root/scripts/fuzz-command-lines.py" --cgpt-run "$build/bin/cgpt-run" \
   --runs 300

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The layers of a model are alike: the placers decide once per kind of
-// stage or region and reuse the decision, keyed by everything the cost of
-// a region depends on.
+// The layers of a model are alike: StepProgram numbers the classes of
+// regions and stages by these keys, everything a region's cost and a
+// stage's placement depend on, so that the placers and the layout search
+// decide once a class and reuse the decision.
 //
 //===----------------------------------------------------------------------===//
 

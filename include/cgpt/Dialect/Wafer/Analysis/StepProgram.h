@@ -39,9 +39,9 @@ struct ProgramRegion {
   mutable RegionOp op;
   KernelShape shape;
   KernelCostModel cost;
-  /// Regions of the same kernel and shape share a class (the first such
-  /// region's index among the program's regions): placed alike, their
-  /// times are equal, and a model's layers make most regions alike.
+  /// Regions of the same kernel and shape share a class (numbered in
+  /// program order): placed alike, their times are equal, and a model's
+  /// layers make most regions alike.
   int64_t costClass = 0;
   int64_t live = 0;
   /// Bytes per sequence of the activations it reads and writes itself.
