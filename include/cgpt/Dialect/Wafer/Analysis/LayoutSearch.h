@@ -43,6 +43,8 @@ llvm::SmallVector<Layout> attentionCandidates(int64_t seqLen, Rect rect,
 
 /// The split of stage `s`'s token-major regions on `rect` under streaming
 /// that makes them fastest together (each then keeps its own weights edge).
+/// This and bestRegionLayout search once a program for each class of stage
+/// or region, rectangle and micro-batch (LayoutSearchMemo).
 Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
                        int64_t microBatch);
 
