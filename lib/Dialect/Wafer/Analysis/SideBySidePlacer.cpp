@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PlacementKeys.h"
+#include "ColumnShares.h"
 
 #include "cgpt/Dialect/Wafer/Analysis/LayoutSearch.h"
 #include "cgpt/Dialect/Wafer/Analysis/Placer.h"

@@ -6,8 +6,6 @@
 
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 
-#include "PlacementKeys.h"
-
 #include "llvm/ADT/DenseMap.h"
 
 #include <map>
@@ -19,6 +17,41 @@ namespace cgpt::wafer {
 //===----------------------------------------------------------------------===//
 // StepProgram
 //===----------------------------------------------------------------------===//
+
+// The layers of a model are alike: build() numbers the classes of regions
+// and stages by these keys, so that the timing, the layout search and the
+// placers decide once a class.
+
+/// Appends what `region`'s time depends on besides its placement to
+/// `key`: its kernel (a kernel may have a cost model of its own) and every
+/// field of its shape.
+static void appendCostKey(const ProgramRegion &region,
+                          std::vector<int64_t> &key) {
+  const KernelShape &k = region.shape;
+  key.insert(key.end(),
+             {reinterpret_cast<intptr_t>(
+                  region.op.getKernelAttr().getAsOpaquePointer()),
+              static_cast<int64_t>(k.kind), k.rows, k.columns, k.contracted,
+              k.flops, k.elementBytes, k.weightBytes, k.accumulator, k.chunks,
+              k.repeats, k.experts, k.expertRows});
+}
+
+/// Appends what `region`'s cost and grouping depend on to `key`.
+static void appendRegionKey(const ProgramRegion &region,
+                            std::vector<int64_t> &key) {
+  appendCostKey(region, key);
+  key.insert(key.end(), {region.ingressBytes > 0 ? 1 : 0,
+                         static_cast<int64_t>(region.reads.size())});
+  key.insert(key.end(), region.reads.begin(), region.reads.end());
+}
+
+/// Everything a stage's placement depends on.
+static std::vector<int64_t> stageKey(const ProgramStage &stage) {
+  std::vector<int64_t> key;
+  for (const ProgramRegion &region : stage.regions)
+    appendRegionKey(region, key);
+  return key;
+}
 
 FailureOr<StepProgram> StepProgram::build(DeviceOp device) {
   FailureOr<const target::WaferTargetModel *> target = device.getTargetModel();
@@ -84,11 +117,11 @@ FailureOr<StepProgram> StepProgram::build(DeviceOp device) {
   std::map<std::vector<int64_t>, int64_t> stageClasses, costClasses;
   for (ProgramStage &stage : program.stages) {
     stage.placementClass =
-        stageClasses.try_emplace(detail::stageKey(stage), stageClasses.size())
+        stageClasses.try_emplace(stageKey(stage), stageClasses.size())
             .first->second;
     for (ProgramRegion &region : stage.regions) {
       std::vector<int64_t> key;
-      detail::appendCostKey(region, key);
+      appendCostKey(region, key);
       region.costClass =
           costClasses.try_emplace(std::move(key), costClasses.size())
               .first->second;
