@@ -580,6 +580,38 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
       << error;
 }
 
+/// A layer norm of 2 tokens by 4 f32 features on one core (mini: 2 f32
+/// operations or 1 f32 FMAC a cycle, 16 B read and 8 B written a cycle),
+/// by hand: the task's activation, 2; per token, the row's sum, squares and
+/// sum of squares, 2 cycles each: 12; over the 2 tokens, 27 (the mean, the
+/// variance's multiply-adds and the Newton steps' one each at 2 cycles, 8
+/// of them, 16; the products at 1, 9; the estimate's two passes, 2); the
+/// rows' multiply-adds, 4 each: 8; the gain and the shift over 8 elements,
+/// 4 each: 8. An FMAC twice as wide halves the multiply-adds: 11 fewer.
+TEST(MeshSimulator, LayerNormOnOneCoreByHand) {
+  mlir::MLIRContext context;
+  auto target = cgpt::target::WaferTargetModel::load("mini", &context);
+  ASSERT_TRUE(mlir::succeeded(target));
+  cgpt::wafer::KernelShape k;
+  k.kind = cgpt::wafer::KernelKind::reduction;
+  k.function = cgpt::wafer::RowFunction::layerNorm;
+  k.rows = 2;
+  k.columns = 4;
+  k.elementBytes = 4;
+  cgpt::wafer::Layout layout{1, 1, cgpt::wafer::Edge::none, 0};
+  MeshProgram program =
+      buildKernelProgram(k, layout, 1, *target, {0, 0, 1, 1}).mesh;
+  MeshConfig c = meshConfig(*target);
+  std::string error;
+  std::optional<MeshResult> run = simulate(program, c, error);
+  ASSERT_TRUE(run) << error;
+  EXPECT_EQ(run->cycles, 2 + 12 + 27 + 8 + 8);
+  c.f32Fmacs = 2;
+  run = simulate(program, c, error);
+  ASSERT_TRUE(run) << error;
+  EXPECT_EQ(run->cycles, 2 + 12 + 27 + 8 + 8 - 11);
+}
+
 /// A stream sent to a neighbour that never takes it fills the queues and
 /// stops the sender.
 TEST(MeshSimulator, QueueThatNeverDrains) {

@@ -9,8 +9,10 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 using cgpt::wafer::Edge;
 using cgpt::wafer::KernelKind;
@@ -274,6 +276,175 @@ void tokenSum(Builder &b, const KernelShape &k, const Layout &layout,
   });
 }
 
+/// A row kernel's block on a core, its tokens and its features, recorded
+/// in `out`.
+std::pair<int64_t, int64_t> rowBlock(KernelProgram &out, const KernelShape &k,
+                                     const Layout &layout, int64_t microBatch) {
+  out.tokens = ceilDiv(microBatch * k.rows, layout.tokenGroups);
+  out.features = ceilDiv(k.columns, layout.featureGroups);
+  return {out.tokens, out.features};
+}
+
+/// The colors a segment's statistics pass east on (alternating, as a
+/// chain's do) and come back west on.
+std::pair<int, int> statisticsColors(int s) {
+  return {kChainColor + (s + 1) % 2, kChainColor + s % 2};
+}
+constexpr int kStatisticsBackColor = kChainColor + 2;
+
+/// The routes of a segment's statistics at its core `s`, (x, y): they pass
+/// east along the segment, each core adding its own; the last stores the
+/// sums and sends them back west, multicast into every core on the way.
+void routeStatistics(Builder &b, int x, int y, int s) {
+  auto [in, out] = statisticsColors(s);
+  bool last = s + 1 == b.out.segment;
+  if (!last)
+    b.route(x, y, out, bit(ramp), bit(east));
+  if (s > 0)
+    b.route(x, y, in, bit(west), bit(ramp));
+  b.route(x, y, kStatisticsBackColor, last ? bit(ramp) : bit(east),
+          last ? bit(west)
+               : static_cast<uint8_t>(bit(ramp) | (s > 0 ? bit(west) : 0)));
+}
+
+/// The part core `s` of a segment of `segment` plays in summing
+/// statistics: the first, a middle or the last, on either pair of colors.
+int statisticsPart(int s, int segment) {
+  return (s == 0 ? 0 : (s + 1 == segment ? 2 : 1)) + 3 * (s % 2);
+}
+
+/// Core `s`'s operations summing `count` f32 statistics at buffer `stats`
+/// over a segment of `segment` cores (routeStatistics): afterwards every
+/// core holds the sums.
+void sumStatistics(std::vector<Op> &body, int s, int segment, int stats,
+                   int64_t count) {
+  auto [in, out] = statisticsColors(s);
+  if (s == 0)
+    body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(out), Dsd::memory(stats),
+                              Dsd(), count, ElementType::f32));
+  else if (s + 1 < segment)
+    body.push_back(Op::vector(Op::Kind::fadd, Dsd::out(out), Dsd::in(in),
+                              Dsd::memory(stats), count, ElementType::f32));
+  if (s + 1 == segment) {
+    // The last stores the sums, then sends them back.
+    body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(stats), Dsd::in(in),
+                              Dsd::memory(stats), count, ElementType::f32));
+    body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(kStatisticsBackColor),
+                              Dsd::memory(stats), Dsd(), count,
+                              ElementType::f32));
+  } else {
+    body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(stats),
+                              Dsd::in(kStatisticsBackColor), Dsd(), count,
+                              ElementType::f32));
+  }
+}
+
+/// A layer norm (RowFunction::layerNorm), each core on its tokens' rows of
+/// its features: one row at a time, the row's sum and the sum of its
+/// squares; the segment sums them (sumStatistics); then, over its tokens,
+/// the mean, the variance and the reciprocal standard deviation (Newton's
+/// method from the estimate of the bits); one multiply-add a row
+/// normalizes it; the gain and the shift of the core's features, repeated
+/// along the rows, scale and shift the whole block. The buffers are
+/// declared in LayerNormBuffer's order.
+void layerNormKernel(Builder &b, const KernelShape &k, const Layout &layout,
+                     int64_t microBatch, double epsilon) {
+  constexpr ElementType f32 = ElementType::f32;
+  ElementType type = elementTypeOf(k.elementBytes);
+  KernelProgram &out = b.out;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t tb, cb;
+  std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
+  bool reduce = out.segment > 1;
+  b.forEachCore([&](int x, int y, int s) {
+    if (reduce)
+      routeStatistics(b, x, y, s);
+    b.assign(x, y, statisticsPart(s, out.segment), [&] {
+      CoreProgram p;
+      int data = p.addBuffer("data", tb * cb, type);
+      int stats = p.addBuffer("statistics", 2 * tb, f32);
+      int perToken = p.addBuffer("mean, rstd and shift", 3 * tb, f32);
+      int squares = p.addBuffer("squares", std::max(tb, cb), f32);
+      int gain = p.addBuffer("gain", cb, f32);
+      int shift = p.addBuffer("shift", cb, f32);
+      enum { kInverseWidth, kEpsilon, kMinusOne, kThreeHalves, kMinusHalf };
+      int constants = p.addConstants(
+          "constants",
+          {static_cast<float>(1.0 / static_cast<double>(k.columns)),
+           static_cast<float>(epsilon), -1.0f, 1.5f, -0.5f});
+      assert(data == kLayerNormData && stats == kLayerNormStatistics &&
+             perToken == kLayerNormPerToken && squares == kLayerNormSquares &&
+             gain == kLayerNormGain && shift == kLayerNormShift &&
+             constants == kLayerNormConstants &&
+             "the buffers in LayerNormBuffer's order");
+      // One element, the same for every element of an operation.
+      auto scalar = [](int buffer, int64_t at, int cursor = -1) {
+        return Dsd::memory(buffer, at, cursor, /*stride=*/0);
+      };
+      auto constant = [&](int which) { return scalar(constants, which); };
+      int rowCursor = p.addCursor({cb, tb * cb});
+      int tokenCursor = p.addCursor({1, tb});
+      Dsd row = Dsd::memory(data, 0, rowCursor);
+      std::vector<Op> ops;
+      auto vector = [&](Op::Kind kind, Dsd dst, Dsd a, Dsd c, int64_t n,
+                        ElementType t) {
+        ops.push_back(Op::vector(kind, dst, a, c, n, t));
+      };
+      auto fmac = [&](Dsd dst, Dsd a, Dsd c, Dsd m, int64_t n, ElementType t) {
+        ops.push_back(Op::fmacOp(dst, a, c, m, n, t));
+      };
+      auto advanceRow = [&] {
+        ops.push_back(Op::advanceOp(rowCursor));
+        ops.push_back(Op::advanceOp(tokenCursor));
+      };
+      // A token's sum and sum of squares, row by row.
+      ops.push_back(Op::loopOp(5, tb));
+      Dsd sum = scalar(stats, 0, tokenCursor),
+          sumOfSquares = scalar(stats, tb, tokenCursor);
+      vector(Op::Kind::fadd, sum, sum, row, cb, type);
+      vector(Op::Kind::fmul, Dsd::memory(squares), row, row, cb, type);
+      vector(Op::Kind::fadd, sumOfSquares, sumOfSquares, Dsd::memory(squares),
+             cb, f32);
+      advanceRow();
+      if (reduce)
+        sumStatistics(ops, s, out.segment, stats, 2 * tb);
+      // Over the tokens: mean = sum / d; variance = the mean square + eps
+      // - mean^2; rstd from its estimate by three Newton steps,
+      // y (3/2 - variance y^2 / 2); shift = -mean rstd.
+      Dsd mean = Dsd::memory(perToken), rstd = Dsd::memory(perToken, tb),
+          shiftOf = Dsd::memory(perToken, 2 * tb),
+          variance = Dsd::memory(stats, tb), work = Dsd::memory(squares);
+      fmac(mean, Dsd::zero(), Dsd::memory(stats), constant(kInverseWidth), tb,
+           f32);
+      fmac(variance, constant(kEpsilon), variance, constant(kInverseWidth), tb,
+           f32);
+      vector(Op::Kind::fmul, work, mean, mean, tb, f32);
+      fmac(variance, variance, work, constant(kMinusOne), tb, f32);
+      vector(Op::Kind::rsqrtEstimate, rstd, variance, Dsd(), tb, f32);
+      for (int step = 0; step < 3; ++step) {
+        vector(Op::Kind::fmul, work, rstd, rstd, tb, f32);
+        vector(Op::Kind::fmul, work, work, variance, tb, f32);
+        fmac(work, constant(kThreeHalves), work, constant(kMinusHalf), tb, f32);
+        vector(Op::Kind::fmul, rstd, rstd, work, tb, f32);
+      }
+      vector(Op::Kind::fmul, shiftOf, mean, rstd, tb, f32);
+      fmac(shiftOf, Dsd::zero(), shiftOf, constant(kMinusOne), tb, f32);
+      // Each row: x rstd + shift.
+      ops.push_back(Op::loopOp(3, tb));
+      fmac(row, scalar(perToken, 2 * tb, tokenCursor), row,
+           scalar(perToken, tb, tokenCursor), cb, type);
+      advanceRow();
+      // The gain and the shift of the core's features, along every row.
+      vector(Op::Kind::fmul, Dsd::memory(data), Dsd::memory(data),
+             Dsd::ring(gain), tb * cb, type);
+      vector(Op::Kind::fadd, Dsd::memory(data), Dsd::memory(data),
+             Dsd::ring(shift), tb * cb, type);
+      p.startActive.push_back(p.addTask(Task{false, -1, std::move(ops)}));
+      return p;
+    });
+  });
+}
+
 /// Vector operations over a core's tokens and features, as many as the
 /// kernel's FLOPs per element ask for (two to an operation); a reduction
 /// then sums each token's statistics along the segment and sends the sums
@@ -283,10 +454,9 @@ void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
                int64_t microBatch, const target::WaferTargetModel &target) {
   ElementType type = elementTypeOf(k.elementBytes);
   KernelProgram &out = b.out;
-  int64_t tb = ceilDiv(microBatch * k.rows, layout.tokenGroups);
-  int64_t cb = ceilDiv(k.columns, layout.featureGroups);
-  out.tokens = tb;
-  out.features = cb;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t tb, cb;
+  std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
   int64_t operations = vectorOperations(k);
   bool embedding = k.kind == KernelKind::embedding;
   bool reduce = k.kind == KernelKind::reduction && out.segment > 1;
@@ -298,23 +468,10 @@ void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
                       : 0;
   if (embedding)
     b.downColumns(kStreamColor, table);
-  int backColor = kChainColor + 2;
   b.forEachCore([&](int x, int y, int s) {
-    // The statistics pass east along the segment, each core adding its
-    // own; the last stores the sums and sends them back west, multicast
-    // into every core on the way.
-    std::pair<int, int> colors{kChainColor + (s + 1) % 2, kChainColor + s % 2};
-    if (reduce) {
-      bool last = s + 1 == out.segment;
-      if (!last)
-        b.route(x, y, colors.second, bit(ramp), bit(east));
-      if (s > 0)
-        b.route(x, y, colors.first, bit(west), bit(ramp));
-      b.route(x, y, backColor, last ? bit(ramp) : bit(east),
-              last ? bit(west)
-                   : static_cast<uint8_t>(bit(ramp) | (s > 0 ? bit(west) : 0)));
-    }
-    int part = (s == 0 ? 0 : (s + 1 == out.segment ? 2 : 1)) + 3 * (s % 2);
+    if (reduce)
+      routeStatistics(b, x, y, s);
+    int part = statisticsPart(s, out.segment);
     b.assign(x, y, part, [&] {
       CoreProgram p;
       int data = p.addBuffer("data", tb * cb, type);
@@ -334,31 +491,8 @@ void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
         work.body.push_back(Op::vector(Op::Kind::fmul, Dsd::memory(data),
                                        Dsd::memory(data), Dsd::memory(data),
                                        tb * cb, type));
-      if (reduce) {
-        auto [in, outColor] = colors;
-        int64_t n = 2 * tb;
-        if (s == 0)
-          work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(outColor),
-                                         Dsd::memory(stats), Dsd(), n,
-                                         ElementType::f32));
-        else if (s + 1 < out.segment)
-          work.body.push_back(Op::vector(Op::Kind::fadd, Dsd::out(outColor),
-                                         Dsd::in(in), Dsd::memory(stats), n,
-                                         ElementType::f32));
-        if (s + 1 == out.segment) {
-          // The last stores the sums, then sends them back.
-          work.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(stats),
-                                         Dsd::in(in), Dsd::memory(stats), n,
-                                         ElementType::f32));
-          work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(backColor),
-                                         Dsd::memory(stats), Dsd(), n,
-                                         ElementType::f32));
-        } else {
-          work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(stats),
-                                         Dsd::in(backColor), Dsd(), n,
-                                         ElementType::f32));
-        }
-      }
+      if (reduce)
+        sumStatistics(work.body, s, out.segment, stats, 2 * tb);
       p.startActive.push_back(p.addTask(std::move(work)));
       return p;
     });
@@ -529,7 +663,10 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
   case KernelKind::reduction:
   case KernelKind::elementwise:
   case KernelKind::embedding:
-    rowKernel(b, k, layout, microBatch, target);
+    if (k.function == wafer::RowFunction::layerNorm)
+      layerNormKernel(b, k, layout, microBatch, options.epsilon);
+    else
+      rowKernel(b, k, layout, microBatch, target);
     break;
   }
   return out;

@@ -24,6 +24,13 @@ constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// The estimate of 1 / sqrt(x) from x's bits (Op::Kind::rsqrtEstimate):
+/// within 3.5% for every positive normal x.
+float rsqrtEstimateOf(float x) {
+  return llvm::bit_cast<float>(0x5f3759dfu -
+                               (llvm::bit_cast<uint32_t>(x) >> 1));
+}
+
 /// The cycles a vector operation over memory takes: as many as the larger
 /// of its SIMD width and its SRAM traffic allow.
 int64_t vectorCycles(const CoreProgram &program, const Op &op,
@@ -41,7 +48,9 @@ int64_t vectorCycles(const CoreProgram &program, const Op &op,
   int64_t reads = bytes(op.src0) + bytes(op.src1);
   int64_t writes = bytes(op.dst);
   int64_t n = op.length;
-  return std::max({ceilDiv(n, std::max<int64_t>(1, width)),
+  // The estimate's shift and subtraction: two passes of 32-bit operations.
+  int64_t passes = op.kind == Op::Kind::rsqrtEstimate ? 2 : 1;
+  return std::max({passes * ceilDiv(n, std::max<int64_t>(1, width)),
                    ceilDiv(n * reads, config.readBytesPerCycle),
                    ceilDiv(n * writes, config.writeBytesPerCycle)});
 }
@@ -200,8 +209,13 @@ void Band::load() {
       engine.active[task] = 1;
     if (!config.values)
       continue;
-    for (const BufferDecl &buffer : engine.program->buffers)
-      engine.memory.emplace_back(buffer.elements, 0.0f);
+    for (const BufferDecl &buffer : engine.program->buffers) {
+      std::vector<float> &memory =
+          engine.memory.emplace_back(buffer.elements, 0.0f);
+      std::copy_n(buffer.initial.begin(),
+                  std::min<size_t>(buffer.initial.size(), memory.size()),
+                  memory.begin());
+    }
     if (plan.access.load)
       plan.access.load(globalCore(c), engine.memory);
   }
@@ -375,6 +389,10 @@ bool Band::computeSpans(Op::Kind kind, int64_t count,
     for (int64_t k = 0; k < count; ++k)
       dst[k * ds] = a[k * as];
     break;
+  case Op::Kind::rsqrtEstimate:
+    for (int64_t k = 0; k < count; ++k)
+      dst[k * ds] = rsqrtEstimateOf(a[k * as]);
+    break;
   default:
     return false;
   }
@@ -435,6 +453,9 @@ void Band::compute(Engine &engine, const Running &running,
       break;
     case Op::Kind::fmov:
       value = a;
+      break;
+    case Op::Kind::rsqrtEstimate:
+      value = rsqrtEstimateOf(a);
       break;
     default:
       break;

@@ -9,6 +9,7 @@
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/KernelValues.h"
+#include "cgpt/Sim/Mesh/LayerNormValues.h"
 #include "cgpt/Sim/Mesh/TokenSumValues.h"
 
 using namespace mlir;
@@ -109,6 +110,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     return runExperts(op, region, where, frame, sequences);
   if (where.shape.kind == KernelKind::token_sum)
     return runTokenSum(op, region, where, frame, sequences);
+  if (where.shape.function == wafer::RowFunction::layerNorm)
+    return runLayerNorm(op, region, where, frame, sequences);
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
   if (!matmul && where.shape.kind != KernelKind::weight_grad)
     return false;
@@ -204,6 +207,43 @@ FailureOr<bool> MeshKernelOffload::runTokenSum(Operation *op,
   Tensor result({input.dim(-1)});
   result.data = std::move(ran->values);
   frame.set(sum.getResult(), std::move(result));
+  return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runLayerNorm(Operation *op,
+                                                wafer::RegionOp region,
+                                                const Placed &where,
+                                                exec::KernelFrame &frame,
+                                                int64_t sequences) {
+  auto norm = dyn_cast<dataflow::LayerNormOp>(op);
+  std::string refusal = layerNormRefusal(where.shape, where.layout, where.rect);
+  if (!norm && refusal.empty())
+    refusal = "it is not a dataflow.layer_norm";
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+  // Every leading index of the input is a token: [T, N].
+  const Tensor &input = frame[norm.getInput()];
+  std::string error;
+  std::optional<LayerNormRun> ran = mesh::runLayerNorm(
+      where.shape, where.layout, sequences, *target, where.rect, input.data,
+      frame[norm.getGamma()].data, frame[norm.getBeta()].data,
+      norm.getEpsilon().convertToDouble(), error);
+  if (!ran)
+    return failedOnMesh(region, error);
+  ++layerNormRuns;
+  meshCycles += ran->cycles;
+  Tensor result(input.shape);
+  result.data = std::move(ran->result);
+  llvm::SmallVector<int64_t, 4> rowShape(input.shape.begin(),
+                                         input.shape.end() - 1);
+  Tensor mean(rowShape), rstd(rowShape);
+  mean.data = std::move(ran->mean);
+  rstd.data = std::move(ran->rstd);
+  frame.set(norm.getResult(), std::move(result));
+  frame.set(norm.getMean(), std::move(mean));
+  frame.set(norm.getRstd(), std::move(rstd));
   return true;
 }
 

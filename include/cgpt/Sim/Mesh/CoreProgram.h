@@ -49,6 +49,9 @@ struct BufferDecl {
   std::string name;
   int64_t elements = 0;
   ElementType type = ElementType::f32;
+  /// The values its first elements hold when the program loads: the
+  /// constants the program was built with (the others start at 0).
+  std::vector<float> initial;
   int64_t bytes() const { return elements * bytesOf(type); }
 };
 
@@ -127,6 +130,11 @@ struct Op {
     fmax,
     /// dst = src0 (@fmovs).
     fmov,
+    /// dst = the first estimate of 1 / sqrt(src0) a software reciprocal
+    /// square root starts from: the f32's bits shifted right by one and
+    /// taken from 0x5f3759df, two 32-bit integer operations an element
+    /// (Newton's steps, the program's own operations, refine it).
+    rsqrtEstimate,
     /// Marks local task `target` active.
     activate,
     /// Advances cursor `target` by `by` steps.
@@ -218,6 +226,13 @@ struct CoreProgram {
   int addBuffer(std::string name, int64_t elements, ElementType type) {
     buffers.push_back({std::move(name), elements, type});
     return static_cast<int>(buffers.size()) - 1;
+  }
+  /// A buffer of f32 constants the program reads.
+  int addConstants(std::string name, std::vector<float> values) {
+    int buffer = addBuffer(std::move(name), static_cast<int64_t>(values.size()),
+                           ElementType::f32);
+    buffers[buffer].initial = std::move(values);
+    return buffer;
   }
   int addTask(Task task) {
     tasks.push_back(std::move(task));

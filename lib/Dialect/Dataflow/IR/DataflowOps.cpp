@@ -752,6 +752,23 @@ int64_t LayerNormOp::getFlopsPerSequence() {
   return 7 * elementsPerSequence(getInput());
 }
 
+/// The vector operations a core runs for a layer norm (docs/runtime.md,
+/// "Layer norm on the mesh"): per element, the row's sum, the square, the
+/// sum of squares, the normalizing multiply-add, the gain and the shift.
+constexpr int64_t kLayerNormOperationsPerElement = 6;
+/// Per row: the mean; the variance (the mean square plus epsilon, the
+/// mean's square, their difference); the reciprocal square root's
+/// estimate (two integer passes) and three Newton steps of four
+/// operations; the shift, -mean * rstd (a product and its negation).
+constexpr int64_t kLayerNormOperationsPerRow = 1 + 3 + 2 + 3 * 4 + 2;
+
+int64_t LayerNormOp::getExecutedFlopsPerSequence() {
+  int64_t elements = elementsPerSequence(getInput());
+  int64_t rows = elements / std::max<int64_t>(1, rowSpace(getInput()).back());
+  return 2 * (kLayerNormOperationsPerElement * elements +
+              kLayerNormOperationsPerRow * rows);
+}
+
 SmallVector<int64_t> LayerNormOp::getTilingSpace() {
   return rowSpace(getInput());
 }

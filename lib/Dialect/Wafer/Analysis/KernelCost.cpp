@@ -6,6 +6,8 @@
 
 #include "cgpt/Dialect/Wafer/Analysis/KernelCost.h"
 
+#include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -59,6 +61,9 @@ KernelShape shapeOf(RegionOp region) {
   shape.repeats = region.getRepeats();
   shape.experts = region.getExperts();
   shape.expertRows = region.getExpertRows().value_or(0);
+  if (region.getKernel() == dataflow::LayerNormOp::getOperationName() &&
+      region.getFused().empty())
+    shape.function = RowFunction::layerNorm;
   return shape;
 }
 
@@ -240,12 +245,13 @@ public:
 
   /// `count` tasks started.
   void tasks(double count) { add(count * activation); }
-  /// `count` operations over `n` elements each, `width` a cycle, reading
-  /// `readBytes` and writing `writeBytes` per element.
+  /// `count` operations over `n` elements each, `width` a cycle in each of
+  /// `passes` over them, reading `readBytes` and writing `writeBytes` per
+  /// element.
   void operations(double count, int64_t n, int64_t width, double readBytes,
-                  double writeBytes) {
+                  double writeBytes, double passes = 1) {
     double elements = static_cast<double>(n);
-    double simd = std::ceil(elements / static_cast<double>(width));
+    double simd = passes * std::ceil(elements / static_cast<double>(width));
     double ports = std::max(std::ceil(elements * readBytes / read),
                             std::ceil(elements * writeBytes / write));
     compute += count * simd;
@@ -277,6 +283,36 @@ private:
   }
   double activation, perWavelet, read, write;
 };
+
+/// A layer norm's operations on a core of `tb` tokens by `cb` features of
+/// `elementBytes` (docs/runtime.md, "Layer norm on the mesh"), its f32
+/// statistics read and written as one element each: per token, the row's
+/// sum, its squares and their sum; over the tokens, the mean, the variance
+/// (three operations), the reciprocal square root's estimate (two 32-bit
+/// passes), three Newton steps of three products and a multiply-add, and
+/// the shift (a product and a multiply-add); per token, the row's
+/// multiply-add; over the block, the gain's product and the shift's sum.
+void layerNormOperations(CoreWork &work, const target::WaferTargetModel &t,
+                         int64_t tb, int64_t cb, int64_t elementBytes) {
+  constexpr double f32 = 4;
+  double eb = static_cast<double>(elementBytes), rows = static_cast<double>(tb);
+  int64_t ops =
+      elementBytes <= 2 ? t.getHalfOpsPerCycle() : t.getF32OpsPerCycle();
+  int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
+  work.operations(rows, cb, ops, f32 + eb, f32);
+  work.operations(rows, cb, ops, 2 * eb, f32);
+  work.operations(rows, cb, f32Ops, 2 * f32, f32);
+  work.operations(1, tb, f32Fmacs, f32, f32);
+  work.operations(2, tb, f32Fmacs, 2 * f32, f32);
+  work.operations(1, tb, f32Ops, 2 * f32, f32);
+  work.operations(1, tb, f32Ops, f32, f32, /*passes=*/2);
+  work.operations(3 * 3, tb, f32Ops, 2 * f32, f32);
+  work.operations(3, tb, f32Fmacs, 2 * f32, f32);
+  work.operations(1, tb, f32Ops, 2 * f32, f32);
+  work.operations(1, tb, f32Fmacs, f32, f32);
+  work.operations(rows, cb, fmacLanes(t, elementBytes), f32 + eb, eb);
+  work.operations(2, tb * cb, ops, eb + f32, eb);
+}
 
 } // namespace
 
@@ -481,8 +517,11 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t cb = ceilDiv(k.columns, gk);
     work.tasks(1);
-    work.operations(static_cast<double>(vectorOperations(k)), tb * cb,
-                    vectorWidth, 2 * eb, eb);
+    if (k.function == RowFunction::layerNorm)
+      layerNormOperations(work, t, tb, cb, k.elementBytes);
+    else
+      work.operations(static_cast<double>(vectorOperations(k)), tb * cb,
+                      vectorWidth, 2 * eb, eb);
     if (k.kind == KernelKind::reduction && gk > 1) {
       // Two f32 statistics per token east through every core, each adding
       // its own, then the sums multicast back west past them all.

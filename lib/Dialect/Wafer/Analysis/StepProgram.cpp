@@ -28,12 +28,12 @@ namespace cgpt::wafer {
 static void appendCostKey(const ProgramRegion &region,
                           std::vector<int64_t> &key) {
   const KernelShape &k = region.shape;
-  key.insert(key.end(),
-             {reinterpret_cast<intptr_t>(
-                  region.op.getKernelAttr().getAsOpaquePointer()),
-              static_cast<int64_t>(k.kind), k.rows, k.columns, k.contracted,
-              k.flops, k.elementBytes, k.weightBytes, k.accumulator, k.chunks,
-              k.repeats, k.experts, k.expertRows});
+  key.insert(key.end(), {reinterpret_cast<intptr_t>(
+                             region.op.getKernelAttr().getAsOpaquePointer()),
+                         static_cast<int64_t>(k.kind), k.rows, k.columns,
+                         k.contracted, k.flops, k.elementBytes, k.weightBytes,
+                         k.accumulator, k.chunks, k.repeats, k.experts,
+                         k.expertRows, static_cast<int64_t>(k.function)});
 }
 
 /// Appends what `region`'s cost and grouping depend on to `key`.

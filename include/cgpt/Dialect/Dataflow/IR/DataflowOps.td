@@ -495,12 +495,14 @@ def Dataflow_UnmergeHeadsOp : Dataflow_Kernel<"unmerge_heads", (ins
 
 def Dataflow_LayerNormOp : Dataflow_Kernel<"layer_norm", (ins
     Dataflow_Stream:$input, Dataflow_Stream:$gamma, Dataflow_Stream:$beta,
-    F64Attr:$epsilon), [], ["getKernelKind"]> {
+    F64Attr:$epsilon), [], ["getKernelKind", "getExecutedFlopsPerSequence"]> {
   let summary = "layer norm, with the row statistics the gradient needs";
   let description = [{
     Normalizes each row of `input` and returns it with the row mean and
     reciprocal standard deviation (f32, one per row). Tiling space
-    `[rows, d_model]`; 7 FLOPs per element (Appendix F).
+    `[rows, d_model]`; 7 FLOPs per element (Appendix F). The cores execute
+    12 per element and 40 per row: the vector operations of the mesh
+    program, two FLOPs to an operation (docs/runtime.md).
   }];
   let results = (outs Dataflow_Stream:$result, Dataflow_Stream:$mean,
                       Dataflow_Stream:$rstd);

@@ -80,6 +80,11 @@ inline int64_t tokenGroupsOn(const Rect &rect, int64_t featureGroups) {
   return rect.w / featureGroups * rect.h;
 }
 
+/// A row kernel whose mesh program is its own algorithm, read from the
+/// region's kernel; the others' programs run their executed FLOPs as
+/// vector operations (docs/runtime.md).
+enum class RowFunction : uint8_t { other, layerNorm };
+
 /// What the timing model needs of one kernel: a region's attributes.
 struct KernelShape {
   KernelKind kind = KernelKind::elementwise;
@@ -91,6 +96,7 @@ struct KernelShape {
   /// `expertRows` rows of the micro-batch (0: not planned yet; the
   /// expected largest load is derived).
   int64_t experts = 0, expertRows = 0;
+  RowFunction function = RowFunction::other;
 };
 
 /// The time of one kernel run, in cycles, by bound: a core's tasks and
