@@ -763,12 +763,11 @@ private:
   void printMeshRuns(const cgpt::sim::mesh::MeshKernelOffload &mesh,
                      int64_t steps) {
     out << llvm::formatv(
-        "cycle-level: {0} weight kernel, {1} token sum and {2} layer norm "
-        "runs in {3} step(s) on the mesh with real values, {4} simulated "
+        "cycle-level: {0} weight kernel, {1} token sum and {2} norm runs "
+        "in {3} step(s) on the mesh with real values, {4} simulated "
         "cycles\n",
-        mesh.getWeightKernelRuns(), mesh.getTokenSumRuns(),
-        mesh.getLayerNormRuns(), steps,
-        cgpt::formatGrouped(mesh.getMeshCycles()));
+        mesh.getWeightKernelRuns(), mesh.getTokenSumRuns(), mesh.getNormRuns(),
+        steps, cgpt::formatGrouped(mesh.getMeshCycles()));
     for (const auto &[why, runs] : mesh.getHostRuns())
       out << llvm::formatv("cycle-level: {0} run(s) on the host: {1}\n", runs,
                            why);

@@ -14,15 +14,15 @@
 // pass), 16-bit and f32 streams, and kernels run in chunks; and the token
 // sum's (a bias gradient's) gives the plain sum over the tokens, on layouts
 // of the same kinds, with one row of token groups (no chain; with blocks,
-// each block leaves the core); and the layer norm's gives the plain layer
-// norm, its mean and its reciprocal standard deviation, with its
-// statistics summed along segments of one and of several cores. The engine
+// each block leaves the core); and the layer and RMS norms' give the plain
+// norms and their statistics (mean, reciprocal standard deviation), summed
+// along segments of one and of several cores. The engine
 // sums in another order than the reference, hence the tolerance.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Sim/Mesh/KernelValues.h"
-#include "cgpt/Sim/Mesh/LayerNormValues.h"
+#include "cgpt/Sim/Mesh/NormValues.h"
 #include "cgpt/Sim/Mesh/TokenSumValues.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -356,19 +356,18 @@ TEST_F(KernelValues, TokenSumRefusesWhatItCannotCarry) {
   EXPECT_EQ(error, "the input has 3 elements; the kernel takes 10 x 7");
 }
 
-KernelShape layerNorm(int64_t tokensPerSequence, int64_t features,
-                      int64_t bytes) {
+KernelShape norm(wafer::RowFunction function, int64_t tokensPerSequence,
+                 int64_t features, int64_t bytes) {
   KernelShape k;
   k.kind = KernelKind::reduction;
-  k.function = wafer::RowFunction::layerNorm;
+  k.function = function;
   k.rows = tokensPerSequence;
   k.columns = features;
-  k.flops = 12 * tokensPerSequence * features + 40 * tokensPerSequence;
   k.elementBytes = bytes;
   return k;
 }
 
-const TokenSumCase kLayerNormCases[] = {
+const TokenSumCase kNormCases[] = {
     {"groups that do not divide",
      2,
      5,
@@ -387,62 +386,75 @@ const TokenSumCase kLayerNormCases[] = {
     {"one core", 1, 3, 5, 2, {1, 1, Edge::none, 0}, {0, 0, 1, 1}},
 };
 
-TEST_F(KernelValues, LayerNormIsTheLayerNorm) {
+TEST_F(KernelValues, NormsAreTheNorms) {
   constexpr double kEpsilon = 1e-5;
-  for (const TokenSumCase &c : kLayerNormCases) {
-    SCOPED_TRACE(c.what);
-    int64_t tokens = c.sequences * c.tokensPerSequence, n = c.features;
-    std::vector<float> input = random(tokens * n, 11), gain = random(n, 12),
-                       shift = random(n, 13);
-    // Rows far from zero mean, as a residual stream's can be.
-    for (int64_t i = 0; i < tokens * n; ++i)
-      input[i] = 3.0f * input[i] + 0.5f;
-    std::string error;
-    std::optional<LayerNormRun> ran = runLayerNorm(
-        layerNorm(c.tokensPerSequence, n, c.bytes), c.layout, c.sequences,
-        mini(), c.rect, input, gain, shift, kEpsilon, error);
-    ASSERT_TRUE(ran) << error;
-    EXPECT_GT(ran->cycles, 0);
-    for (int64_t t = 0; t < tokens; ++t) {
-      double mean = 0, variance = 0;
-      for (int64_t i = 0; i < n; ++i)
-        mean += input[t * n + i];
-      mean /= static_cast<double>(n);
-      for (int64_t i = 0; i < n; ++i)
-        variance += (input[t * n + i] - mean) * (input[t * n + i] - mean);
-      double rstd =
-          1.0 / std::sqrt(variance / static_cast<double>(n) + kEpsilon);
-      EXPECT_NEAR(ran->mean[t], mean, 1e-5 * (1.0 + std::abs(mean)))
-          << "token " << t;
-      EXPECT_NEAR(ran->rstd[t], rstd, 1e-5 * rstd) << "token " << t;
-      for (int64_t i = 0; i < n; ++i) {
-        double want = (input[t * n + i] - mean) * rstd * gain[i] + shift[i];
-        EXPECT_NEAR(ran->result[t * n + i], want, 1e-4 * (1.0 + std::abs(want)))
-            << "token " << t << ", feature " << i;
+  for (auto function :
+       {wafer::RowFunction::layerNorm, wafer::RowFunction::rmsNorm})
+    for (const TokenSumCase &c : kNormCases) {
+      bool centered = function == wafer::RowFunction::layerNorm;
+      SCOPED_TRACE(std::string(centered ? "layer norm, " : "RMS norm, ") +
+                   c.what);
+      int64_t tokens = c.sequences * c.tokensPerSequence, n = c.features;
+      std::vector<float> input = random(tokens * n, 11), gain = random(n, 12),
+                         shift =
+                             centered ? random(n, 13) : std::vector<float>();
+      // Rows far from zero mean, as a residual stream's can be.
+      for (int64_t i = 0; i < tokens * n; ++i)
+        input[i] = 3.0f * input[i] + 0.5f;
+      std::string error;
+      std::optional<NormRun> ran = runNorm(
+          norm(function, c.tokensPerSequence, n, c.bytes), c.layout,
+          c.sequences, mini(), c.rect, input, gain, shift, kEpsilon, error);
+      ASSERT_TRUE(ran) << error;
+      EXPECT_GT(ran->cycles, 0);
+      ASSERT_EQ(ran->mean.size(), static_cast<size_t>(centered ? tokens : 0));
+      for (int64_t t = 0; t < tokens; ++t) {
+        double mean = 0, variance = 0;
+        for (int64_t i = 0; i < n; ++i)
+          mean += centered ? input[t * n + i] : 0.0;
+        mean /= static_cast<double>(n);
+        for (int64_t i = 0; i < n; ++i)
+          variance += (input[t * n + i] - mean) * (input[t * n + i] - mean);
+        double rstd =
+            1.0 / std::sqrt(variance / static_cast<double>(n) + kEpsilon);
+        if (centered) {
+          EXPECT_NEAR(ran->mean[t], mean, 1e-5 * (1.0 + std::abs(mean)))
+              << "token " << t;
+        }
+        EXPECT_NEAR(ran->rstd[t], rstd, 1e-5 * rstd) << "token " << t;
+        for (int64_t i = 0; i < n; ++i) {
+          double want = (input[t * n + i] - mean) * rstd * gain[i] +
+                        (centered ? shift[i] : 0.0);
+          EXPECT_NEAR(ran->result[t * n + i], want,
+                      1e-4 * (1.0 + std::abs(want)))
+              << "token " << t << ", feature " << i;
+        }
       }
     }
-  }
 }
 
-TEST_F(KernelValues, LayerNormRefusesWhatItCannotCarry) {
+TEST_F(KernelValues, NormRefusesWhatItCannotCarry) {
   wafer::Rect rect{0, 0, 4, 3};
   Layout layout{3, 2, Edge::none, 0};
   std::string error;
   std::vector<float> input(2 * 5 * 7, 1.0f), features(7, 1.0f);
-  KernelShape other = layerNorm(5, 7, 4);
-  other.function = wafer::RowFunction::other;
-  EXPECT_FALSE(runLayerNorm(other, layout, 2, mini(), rect, input, features,
-                            features, 1e-5, error));
-  EXPECT_EQ(error, "it is not a layer norm");
-  EXPECT_FALSE(runLayerNorm(layerNorm(5, 7, 4), {7, 2, Edge::none, 0}, 2,
-                            mini(), rect, input, features, features, 1e-5,
-                            error));
+  KernelShape layerNorm = norm(wafer::RowFunction::layerNorm, 5, 7, 4);
+  EXPECT_FALSE(runNorm(norm(wafer::RowFunction::other, 5, 7, 4), layout, 2,
+                       mini(), rect, input, features, features, 1e-5, error));
+  EXPECT_EQ(error, "it is not a layer or RMS norm");
+  EXPECT_FALSE(runNorm(layerNorm, {7, 2, Edge::none, 0}, 2, mini(), rect, input,
+                       features, features, 1e-5, error));
   EXPECT_EQ(error, "its layout of 7 x 2 groups does not fit its 4 x 3 "
                    "rectangle in segments along its rows");
-  EXPECT_FALSE(runLayerNorm(layerNorm(5, 7, 4), layout, 2, mini(), rect, input,
-                            std::vector<float>(3), features, 1e-5, error));
+  EXPECT_FALSE(runNorm(layerNorm, layout, 2, mini(), rect, input,
+                       std::vector<float>(3), features, 1e-5, error));
   EXPECT_EQ(error, "the operands have 70, 3 and 7 elements; the kernel takes "
-                   "10 x 7 and 7 twice");
+                   "10 x 7, 7 and 7");
+  // An RMS norm has no shift.
+  EXPECT_FALSE(runNorm(norm(wafer::RowFunction::rmsNorm, 5, 7, 4), layout, 2,
+                       mini(), rect, input, features, features, 1e-5, error));
+  EXPECT_EQ(error, "the operands have 70, 7 and 7 elements; the kernel takes "
+                   "10 x 7, 7 and 0");
 }
 
 } // namespace

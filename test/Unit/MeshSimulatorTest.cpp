@@ -580,36 +580,48 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
       << error;
 }
 
-/// A layer norm of 2 tokens by 4 f32 features on one core (mini: 2 f32
-/// operations or 1 f32 FMAC a cycle, 16 B read and 8 B written a cycle),
-/// by hand: the task's activation, 2; per token, the row's sum, squares and
-/// sum of squares, 2 cycles each: 12; over the 2 tokens, 27 (the mean, the
-/// variance's multiply-adds and the Newton steps' one each at 2 cycles, 8
-/// of them, 16; the products at 1, 9; the estimate's two passes, 2); the
-/// rows' multiply-adds, 4 each: 8; the gain and the shift over 8 elements,
-/// 4 each: 8. An FMAC twice as wide halves the multiply-adds: 11 fewer.
-TEST(MeshSimulator, LayerNormOnOneCoreByHand) {
+/// A layer norm and an RMS norm of 2 tokens by 4 f32 features on one core
+/// (mini: 2 f32 operations or 1 f32 FMAC a cycle, 16 B read and 8 B
+/// written a cycle), by hand. The layer norm: the task's activation, 2;
+/// per token, the row's sum, squares and sum of squares, 2 cycles each:
+/// 12; over the 2 tokens, 27 (the mean, the variance's multiply-adds and
+/// the Newton steps' one each at 2 cycles, 8 of them, 16; the products at
+/// 1, 9; the estimate's two passes, 2); the rows' multiply-adds, 4 each: 8;
+/// the gain and the shift over 8 elements, 4 each: 8. An FMAC twice as
+/// wide halves the multiply-adds: 11 fewer. The RMS norm: 2; the squares
+/// and their sum, 8; over the tokens 19 (the mean square's and the Newton
+/// steps' multiply-adds, 8; the products, 9; the estimate, 2); the rows, 8;
+/// the gain, 4. The wider FMAC: 8 fewer.
+TEST(MeshSimulator, NormsOnOneCoreByHand) {
   mlir::MLIRContext context;
   auto target = cgpt::target::WaferTargetModel::load("mini", &context);
   ASSERT_TRUE(mlir::succeeded(target));
   cgpt::wafer::KernelShape k;
   k.kind = cgpt::wafer::KernelKind::reduction;
-  k.function = cgpt::wafer::RowFunction::layerNorm;
   k.rows = 2;
   k.columns = 4;
   k.elementBytes = 4;
   cgpt::wafer::Layout layout{1, 1, cgpt::wafer::Edge::none, 0};
-  MeshProgram program =
-      buildKernelProgram(k, layout, 1, *target, {0, 0, 1, 1}).mesh;
-  MeshConfig c = meshConfig(*target);
-  std::string error;
-  std::optional<MeshResult> run = simulate(program, c, error);
-  ASSERT_TRUE(run) << error;
-  EXPECT_EQ(run->cycles, 2 + 12 + 27 + 8 + 8);
-  c.f32Fmacs = 2;
-  run = simulate(program, c, error);
-  ASSERT_TRUE(run) << error;
-  EXPECT_EQ(run->cycles, 2 + 12 + 27 + 8 + 8 - 11);
+  struct Expected {
+    cgpt::wafer::RowFunction function;
+    int64_t cycles, widerFmac;
+  };
+  for (Expected e :
+       {Expected{cgpt::wafer::RowFunction::layerNorm, 2 + 12 + 27 + 8 + 8, 11},
+        Expected{cgpt::wafer::RowFunction::rmsNorm, 2 + 8 + 19 + 8 + 4, 8}}) {
+    k.function = e.function;
+    MeshProgram program =
+        buildKernelProgram(k, layout, 1, *target, {0, 0, 1, 1}).mesh;
+    MeshConfig c = meshConfig(*target);
+    std::string error;
+    std::optional<MeshResult> run = simulate(program, c, error);
+    ASSERT_TRUE(run) << error;
+    EXPECT_EQ(run->cycles, e.cycles);
+    c.f32Fmacs = 2;
+    run = simulate(program, c, error);
+    ASSERT_TRUE(run) << error;
+    EXPECT_EQ(run->cycles, e.cycles - e.widerFmac);
+  }
 }
 
 /// A stream sent to a neighbour that never takes it fills the queues and

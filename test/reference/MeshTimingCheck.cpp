@@ -162,12 +162,15 @@ KernelShape rows(KernelKind kind, int64_t tokens, int64_t features,
   return k;
 }
 
-/// A layer norm of `tokens` rows of `features`: its own program, 12
-/// executed FLOPs an element and 40 a row (dataflow.layer_norm).
-KernelShape layerNorm(int64_t tokens, int64_t features) {
-  KernelShape k = rows(KernelKind::reduction, tokens, features, 12);
-  k.flops += 40 * tokens;
-  k.function = cgpt::wafer::RowFunction::layerNorm;
+/// A layer norm (or, with `rms`, an RMS norm) of `tokens` rows of
+/// `features`: its own program, with the executed FLOPs of
+/// dataflow.layer_norm (12 an element and 40 a row) or dataflow.rms_norm
+/// (8 and 30).
+KernelShape norm(int64_t tokens, int64_t features, bool rms = false) {
+  KernelShape k = rows(KernelKind::reduction, tokens, features, rms ? 8 : 12);
+  k.flops += (rms ? 30 : 40) * tokens;
+  k.function = rms ? cgpt::wafer::RowFunction::rmsNorm
+                   : cgpt::wafer::RowFunction::layerNorm;
   return k;
 }
 
@@ -218,9 +221,11 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"attention backward, 8 x 8", attention(128, 64, 5), 1, 8, 8},
       {"attention backward, 16 x 16", attention(256, 64, 5), 1, 16, 16},
       {"attention forward, one core", attention(32, 16, 2), 1, 1, 1},
-      {"layer norm, square", layerNorm(64, 256), 1, 8, 8},
-      {"layer norm, long rows", layerNorm(16, 2048), 1, 128, 2},
-      {"layer norm, many tokens", layerNorm(512, 64), 2, 4, 8},
+      {"layer norm, square", norm(64, 256), 1, 8, 8},
+      {"layer norm, long rows", norm(16, 2048), 1, 128, 2},
+      {"layer norm, many tokens", norm(512, 64), 2, 4, 8},
+      {"RMS norm, square", norm(64, 256, true), 1, 8, 8},
+      {"RMS norm, long rows", norm(16, 2048, true), 1, 128, 2},
       {"softmax statistics, wide", rows(K::reduction, 32, 4096, 5), 1, 64, 4},
       {"GELU, square", rows(K::elementwise, 64, 256, 20), 1, 8, 8},
       {"GELU, one feature per core", rows(K::elementwise, 128, 64, 20), 1, 64,

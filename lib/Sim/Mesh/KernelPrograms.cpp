@@ -339,16 +339,17 @@ void sumStatistics(std::vector<Op> &body, int s, int segment, int stats,
   }
 }
 
-/// A layer norm (RowFunction::layerNorm), each core on its tokens' rows of
-/// its features: one row at a time, the row's sum and the sum of its
-/// squares; the segment sums them (sumStatistics); then, over its tokens,
-/// the mean, the variance and the reciprocal standard deviation (Newton's
-/// method from the estimate of the bits); one multiply-add a row
-/// normalizes it; the gain and the shift of the core's features, repeated
-/// along the rows, scale and shift the whole block. The buffers are
-/// declared in LayerNormBuffer's order.
-void layerNormKernel(Builder &b, const KernelShape &k, const Layout &layout,
-                     int64_t microBatch, double epsilon) {
+/// A norm (RowFunction::layerNorm or rmsNorm), each core on its tokens'
+/// rows of its features: one row at a time, the row's sum (a layer norm's)
+/// and the sum of its squares; the segment sums them (sumStatistics);
+/// then, over its tokens, the mean and variance or the mean square, and
+/// the reciprocal square root (Newton's method from the estimate of the
+/// bits); one multiply-add a row normalizes it; the gain (and a layer
+/// norm's shift) of the core's features, repeated along the rows, scale
+/// and shift the whole block. The buffers are declared in NormBuffer's
+/// order.
+void normKernel(Builder &b, const KernelShape &k, const Layout &layout,
+                int64_t microBatch, double epsilon) {
   constexpr ElementType f32 = ElementType::f32;
   ElementType type = elementTypeOf(k.elementBytes);
   KernelProgram &out = b.out;
@@ -356,27 +357,31 @@ void layerNormKernel(Builder &b, const KernelShape &k, const Layout &layout,
   int64_t tb, cb;
   std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
   bool reduce = out.segment > 1;
+  bool centered = k.function == wafer::RowFunction::layerNorm;
+  // Per token: a layer norm's sum, then the sum of squares.
+  int64_t statistics = (centered ? 2 : 1) * tb;
   b.forEachCore([&](int x, int y, int s) {
     if (reduce)
       routeStatistics(b, x, y, s);
     b.assign(x, y, statisticsPart(s, out.segment), [&] {
       CoreProgram p;
       int data = p.addBuffer("data", tb * cb, type);
-      int stats = p.addBuffer("statistics", 2 * tb, f32);
-      int perToken = p.addBuffer("mean, rstd and shift", 3 * tb, f32);
+      int stats = p.addBuffer("statistics", statistics, f32);
+      int perToken = p.addBuffer(centered ? "mean, rstd and shift" : "rstd",
+                                 (centered ? 3 : 1) * tb, f32);
       int squares = p.addBuffer("squares", std::max(tb, cb), f32);
       int gain = p.addBuffer("gain", cb, f32);
-      int shift = p.addBuffer("shift", cb, f32);
+      int shift = p.addBuffer("shift", centered ? cb : 0, f32);
       enum { kInverseWidth, kEpsilon, kMinusOne, kThreeHalves, kMinusHalf };
       int constants = p.addConstants(
           "constants",
           {static_cast<float>(1.0 / static_cast<double>(k.columns)),
            static_cast<float>(epsilon), -1.0f, 1.5f, -0.5f});
-      assert(data == kLayerNormData && stats == kLayerNormStatistics &&
-             perToken == kLayerNormPerToken && squares == kLayerNormSquares &&
-             gain == kLayerNormGain && shift == kLayerNormShift &&
-             constants == kLayerNormConstants &&
-             "the buffers in LayerNormBuffer's order");
+      assert(data == kNormData && stats == kNormStatistics &&
+             perToken == kNormPerToken && squares == kNormSquares &&
+             gain == kNormGain && shift == kNormShift &&
+             constants == kNormConstants &&
+             "the buffers in NormBuffer's order");
       // One element, the same for every element of an operation.
       auto scalar = [](int buffer, int64_t at, int cursor = -1) {
         return Dsd::memory(buffer, at, cursor, /*stride=*/0);
@@ -393,33 +398,44 @@ void layerNormKernel(Builder &b, const KernelShape &k, const Layout &layout,
       auto fmac = [&](Dsd dst, Dsd a, Dsd c, Dsd m, int64_t n, ElementType t) {
         ops.push_back(Op::fmacOp(dst, a, c, m, n, t));
       };
-      auto advanceRow = [&] {
+      // Runs `rowOps` once a token, the cursors on its row and statistics.
+      auto eachToken = [&](const std::function<void()> &rowOps) {
+        size_t loop = ops.size();
+        ops.push_back(Op::loopOp(0, tb));
+        rowOps();
         ops.push_back(Op::advanceOp(rowCursor));
         ops.push_back(Op::advanceOp(tokenCursor));
+        ops[loop].target = static_cast<int>(ops.size() - loop - 1);
       };
-      // A token's sum and sum of squares, row by row.
-      ops.push_back(Op::loopOp(5, tb));
-      Dsd sum = scalar(stats, 0, tokenCursor),
-          sumOfSquares = scalar(stats, tb, tokenCursor);
-      vector(Op::Kind::fadd, sum, sum, row, cb, type);
-      vector(Op::Kind::fmul, Dsd::memory(squares), row, row, cb, type);
-      vector(Op::Kind::fadd, sumOfSquares, sumOfSquares, Dsd::memory(squares),
-             cb, f32);
-      advanceRow();
+      int64_t squaresAt = centered ? tb : 0;
+      eachToken([&] {
+        if (centered) {
+          Dsd sum = scalar(stats, 0, tokenCursor);
+          vector(Op::Kind::fadd, sum, sum, row, cb, type);
+        }
+        Dsd sumOfSquares = scalar(stats, squaresAt, tokenCursor);
+        vector(Op::Kind::fmul, Dsd::memory(squares), row, row, cb, type);
+        vector(Op::Kind::fadd, sumOfSquares, sumOfSquares, Dsd::memory(squares),
+               cb, f32);
+      });
       if (reduce)
-        sumStatistics(ops, s, out.segment, stats, 2 * tb);
-      // Over the tokens: mean = sum / d; variance = the mean square + eps
-      // - mean^2; rstd from its estimate by three Newton steps,
-      // y (3/2 - variance y^2 / 2); shift = -mean rstd.
-      Dsd mean = Dsd::memory(perToken), rstd = Dsd::memory(perToken, tb),
-          shiftOf = Dsd::memory(perToken, 2 * tb),
-          variance = Dsd::memory(stats, tb), work = Dsd::memory(squares);
-      fmac(mean, Dsd::zero(), Dsd::memory(stats), constant(kInverseWidth), tb,
-           f32);
+        sumStatistics(ops, s, out.segment, stats, statistics);
+      // Over the tokens: the variance, as the mean square + eps (less a
+      // layer norm's mean^2, mean = sum / d); rstd from its estimate by
+      // three Newton steps, y (3/2 - variance y^2 / 2); a layer norm's
+      // shift = -mean rstd.
+      Dsd variance = Dsd::memory(stats, squaresAt), work = Dsd::memory(squares);
+      int64_t rstdAt = centered ? tb : 0;
+      Dsd rstd = Dsd::memory(perToken, rstdAt);
       fmac(variance, constant(kEpsilon), variance, constant(kInverseWidth), tb,
            f32);
-      vector(Op::Kind::fmul, work, mean, mean, tb, f32);
-      fmac(variance, variance, work, constant(kMinusOne), tb, f32);
+      Dsd mean = Dsd::memory(perToken), shiftOf = Dsd::memory(perToken, 2 * tb);
+      if (centered) {
+        fmac(mean, Dsd::zero(), Dsd::memory(stats), constant(kInverseWidth), tb,
+             f32);
+        vector(Op::Kind::fmul, work, mean, mean, tb, f32);
+        fmac(variance, variance, work, constant(kMinusOne), tb, f32);
+      }
       vector(Op::Kind::rsqrtEstimate, rstd, variance, Dsd(), tb, f32);
       for (int step = 0; step < 3; ++step) {
         vector(Op::Kind::fmul, work, rstd, rstd, tb, f32);
@@ -427,18 +443,22 @@ void layerNormKernel(Builder &b, const KernelShape &k, const Layout &layout,
         fmac(work, constant(kThreeHalves), work, constant(kMinusHalf), tb, f32);
         vector(Op::Kind::fmul, rstd, rstd, work, tb, f32);
       }
-      vector(Op::Kind::fmul, shiftOf, mean, rstd, tb, f32);
-      fmac(shiftOf, Dsd::zero(), shiftOf, constant(kMinusOne), tb, f32);
-      // Each row: x rstd + shift.
-      ops.push_back(Op::loopOp(3, tb));
-      fmac(row, scalar(perToken, 2 * tb, tokenCursor), row,
-           scalar(perToken, tb, tokenCursor), cb, type);
-      advanceRow();
-      // The gain and the shift of the core's features, along every row.
+      if (centered) {
+        vector(Op::Kind::fmul, shiftOf, mean, rstd, tb, f32);
+        fmac(shiftOf, Dsd::zero(), shiftOf, constant(kMinusOne), tb, f32);
+      }
+      // Each row: x rstd (+ a layer norm's shift).
+      eachToken([&] {
+        fmac(row,
+             centered ? scalar(perToken, 2 * tb, tokenCursor) : Dsd::zero(),
+             row, scalar(perToken, rstdAt, tokenCursor), cb, type);
+      });
+      // The gain (and shift) of the core's features, along every row.
       vector(Op::Kind::fmul, Dsd::memory(data), Dsd::memory(data),
              Dsd::ring(gain), tb * cb, type);
-      vector(Op::Kind::fadd, Dsd::memory(data), Dsd::memory(data),
-             Dsd::ring(shift), tb * cb, type);
+      if (centered)
+        vector(Op::Kind::fadd, Dsd::memory(data), Dsd::memory(data),
+               Dsd::ring(shift), tb * cb, type);
       p.startActive.push_back(p.addTask(Task{false, -1, std::move(ops)}));
       return p;
     });
@@ -663,8 +683,8 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
   case KernelKind::reduction:
   case KernelKind::elementwise:
   case KernelKind::embedding:
-    if (k.function == wafer::RowFunction::layerNorm)
-      layerNormKernel(b, k, layout, microBatch, options.epsilon);
+    if (k.function != wafer::RowFunction::other)
+      normKernel(b, k, layout, microBatch, options.epsilon);
     else
       rowKernel(b, k, layout, microBatch, target);
     break;

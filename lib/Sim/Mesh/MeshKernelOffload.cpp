@@ -9,7 +9,7 @@
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/KernelValues.h"
-#include "cgpt/Sim/Mesh/LayerNormValues.h"
+#include "cgpt/Sim/Mesh/NormValues.h"
 #include "cgpt/Sim/Mesh/TokenSumValues.h"
 
 using namespace mlir;
@@ -110,8 +110,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     return runExperts(op, region, where, frame, sequences);
   if (where.shape.kind == KernelKind::token_sum)
     return runTokenSum(op, region, where, frame, sequences);
-  if (where.shape.function == wafer::RowFunction::layerNorm)
-    return runLayerNorm(op, region, where, frame, sequences);
+  if (where.shape.function != wafer::RowFunction::other)
+    return runNorm(op, region, where, frame, sequences);
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
   if (!matmul && where.shape.kind != KernelKind::weight_grad)
     return false;
@@ -210,40 +210,52 @@ FailureOr<bool> MeshKernelOffload::runTokenSum(Operation *op,
   return true;
 }
 
-FailureOr<bool> MeshKernelOffload::runLayerNorm(Operation *op,
-                                                wafer::RegionOp region,
-                                                const Placed &where,
-                                                exec::KernelFrame &frame,
-                                                int64_t sequences) {
-  auto norm = dyn_cast<dataflow::LayerNormOp>(op);
-  std::string refusal = layerNormRefusal(where.shape, where.layout, where.rect);
-  if (!norm && refusal.empty())
-    refusal = "it is not a dataflow.layer_norm";
+FailureOr<bool> MeshKernelOffload::runNorm(Operation *op,
+                                           wafer::RegionOp region,
+                                           const Placed &where,
+                                           exec::KernelFrame &frame,
+                                           int64_t sequences) {
+  auto layerNorm = dyn_cast<dataflow::LayerNormOp>(op);
+  auto rmsNorm = dyn_cast<dataflow::RMSNormOp>(op);
+  std::string refusal = normRefusal(where.shape, where.layout, where.rect);
+  if (!layerNorm && !rmsNorm && refusal.empty())
+    refusal = "it is not a dataflow.layer_norm or dataflow.rms_norm";
   if (!refusal.empty()) {
     onHost(region, refusal);
     return false;
   }
   // Every leading index of the input is a token: [T, N].
-  const Tensor &input = frame[norm.getInput()];
+  const Tensor &input =
+      frame[layerNorm ? layerNorm.getInput() : rmsNorm.getInput()];
+  const Tensor &gain =
+      frame[layerNorm ? layerNorm.getGamma() : rmsNorm.getGamma()];
+  llvm::ArrayRef<float> shift;
+  if (layerNorm)
+    shift = frame[layerNorm.getBeta()].data;
+  double epsilon = (layerNorm ? layerNorm.getEpsilon() : rmsNorm.getEpsilon())
+                       .convertToDouble();
   std::string error;
-  std::optional<LayerNormRun> ran = mesh::runLayerNorm(
-      where.shape, where.layout, sequences, *target, where.rect, input.data,
-      frame[norm.getGamma()].data, frame[norm.getBeta()].data,
-      norm.getEpsilon().convertToDouble(), error);
+  std::optional<NormRun> ran =
+      mesh::runNorm(where.shape, where.layout, sequences, *target, where.rect,
+                    input.data, gain.data, shift, epsilon, error);
   if (!ran)
     return failedOnMesh(region, error);
-  ++layerNormRuns;
+  ++normRuns;
   meshCycles += ran->cycles;
-  Tensor result(input.shape);
-  result.data = std::move(ran->result);
   llvm::SmallVector<int64_t, 4> rowShape(input.shape.begin(),
                                          input.shape.end() - 1);
-  Tensor mean(rowShape), rstd(rowShape);
-  mean.data = std::move(ran->mean);
+  Tensor result(input.shape), rstd(rowShape);
+  result.data = std::move(ran->result);
   rstd.data = std::move(ran->rstd);
-  frame.set(norm.getResult(), std::move(result));
-  frame.set(norm.getMean(), std::move(mean));
-  frame.set(norm.getRstd(), std::move(rstd));
+  if (layerNorm) {
+    Tensor mean(rowShape);
+    mean.data = std::move(ran->mean);
+    frame.set(layerNorm.getMean(), std::move(mean));
+  }
+  frame.set(layerNorm ? layerNorm.getResult() : rmsNorm.getResult(),
+            std::move(result));
+  frame.set(layerNorm ? layerNorm.getRstd() : rmsNorm.getRstd(),
+            std::move(rstd));
   return true;
 }
 

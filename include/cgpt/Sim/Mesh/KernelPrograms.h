@@ -37,24 +37,25 @@ struct KernelProgramOptions {
   /// Every column of segments, not only the first: needed to carry the
   /// values of every token group.
   bool allTokenGroups = false;
-  /// A layer norm's epsilon, a constant of its program (the timing does
-  /// not depend on it).
+  /// A norm's epsilon, a constant of its program (the timing does not
+  /// depend on it).
   double epsilon = 0;
 };
 
-/// The buffers a layer norm's program declares, in order: its tokens'
-/// rows (normalized in place), the statistics its segment sums (the rows'
-/// sums, then their sums of squares), per token the mean, the reciprocal
-/// standard deviation and the shift, a row's squares, the gain and the
-/// shift of its features, and its constants.
-enum LayerNormBuffer : int {
-  kLayerNormData,
-  kLayerNormStatistics,
-  kLayerNormPerToken,
-  kLayerNormSquares,
-  kLayerNormGain,
-  kLayerNormShift,
-  kLayerNormConstants,
+/// The buffers a norm's program declares, in order: its tokens' rows
+/// (normalized in place), the statistics its segment sums (a layer norm's
+/// rows' sums, then the sums of squares), per token a layer norm's mean,
+/// the reciprocal standard deviation and a layer norm's shift, a row's
+/// squares, the gain and a layer norm's shift of its features, and its
+/// constants.
+enum NormBuffer : int {
+  kNormData,
+  kNormStatistics,
+  kNormPerToken,
+  kNormSquares,
+  kNormGain,
+  kNormShift,
+  kNormConstants,
 };
 
 /// A kernel's program with what it decided.

@@ -752,21 +752,28 @@ int64_t LayerNormOp::getFlopsPerSequence() {
   return 7 * elementsPerSequence(getInput());
 }
 
-/// The vector operations a core runs for a layer norm (docs/runtime.md,
-/// "Layer norm on the mesh"): per element, the row's sum, the square, the
-/// sum of squares, the normalizing multiply-add, the gain and the shift.
-constexpr int64_t kLayerNormOperationsPerElement = 6;
-/// Per row: the mean; the variance (the mean square plus epsilon, the
-/// mean's square, their difference); the reciprocal square root's
-/// estimate (two integer passes) and three Newton steps of four
-/// operations; the shift, -mean * rstd (a product and its negation).
-constexpr int64_t kLayerNormOperationsPerRow = 1 + 3 + 2 + 3 * 4 + 2;
+/// The vector operations per row of a norm's reciprocal square root on
+/// the mesh: the estimate (two integer passes) and three Newton steps of
+/// four operations (docs/runtime.md, "Norms on the mesh").
+constexpr int64_t kReciprocalSquareRootOperations = 2 + 3 * 4;
+
+/// FLOPs a norm's mesh program executes over `input`, two to a vector
+/// operation: `perElement` operations an element and `perRow` a row.
+static int64_t normExecutedFlops(Value input, int64_t perElement,
+                                 int64_t perRow) {
+  int64_t elements = elementsPerSequence(input);
+  int64_t rows = elements / std::max<int64_t>(1, rowSpace(input).back());
+  return 2 * (perElement * elements + perRow * rows);
+}
 
 int64_t LayerNormOp::getExecutedFlopsPerSequence() {
-  int64_t elements = elementsPerSequence(getInput());
-  int64_t rows = elements / std::max<int64_t>(1, rowSpace(getInput()).back());
-  return 2 * (kLayerNormOperationsPerElement * elements +
-              kLayerNormOperationsPerRow * rows);
+  // Per element: the row's sum, the square, the sum of squares, the
+  // normalizing multiply-add, the gain and the shift. Per row: the mean;
+  // the variance (the mean square plus epsilon, the mean's square, their
+  // difference); the reciprocal square root; the shift, -mean * rstd (a
+  // product and its negation).
+  return normExecutedFlops(getInput(), 6,
+                           1 + 3 + kReciprocalSquareRootOperations + 2);
 }
 
 SmallVector<int64_t> LayerNormOp::getTilingSpace() {
@@ -809,6 +816,13 @@ KernelKind RMSNormOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t RMSNormOp::getFlopsPerSequence() {
   return 4 * elementsPerSequence(getInput());
+}
+
+int64_t RMSNormOp::getExecutedFlopsPerSequence() {
+  // Per element: the square, the sum of squares, the normalizing product
+  // and the gain. Per row: the mean square plus epsilon and the reciprocal
+  // square root.
+  return normExecutedFlops(getInput(), 4, 1 + kReciprocalSquareRootOperations);
 }
 
 SmallVector<int64_t> RMSNormOp::getTilingSpace() {

@@ -61,9 +61,13 @@ KernelShape shapeOf(RegionOp region) {
   shape.repeats = region.getRepeats();
   shape.experts = region.getExperts();
   shape.expertRows = region.getExpertRows().value_or(0);
-  if (region.getKernel() == dataflow::LayerNormOp::getOperationName() &&
-      region.getFused().empty())
-    shape.function = RowFunction::layerNorm;
+  if (region.getFused().empty()) {
+    StringRef kernel = region.getKernel();
+    if (kernel == dataflow::LayerNormOp::getOperationName())
+      shape.function = RowFunction::layerNorm;
+    else if (kernel == dataflow::RMSNormOp::getOperationName())
+      shape.function = RowFunction::rmsNorm;
+  }
   return shape;
 }
 
@@ -284,34 +288,47 @@ private:
   double activation, perWavelet, read, write;
 };
 
-/// A layer norm's operations on a core of `tb` tokens by `cb` features of
-/// `elementBytes` (docs/runtime.md, "Layer norm on the mesh"), its f32
-/// statistics read and written as one element each: per token, the row's
-/// sum, its squares and their sum; over the tokens, the mean, the variance
-/// (three operations), the reciprocal square root's estimate (two 32-bit
-/// passes), three Newton steps of three products and a multiply-add, and
-/// the shift (a product and a multiply-add); per token, the row's
-/// multiply-add; over the block, the gain's product and the shift's sum.
-void layerNormOperations(CoreWork &work, const target::WaferTargetModel &t,
-                         int64_t tb, int64_t cb, int64_t elementBytes) {
+/// A norm's operations on a core of `tb` tokens by `cb` features of
+/// `elementBytes` (docs/runtime.md, "Norms on the mesh"), its f32
+/// statistics read and written as one element each. A layer norm, per
+/// token: the row's sum, its squares and their sum; over the tokens, the
+/// mean, the variance (three operations), the reciprocal square root's
+/// estimate (two 32-bit passes), three Newton steps of three products and
+/// a multiply-add, and the shift (a product and a multiply-add); per
+/// token, the row's multiply-add onto its shift; over the block, the
+/// gain's product and the shift's sum. An RMS norm: the squares and their
+/// sum; the mean square (a multiply-add) and the same reciprocal square
+/// root; the row's product by it; the gain's product.
+void normOperations(CoreWork &work, const target::WaferTargetModel &t,
+                    RowFunction function, int64_t tb, int64_t cb,
+                    int64_t elementBytes) {
   constexpr double f32 = 4;
+  bool centered = function == RowFunction::layerNorm;
   double eb = static_cast<double>(elementBytes), rows = static_cast<double>(tb);
   int64_t ops =
       elementBytes <= 2 ? t.getHalfOpsPerCycle() : t.getF32OpsPerCycle();
   int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
-  work.operations(rows, cb, ops, f32 + eb, f32);
+  if (centered)
+    work.operations(rows, cb, ops, f32 + eb, f32);
   work.operations(rows, cb, ops, 2 * eb, f32);
   work.operations(rows, cb, f32Ops, 2 * f32, f32);
-  work.operations(1, tb, f32Fmacs, f32, f32);
-  work.operations(2, tb, f32Fmacs, 2 * f32, f32);
-  work.operations(1, tb, f32Ops, 2 * f32, f32);
+  if (centered) {
+    work.operations(1, tb, f32Fmacs, f32, f32);
+    work.operations(2, tb, f32Fmacs, 2 * f32, f32);
+    work.operations(1, tb, f32Ops, 2 * f32, f32);
+  } else {
+    work.operations(1, tb, f32Fmacs, 2 * f32, f32);
+  }
   work.operations(1, tb, f32Ops, f32, f32, /*passes=*/2);
   work.operations(3 * 3, tb, f32Ops, 2 * f32, f32);
   work.operations(3, tb, f32Fmacs, 2 * f32, f32);
-  work.operations(1, tb, f32Ops, 2 * f32, f32);
-  work.operations(1, tb, f32Fmacs, f32, f32);
-  work.operations(rows, cb, fmacLanes(t, elementBytes), f32 + eb, eb);
-  work.operations(2, tb * cb, ops, eb + f32, eb);
+  if (centered) {
+    work.operations(1, tb, f32Ops, 2 * f32, f32);
+    work.operations(1, tb, f32Fmacs, f32, f32);
+  }
+  work.operations(rows, cb, fmacLanes(t, elementBytes),
+                  (centered ? f32 : 0) + eb, eb);
+  work.operations(centered ? 2 : 1, tb * cb, ops, eb + f32, eb);
 }
 
 } // namespace
@@ -517,16 +534,19 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t cb = ceilDiv(k.columns, gk);
     work.tasks(1);
-    if (k.function == RowFunction::layerNorm)
-      layerNormOperations(work, t, tb, cb, k.elementBytes);
+    if (k.function != RowFunction::other)
+      normOperations(work, t, k.function, tb, cb, k.elementBytes);
     else
       work.operations(static_cast<double>(vectorOperations(k)), tb * cb,
                       vectorWidth, 2 * eb, eb);
     if (k.kind == KernelKind::reduction && gk > 1) {
-      // Two f32 statistics per token east through every core, each adding
-      // its own, then the sums multicast back west past them all.
-      work.stream(2 * 2.0 * tb * kPartialSumBytes / link);
-      time.fabric = 2 * 2.0 * tb * kPartialSumBytes / link;
+      // The f32 statistics of each token (one for an RMS norm, else two)
+      // east through every core, each adding its own, then the sums
+      // multicast back west past them all.
+      double statistics = k.function == RowFunction::rmsNorm ? 1 : 2;
+      double wavelets = 2 * statistics * tb * kPartialSumBytes / link;
+      work.stream(wavelets);
+      time.fabric = wavelets;
       time.fixed = chainFill(gk, width) + multicastFill(width);
     }
     if (k.kind == KernelKind::embedding && !resident) {

@@ -532,12 +532,14 @@ def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
 
 def Dataflow_RMSNormOp : Dataflow_Kernel<"rms_norm", (ins
     Dataflow_Stream:$input, Dataflow_Stream:$gamma, F64Attr:$epsilon), [],
-    ["getKernelKind"]> {
+    ["getKernelKind", "getExecutedFlopsPerSequence"]> {
   let summary = "RMS norm, with the row statistic the gradient needs";
   let description = [{
     `result = input * rstd * gamma` with `rstd = 1 / sqrt(mean_row(input^2)
     + epsilon)`, returned with `rstd` (f32, one per row). Tiling space
-    `[rows, d_model]`; 4 FLOPs per element (square, sum, two products).
+    `[rows, d_model]`; 4 FLOPs per element (square, sum, two products). The
+    cores execute 8 per element and 30 per row: the vector operations of
+    the mesh program, two FLOPs to an operation (docs/runtime.md).
 
     ```mlir
     %y, %rstd = dataflow.rms_norm %x, %g eps 1.0e-05

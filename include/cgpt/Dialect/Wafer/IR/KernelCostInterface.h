@@ -83,7 +83,7 @@ inline int64_t tokenGroupsOn(const Rect &rect, int64_t featureGroups) {
 /// A row kernel whose mesh program is its own algorithm, read from the
 /// region's kernel; the others' programs run their executed FLOPs as
 /// vector operations (docs/runtime.md).
-enum class RowFunction : uint8_t { other, layerNorm };
+enum class RowFunction : uint8_t { other, layerNorm, rmsNorm };
 
 /// What the timing model needs of one kernel: a region's attributes.
 struct KernelShape {
