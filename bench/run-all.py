@@ -225,8 +225,9 @@ def main():
               f"region of the step): {level_seconds:.2f} s, "
               f"{level_peak:.0f} MB. With values, `cgpt-run "
               f"models/tiny.yaml --functional --steps 1 --cycle-level` (a "
-              f"training step whose 33 weight kernel runs and 8 bias "
-              f"gradients run on the mesh, compiling included): "
+              f"training step whose 33 weight kernel runs, 8 bias "
+              f"gradients and 9 norms run on the mesh, compiling "
+              f"included): "
               f"{values_seconds:.2f} s, {values_peak:.0f} MB.", ""]
 
     lines += whole_mesh.section(args.build)
