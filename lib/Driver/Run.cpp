@@ -763,11 +763,12 @@ private:
   void printMeshRuns(const cgpt::sim::mesh::MeshKernelOffload &mesh,
                      int64_t steps) {
     out << llvm::formatv(
-        "cycle-level: {0} weight kernel, {1} token sum and {2} norm runs "
-        "in {3} step(s) on the mesh with real values, {4} simulated "
-        "cycles\n",
+        "cycle-level: {0} weight kernel, {1} token sum, {2} norm and {3} "
+        "norm gradient runs in {4} step(s) on the mesh with real values, "
+        "{5} simulated cycles\n",
         mesh.getWeightKernelRuns(), mesh.getTokenSumRuns(), mesh.getNormRuns(),
-        steps, cgpt::formatGrouped(mesh.getMeshCycles()));
+        mesh.getNormGradRuns(), steps,
+        cgpt::formatGrouped(mesh.getMeshCycles()));
     for (const auto &[why, runs] : mesh.getHostRuns())
       out << llvm::formatv("cycle-level: {0} run(s) on the host: {1}\n", runs,
                            why);

@@ -433,6 +433,81 @@ TEST_F(KernelValues, NormsAreTheNorms) {
     }
 }
 
+TEST_F(KernelValues, NormGradientsAreTheGradients) {
+  for (auto function :
+       {wafer::RowFunction::layerNormGrad, wafer::RowFunction::rmsNormGrad})
+    for (const TokenSumCase &c : kNormCases) {
+      bool centered = function == wafer::RowFunction::layerNormGrad;
+      SCOPED_TRACE(std::string(centered ? "layer norm's gradient, "
+                                        : "RMS norm's gradient, ") +
+                   c.what);
+      int64_t tokens = c.sequences * c.tokensPerSequence, n = c.features;
+      std::vector<float> input = random(tokens * n, 21),
+                         outputGrad = random(tokens * n, 22),
+                         gain = random(n, 23), mean(centered ? tokens : 0),
+                         rstd(tokens);
+      // Rows far from zero mean, with the statistics the forward saved.
+      for (int64_t t = 0; t < tokens; ++t) {
+        double sum = 0, squares = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          float &x = input[t * n + i];
+          x = 3.0f * x + 0.5f;
+          sum += x;
+          squares += static_cast<double>(x) * x;
+        }
+        double m = centered ? sum / static_cast<double>(n) : 0.0;
+        if (centered)
+          mean[t] = static_cast<float>(m);
+        rstd[t] = static_cast<float>(
+            1.0 / std::sqrt(squares / static_cast<double>(n) - m * m + 1e-5));
+      }
+      std::string error;
+      std::optional<NormGradRun> ran =
+          runNormGrad(norm(function, c.tokensPerSequence, n, c.bytes), c.layout,
+                      c.sequences, mini(), c.rect,
+                      {outputGrad, input, mean, rstd, gain}, error);
+      ASSERT_TRUE(ran) << error;
+      EXPECT_GT(ran->cycles, 0);
+      ASSERT_EQ(ran->shift.size(), static_cast<size_t>(centered ? n : 0));
+      // In float64: xhat, g = dy gain, dx = rstd (g - mean(g) - xhat
+      // mean(g xhat)) (an RMS norm's without mean(g)); the gain's gradient
+      // sums dy xhat over the tokens, the shift's dy.
+      std::vector<double> gainGrad(n), shiftGrad(n);
+      for (int64_t t = 0; t < tokens; ++t) {
+        auto xhat = [&](int64_t i) {
+          return (input[t * n + i] - (centered ? mean[t] : 0.0)) * rstd[t];
+        };
+        double meanG = 0, meanGX = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          double g = static_cast<double>(outputGrad[t * n + i]) * gain[i];
+          meanG += centered ? g : 0.0;
+          meanGX += g * xhat(i);
+          gainGrad[i] += outputGrad[t * n + i] * xhat(i);
+          shiftGrad[i] += outputGrad[t * n + i];
+        }
+        meanG /= static_cast<double>(n);
+        meanGX /= static_cast<double>(n);
+        for (int64_t i = 0; i < n; ++i) {
+          double g = static_cast<double>(outputGrad[t * n + i]) * gain[i];
+          double want = rstd[t] * (g - meanG - xhat(i) * meanGX);
+          EXPECT_NEAR(ran->input[t * n + i], want,
+                      1e-4 * (1.0 + std::abs(want)))
+              << "token " << t << ", feature " << i;
+        }
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_NEAR(ran->gain[i], gainGrad[i],
+                    1e-4 * (1.0 + std::abs(gainGrad[i])))
+            << "feature " << i;
+        if (centered) {
+          EXPECT_NEAR(ran->shift[i], shiftGrad[i],
+                      1e-4 * (1.0 + std::abs(shiftGrad[i])))
+              << "feature " << i;
+        }
+      }
+    }
+}
+
 TEST_F(KernelValues, NormRefusesWhatItCannotCarry) {
   wafer::Rect rect{0, 0, 4, 3};
   Layout layout{3, 2, Edge::none, 0};
@@ -455,6 +530,16 @@ TEST_F(KernelValues, NormRefusesWhatItCannotCarry) {
                        mini(), rect, input, features, features, 1e-5, error));
   EXPECT_EQ(error, "the operands have 70, 7 and 7 elements; the kernel takes "
                    "10 x 7, 7 and 0");
+  // A gradient: no forward norm, nor the forward's statistics missing.
+  std::vector<float> tokens(10, 1.0f);
+  NormGradOperands operands{input, input, tokens, tokens, features};
+  EXPECT_FALSE(
+      runNormGrad(layerNorm, layout, 2, mini(), rect, operands, error));
+  EXPECT_EQ(error, "it is not a layer or RMS norm's gradient");
+  EXPECT_FALSE(runNormGrad(norm(wafer::RowFunction::rmsNormGrad, 5, 7, 4),
+                           layout, 2, mini(), rect, operands, error));
+  EXPECT_EQ(error, "the operands have 70, 70, 10, 10 and 7 elements; the "
+                   "kernel takes 10 x 7 twice, 0, 10 and 7");
 }
 
 } // namespace

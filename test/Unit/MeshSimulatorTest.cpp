@@ -580,7 +580,8 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
       << error;
 }
 
-/// A layer norm and an RMS norm of 2 tokens by 4 f32 features on one core
+/// A layer norm and an RMS norm of 2 tokens by 4 f32 features on one core,
+/// and their gradients
 /// (mini: 2 f32 operations or 1 f32 FMAC a cycle, 16 B read and 8 B
 /// written a cycle), by hand. The layer norm: the task's activation, 2;
 /// per token, the row's sum, squares and sum of squares, 2 cycles each:
@@ -592,6 +593,17 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
 /// and their sum, 8; over the tokens 19 (the mean square's and the Newton
 /// steps' multiply-adds, 8; the products, 9; the estimate, 2); the rows, 8;
 /// the gain, 4. The wider FMAC: 8 fewer.
+///
+/// Their gradients. The layer norm's: 2; the shift over the 2 tokens, a
+/// product, 1, and a multiply-add, 2; per token the normalizing
+/// multiply-add, 4, and seven operations of 2 (the products and sums of the
+/// gain's and shift's gradients, the gain's product, the two row sums),
+/// 18 each: 36; over the tokens, the coefficients' two multiply-adds and a
+/// product, 5; per token the two multiply-adds of dx, 8: 16; and the
+/// cycle the last row's cursors advance in, as the task ends on them, 1.
+/// The wider FMAC: 1 + 4 + 2 + 8 = 15 fewer. The RMS norm's: 2; per token 4
+/// and five of 2, 28; the coefficient, 2; dx, 16; the last advance, 1. The
+/// wider FMAC: 4 + 1 + 8 = 13 fewer.
 TEST(MeshSimulator, NormsOnOneCoreByHand) {
   mlir::MLIRContext context;
   auto target = cgpt::target::WaferTargetModel::load("mini", &context);
@@ -608,7 +620,11 @@ TEST(MeshSimulator, NormsOnOneCoreByHand) {
   };
   for (Expected e :
        {Expected{cgpt::wafer::RowFunction::layerNorm, 2 + 12 + 27 + 8 + 8, 11},
-        Expected{cgpt::wafer::RowFunction::rmsNorm, 2 + 8 + 19 + 8 + 4, 8}}) {
+        Expected{cgpt::wafer::RowFunction::rmsNorm, 2 + 8 + 19 + 8 + 4, 8},
+        Expected{cgpt::wafer::RowFunction::layerNormGrad,
+                 2 + 3 + 36 + 5 + 16 + 1, 15},
+        Expected{cgpt::wafer::RowFunction::rmsNormGrad, 2 + 28 + 2 + 16 + 1,
+                 13}}) {
     k.function = e.function;
     MeshProgram program =
         buildKernelProgram(k, layout, 1, *target, {0, 0, 1, 1}).mesh;

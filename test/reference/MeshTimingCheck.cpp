@@ -174,6 +174,21 @@ KernelShape norm(int64_t tokens, int64_t features, bool rms = false) {
   return k;
 }
 
+/// A layer norm's gradient (or, with `rms`, an RMS norm's) of `tokens`
+/// rows of `features`: its own program, with the executed FLOPs of
+/// dataflow.layer_norm_grad (20 an element and 10 a row) or
+/// dataflow.rms_norm_grad (16 and 2), and `fused` more an element for a
+/// residual's add fused with it.
+KernelShape normGrad(int64_t tokens, int64_t features, bool rms = false,
+                     int64_t fused = 0) {
+  KernelShape k =
+      rows(KernelKind::reduction, tokens, features, (rms ? 16 : 20) + fused);
+  k.flops += (rms ? 2 : 10) * tokens;
+  k.function = rms ? cgpt::wafer::RowFunction::rmsNormGrad
+                   : cgpt::wafer::RowFunction::layerNormGrad;
+  return k;
+}
+
 /// A lookup in a table of `tableBytes` (or, for the gradient, a sum into
 /// one of `gradientBytes`) for `tokens` tokens of `features`.
 KernelShape embedding(int64_t tokens, int64_t features, int64_t tableBytes,
@@ -226,6 +241,12 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"layer norm, many tokens", norm(512, 64), 2, 4, 8},
       {"RMS norm, square", norm(64, 256, true), 1, 8, 8},
       {"RMS norm, long rows", norm(16, 2048, true), 1, 128, 2},
+      {"layer norm gradient, square", normGrad(64, 256), 1, 8, 8},
+      {"layer norm gradient, long rows, residual", normGrad(16, 2048, false, 1),
+       1, 128, 2},
+      {"RMS norm gradient, square", normGrad(64, 256, true), 1, 8, 8},
+      {"RMS norm gradient, many tokens, residual", normGrad(512, 64, true, 1),
+       2, 4, 8},
       {"softmax statistics, wide", rows(K::reduction, 32, 4096, 5), 1, 64, 4},
       {"GELU, square", rows(K::elementwise, 64, 256, 20), 1, 8, 8},
       {"GELU, one feature per core", rows(K::elementwise, 128, 64, 20), 1, 64,

@@ -339,6 +339,55 @@ void sumStatistics(std::vector<Op> &body, int s, int segment, int stats,
   }
 }
 
+/// The operations of the kernels fused with a norm (fusedOperations), over
+/// the `n` elements of `block` once the norm is done: as the other row
+/// kernels' programs run their FLOPs, and as their maximum with themselves,
+/// which leaves the values to the executor (it computes the fused kernels).
+void fusedOps(std::vector<Op> &ops, const KernelShape &k, Dsd block, int64_t n,
+              ElementType type) {
+  for (int64_t i = 0, count = wafer::fusedOperations(k); i < count; ++i)
+    ops.push_back(Op::vector(Op::Kind::fmax, block, block, block, n, type));
+}
+
+/// One element of `buffer`, at `at` (plus `cursor`'s value), the same for
+/// every element of an operation: a stride-0 DSD.
+Dsd scalar(int buffer, int64_t at, int cursor = -1) {
+  return Dsd::memory(buffer, at, cursor, /*stride=*/0);
+}
+
+/// The body of a norm's task: its operations, and loops over the core's
+/// `tokens` rows of `features` with a cursor on the row and one on the
+/// token, each advancing a row at a time.
+class RowTask {
+public:
+  RowTask(CoreProgram &program, int64_t tokens, int64_t features)
+      : rowCursor(program.addCursor({features, tokens * features})),
+        tokenCursor(program.addCursor({1, tokens})), tokens(tokens) {}
+
+  void vector(Op::Kind kind, Dsd dst, Dsd a, Dsd c, int64_t n, ElementType t) {
+    ops.push_back(Op::vector(kind, dst, a, c, n, t));
+  }
+  void fmac(Dsd dst, Dsd a, Dsd c, Dsd m, int64_t n, ElementType t) {
+    ops.push_back(Op::fmacOp(dst, a, c, m, n, t));
+  }
+  /// Runs the operations `rowOps` adds once a token, the cursors on its row
+  /// and its statistics.
+  void eachToken(const std::function<void()> &rowOps) {
+    size_t loop = ops.size();
+    ops.push_back(Op::loopOp(0, tokens));
+    rowOps();
+    ops.push_back(Op::advanceOp(rowCursor));
+    ops.push_back(Op::advanceOp(tokenCursor));
+    ops[loop].target = static_cast<int>(ops.size() - loop - 1);
+  }
+
+  const int rowCursor, tokenCursor;
+  std::vector<Op> ops;
+
+private:
+  int64_t tokens;
+};
+
 /// A norm (RowFunction::layerNorm or rmsNorm), each core on its tokens'
 /// rows of its features: one row at a time, the row's sum (a layer norm's)
 /// and the sum of its squares; the segment sums them (sumStatistics);
@@ -382,44 +431,23 @@ void normKernel(Builder &b, const KernelShape &k, const Layout &layout,
              gain == kNormGain && shift == kNormShift &&
              constants == kNormConstants &&
              "the buffers in NormBuffer's order");
-      // One element, the same for every element of an operation.
-      auto scalar = [](int buffer, int64_t at, int cursor = -1) {
-        return Dsd::memory(buffer, at, cursor, /*stride=*/0);
-      };
       auto constant = [&](int which) { return scalar(constants, which); };
-      int rowCursor = p.addCursor({cb, tb * cb});
-      int tokenCursor = p.addCursor({1, tb});
+      RowTask task(p, tb, cb);
+      int rowCursor = task.rowCursor, tokenCursor = task.tokenCursor;
       Dsd row = Dsd::memory(data, 0, rowCursor);
-      std::vector<Op> ops;
-      auto vector = [&](Op::Kind kind, Dsd dst, Dsd a, Dsd c, int64_t n,
-                        ElementType t) {
-        ops.push_back(Op::vector(kind, dst, a, c, n, t));
-      };
-      auto fmac = [&](Dsd dst, Dsd a, Dsd c, Dsd m, int64_t n, ElementType t) {
-        ops.push_back(Op::fmacOp(dst, a, c, m, n, t));
-      };
-      // Runs `rowOps` once a token, the cursors on its row and statistics.
-      auto eachToken = [&](const std::function<void()> &rowOps) {
-        size_t loop = ops.size();
-        ops.push_back(Op::loopOp(0, tb));
-        rowOps();
-        ops.push_back(Op::advanceOp(rowCursor));
-        ops.push_back(Op::advanceOp(tokenCursor));
-        ops[loop].target = static_cast<int>(ops.size() - loop - 1);
-      };
       int64_t squaresAt = centered ? tb : 0;
-      eachToken([&] {
+      task.eachToken([&] {
         if (centered) {
           Dsd sum = scalar(stats, 0, tokenCursor);
-          vector(Op::Kind::fadd, sum, sum, row, cb, type);
+          task.vector(Op::Kind::fadd, sum, sum, row, cb, type);
         }
         Dsd sumOfSquares = scalar(stats, squaresAt, tokenCursor);
-        vector(Op::Kind::fmul, Dsd::memory(squares), row, row, cb, type);
-        vector(Op::Kind::fadd, sumOfSquares, sumOfSquares, Dsd::memory(squares),
-               cb, f32);
+        task.vector(Op::Kind::fmul, Dsd::memory(squares), row, row, cb, type);
+        task.vector(Op::Kind::fadd, sumOfSquares, sumOfSquares,
+                    Dsd::memory(squares), cb, f32);
       });
       if (reduce)
-        sumStatistics(ops, s, out.segment, stats, statistics);
+        sumStatistics(task.ops, s, out.segment, stats, statistics);
       // Over the tokens: the variance, as the mean square + eps (less a
       // layer norm's mean^2, mean = sum / d); rstd from its estimate by
       // three Newton steps, y (3/2 - variance y^2 / 2); a layer norm's
@@ -427,39 +455,167 @@ void normKernel(Builder &b, const KernelShape &k, const Layout &layout,
       Dsd variance = Dsd::memory(stats, squaresAt), work = Dsd::memory(squares);
       int64_t rstdAt = centered ? tb : 0;
       Dsd rstd = Dsd::memory(perToken, rstdAt);
-      fmac(variance, constant(kEpsilon), variance, constant(kInverseWidth), tb,
-           f32);
+      task.fmac(variance, constant(kEpsilon), variance, constant(kInverseWidth),
+                tb, f32);
       Dsd mean = Dsd::memory(perToken), shiftOf = Dsd::memory(perToken, 2 * tb);
       if (centered) {
-        fmac(mean, Dsd::zero(), Dsd::memory(stats), constant(kInverseWidth), tb,
-             f32);
-        vector(Op::Kind::fmul, work, mean, mean, tb, f32);
-        fmac(variance, variance, work, constant(kMinusOne), tb, f32);
+        task.fmac(mean, Dsd::zero(), Dsd::memory(stats),
+                  constant(kInverseWidth), tb, f32);
+        task.vector(Op::Kind::fmul, work, mean, mean, tb, f32);
+        task.fmac(variance, variance, work, constant(kMinusOne), tb, f32);
       }
-      vector(Op::Kind::rsqrtEstimate, rstd, variance, Dsd(), tb, f32);
+      task.vector(Op::Kind::rsqrtEstimate, rstd, variance, Dsd(), tb, f32);
       for (int step = 0; step < 3; ++step) {
-        vector(Op::Kind::fmul, work, rstd, rstd, tb, f32);
-        vector(Op::Kind::fmul, work, work, variance, tb, f32);
-        fmac(work, constant(kThreeHalves), work, constant(kMinusHalf), tb, f32);
-        vector(Op::Kind::fmul, rstd, rstd, work, tb, f32);
+        task.vector(Op::Kind::fmul, work, rstd, rstd, tb, f32);
+        task.vector(Op::Kind::fmul, work, work, variance, tb, f32);
+        task.fmac(work, constant(kThreeHalves), work, constant(kMinusHalf), tb,
+                  f32);
+        task.vector(Op::Kind::fmul, rstd, rstd, work, tb, f32);
       }
       if (centered) {
-        vector(Op::Kind::fmul, shiftOf, mean, rstd, tb, f32);
-        fmac(shiftOf, Dsd::zero(), shiftOf, constant(kMinusOne), tb, f32);
+        task.vector(Op::Kind::fmul, shiftOf, mean, rstd, tb, f32);
+        task.fmac(shiftOf, Dsd::zero(), shiftOf, constant(kMinusOne), tb, f32);
       }
       // Each row: x rstd (+ a layer norm's shift).
-      eachToken([&] {
-        fmac(row,
-             centered ? scalar(perToken, 2 * tb, tokenCursor) : Dsd::zero(),
-             row, scalar(perToken, rstdAt, tokenCursor), cb, type);
+      task.eachToken([&] {
+        task.fmac(
+            row, centered ? scalar(perToken, 2 * tb, tokenCursor) : Dsd::zero(),
+            row, scalar(perToken, rstdAt, tokenCursor), cb, type);
       });
       // The gain (and shift) of the core's features, along every row.
-      vector(Op::Kind::fmul, Dsd::memory(data), Dsd::memory(data),
-             Dsd::ring(gain), tb * cb, type);
+      task.vector(Op::Kind::fmul, Dsd::memory(data), Dsd::memory(data),
+                  Dsd::ring(gain), tb * cb, type);
       if (centered)
-        vector(Op::Kind::fadd, Dsd::memory(data), Dsd::memory(data),
-               Dsd::ring(shift), tb * cb, type);
-      p.startActive.push_back(p.addTask(Task{false, -1, std::move(ops)}));
+        task.vector(Op::Kind::fadd, Dsd::memory(data), Dsd::memory(data),
+                    Dsd::ring(shift), tb * cb, type);
+      fusedOps(task.ops, k, Dsd::memory(data), tb * cb, type);
+      p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
+      return p;
+    });
+  });
+}
+
+/// The colors a norm gradient's gain gradients pass down a column of token
+/// groups on (alternating, as a chain's do).
+constexpr int kGainChainColor = kChainColor + 3;
+
+/// A norm's gradient (RowFunction::layerNormGrad or rmsNormGrad), each core
+/// on its tokens' rows of its features, with g = dy gain and xhat the
+/// normalized input: per token, xhat in place of x (one multiply-add by
+/// the saved rstd, onto a layer norm's shift -mean rstd); dy xhat into the
+/// gain's gradient and (a layer norm's) dy into the shift's; g in place of
+/// dy; the row sums of g (a layer norm's) and of g xhat. The segment sums
+/// them (sumStatistics); per token they become the coefficients
+/// -mean(g xhat) and (a layer norm's) -mean(g) rstd, and two multiply-adds
+/// a row make dx = (g - xhat mean(g xhat)) rstd - mean(g) rstd in place of
+/// g. Last, the gain (and shift) gradients pass down the column of token
+/// groups, each core adding its own, and leave at its foot; alone in its
+/// column, a core keeps them. The buffers are declared in NormGradBuffer's
+/// order.
+void normGradKernel(Builder &b, const KernelShape &k, const Layout &layout,
+                    int64_t microBatch) {
+  constexpr ElementType f32 = ElementType::f32;
+  ElementType type = elementTypeOf(k.elementBytes);
+  KernelProgram &out = b.out;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t tb, cb;
+  std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
+  bool reduce = out.segment > 1, chained = out.rows > 1;
+  bool centered = k.function == wafer::RowFunction::layerNormGrad;
+  int64_t statistics = (centered ? 2 : 1) * tb;
+  int64_t gradients = (centered ? 2 : 1) * cb;
+  b.forEachCore([&](int x, int y, int s) {
+    if (reduce)
+      routeStatistics(b, x, y, s);
+    std::pair<int, int> down;
+    if (chained)
+      down = b.chainStep(x, y, y, out.rows, south, kGainChainColor);
+    int part = statisticsPart(s, out.segment) + 6 * chainPart(y, out.rows);
+    b.assign(x, y, part, [&] {
+      CoreProgram p;
+      int input = p.addBuffer("input, then normalized", tb * cb, type);
+      int gradient =
+          p.addBuffer("output gradient, then the input's", tb * cb, type);
+      int stats = p.addBuffer("statistics", statistics, f32);
+      int perToken =
+          p.addBuffer(centered ? "mean (then shift) and rstd" : "rstd",
+                      (centered ? 2 : 1) * tb, f32);
+      int products = p.addBuffer("products", cb, f32);
+      int gain = p.addBuffer("gain", cb, f32);
+      int sums =
+          p.addBuffer(centered ? "gain and shift gradients" : "gain gradient",
+                      gradients, f32);
+      enum { kMinusInverseWidth, kMinusOne };
+      int constants = p.addConstants(
+          "constants",
+          {static_cast<float>(-1.0 / static_cast<double>(k.columns)), -1.0f});
+      assert(input == kGradInput && gradient == kGradOutputGradient &&
+             stats == kGradStatistics && perToken == kGradPerToken &&
+             products == kGradProducts && gain == kGradGain &&
+             sums == kGradSums && constants == kGradConstants &&
+             "the buffers in NormGradBuffer's order");
+      auto constant = [&](int which) { return scalar(constants, which); };
+      RowTask task(p, tb, cb);
+      int rowCursor = task.rowCursor, tokenCursor = task.tokenCursor;
+      Dsd xRow = Dsd::memory(input, 0, rowCursor);
+      Dsd dyRow = Dsd::memory(gradient, 0, rowCursor);
+      Dsd work = Dsd::memory(products);
+      // Per token: a layer norm's sum of g first, then the sum of g xhat;
+      // a layer norm's mean, then rstd.
+      int64_t productsAt = centered ? tb : 0, rstdAt = centered ? tb : 0;
+      Dsd rstd = scalar(perToken, rstdAt, tokenCursor);
+      if (centered) {
+        // The shift -mean rstd, in place of the mean.
+        Dsd mean = Dsd::memory(perToken);
+        task.vector(Op::Kind::fmul, mean, mean, Dsd::memory(perToken, tb), tb,
+                    f32);
+        task.fmac(mean, Dsd::zero(), mean, constant(kMinusOne), tb, f32);
+      }
+      Dsd sumOfProducts = scalar(stats, productsAt, tokenCursor);
+      task.eachToken([&] {
+        task.fmac(xRow,
+                  centered ? scalar(perToken, 0, tokenCursor) : Dsd::zero(),
+                  xRow, rstd, cb, type);
+        // The gain's (and shift's) gradient, summed in f32 (@faddhs for
+        // 16-bit rows, at @fadds' width).
+        task.vector(Op::Kind::fmul, work, dyRow, xRow, cb, type);
+        task.vector(Op::Kind::fadd, Dsd::memory(sums), Dsd::memory(sums), work,
+                    cb, f32);
+        if (centered)
+          task.vector(Op::Kind::fadd, Dsd::memory(sums, cb),
+                      Dsd::memory(sums, cb), dyRow, cb, f32);
+        task.vector(Op::Kind::fmul, dyRow, dyRow, Dsd::memory(gain), cb, type);
+        if (centered) {
+          Dsd sum = scalar(stats, 0, tokenCursor);
+          task.vector(Op::Kind::fadd, sum, sum, dyRow, cb, f32);
+        }
+        task.vector(Op::Kind::fmul, work, dyRow, xRow, cb, type);
+        task.vector(Op::Kind::fadd, sumOfProducts, sumOfProducts, work, cb,
+                    f32);
+      });
+      if (reduce)
+        sumStatistics(task.ops, s, out.segment, stats, statistics);
+      // Over the tokens: -mean(g xhat), and a layer norm's -mean(g) rstd.
+      Dsd coefficient = Dsd::memory(stats, productsAt);
+      task.fmac(coefficient, Dsd::zero(), coefficient,
+                constant(kMinusInverseWidth), tb, f32);
+      if (centered) {
+        Dsd offset = Dsd::memory(stats);
+        task.fmac(offset, Dsd::zero(), offset, constant(kMinusInverseWidth), tb,
+                  f32);
+        task.vector(Op::Kind::fmul, offset, offset, Dsd::memory(perToken, tb),
+                    tb, f32);
+      }
+      // Each row: dx = (g + xhat c) rstd (+ a layer norm's shift).
+      task.eachToken([&] {
+        task.fmac(dyRow, dyRow, xRow, sumOfProducts, cb, type);
+        task.fmac(dyRow, centered ? scalar(stats, 0, tokenCursor) : Dsd::zero(),
+                  dyRow, rstd, cb, type);
+      });
+      fusedOps(task.ops, k, Dsd::memory(gradient), tb * cb, type);
+      if (chained)
+        chainOps(task.ops, y, sums, gradients, down, /*another=*/false);
+      p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
       return p;
     });
   });
@@ -683,13 +839,28 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
   case KernelKind::reduction:
   case KernelKind::elementwise:
   case KernelKind::embedding:
-    if (k.function != wafer::RowFunction::other)
+    if (wafer::isNormGradient(k.function))
+      normGradKernel(b, k, layout, microBatch);
+    else if (k.function != wafer::RowFunction::other)
       normKernel(b, k, layout, microBatch, options.epsilon);
     else
       rowKernel(b, k, layout, microBatch, target);
     break;
   }
   return out;
+}
+
+void forEachDrained(const MeshProgram &mesh, const MeshResult &run,
+                    llvm::function_ref<void(int, int64_t, float)> fn) {
+  int record = 0;
+  for (const Drain &drain : mesh.drains) {
+    if (!drain.record)
+      continue;
+    const std::vector<Wavelet> &out = run.drained[record++];
+    int core = mesh.index(drain.x, drain.y);
+    for (size_t w = 0; w < out.size(); ++w)
+      fn(core, static_cast<int64_t>(w), out[w].lo);
+  }
 }
 
 void embedProgram(MeshProgram &mesh, const MeshProgram &part, int x, int y) {

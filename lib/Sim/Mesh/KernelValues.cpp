@@ -150,21 +150,12 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
   outcome.runs = 1;
   // What leaves a chain's end, block by block: its columns' sums, one f32
   // a wavelet.
-  int record = 0;
-  for (const Drain &drain : mesh.drains) {
-    if (!drain.record)
-      continue;
-    const std::vector<Wavelet> &out = run->drained[record++];
-    int core = mesh.index(drain.x, drain.y);
-    int64_t perBlock = blockColumns * perColumn;
-    for (size_t w = 0; w < out.size(); ++w) {
-      int64_t block = static_cast<int64_t>(w) / perBlock;
-      int64_t within = static_cast<int64_t>(w) % perBlock;
-      place(tokenGroupOf(core), built.placeInSegment(core),
-            block * blockColumns + within / perColumn, within % perColumn,
-            out[w].lo);
-    }
-  }
+  int64_t perBlock = blockColumns * perColumn;
+  forEachDrained(mesh, *run, [&](int core, int64_t w, float value) {
+    int64_t block = w / perBlock, within = w % perBlock;
+    place(tokenGroupOf(core), built.placeInSegment(core),
+          block * blockColumns + within / perColumn, within % perColumn, value);
+  });
   return outcome;
 }
 

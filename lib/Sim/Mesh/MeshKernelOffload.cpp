@@ -110,6 +110,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     return runExperts(op, region, where, frame, sequences);
   if (where.shape.kind == KernelKind::token_sum)
     return runTokenSum(op, region, where, frame, sequences);
+  if (wafer::isNormGradient(where.shape.function))
+    return runNormGrad(op, region, where, frame, sequences);
   if (where.shape.function != wafer::RowFunction::other)
     return runNorm(op, region, where, frame, sequences);
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
@@ -217,9 +219,10 @@ FailureOr<bool> MeshKernelOffload::runNorm(Operation *op,
                                            int64_t sequences) {
   auto layerNorm = dyn_cast<dataflow::LayerNormOp>(op);
   auto rmsNorm = dyn_cast<dataflow::RMSNormOp>(op);
+  // A kernel fused with the norm is the executor's.
+  if (!layerNorm && !rmsNorm)
+    return false;
   std::string refusal = normRefusal(where.shape, where.layout, where.rect);
-  if (!layerNorm && !rmsNorm && refusal.empty())
-    refusal = "it is not a dataflow.layer_norm or dataflow.rms_norm";
   if (!refusal.empty()) {
     onHost(region, refusal);
     return false;
@@ -256,6 +259,58 @@ FailureOr<bool> MeshKernelOffload::runNorm(Operation *op,
             std::move(result));
   frame.set(layerNorm ? layerNorm.getRstd() : rmsNorm.getRstd(),
             std::move(rstd));
+  return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runNormGrad(Operation *op,
+                                               wafer::RegionOp region,
+                                               const Placed &where,
+                                               exec::KernelFrame &frame,
+                                               int64_t sequences) {
+  auto layerNorm = dyn_cast<dataflow::LayerNormGradOp>(op);
+  auto rmsNorm = dyn_cast<dataflow::RMSNormGradOp>(op);
+  // A kernel fused with the gradient (a residual's add) is the executor's.
+  if (!layerNorm && !rmsNorm)
+    return false;
+  std::string refusal = normGradRefusal(where.shape, where.layout, where.rect);
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+  // Every leading index of the input is a token: [T, N].
+  const Tensor &input =
+      frame[layerNorm ? layerNorm.getInput() : rmsNorm.getInput()];
+  NormGradOperands operands;
+  operands.input = input.data;
+  operands.outputGrad =
+      frame[layerNorm ? layerNorm.getGrad() : rmsNorm.getGrad()].data;
+  if (layerNorm)
+    operands.mean = frame[layerNorm.getMean()].data;
+  operands.rstd =
+      frame[layerNorm ? layerNorm.getRstd() : rmsNorm.getRstd()].data;
+  operands.gain =
+      frame[layerNorm ? layerNorm.getGamma() : rmsNorm.getGamma()].data;
+  std::string error;
+  std::optional<NormGradRun> ran =
+      mesh::runNormGrad(where.shape, where.layout, sequences, *target,
+                        where.rect, operands, error);
+  if (!ran)
+    return failedOnMesh(region, error);
+  ++normGradRuns;
+  meshCycles += ran->cycles;
+  int64_t features = input.dim(-1);
+  Tensor inputGrad(input.shape), gainGrad({features});
+  inputGrad.data = std::move(ran->input);
+  gainGrad.data = std::move(ran->gain);
+  if (layerNorm) {
+    Tensor shiftGrad({features});
+    shiftGrad.data = std::move(ran->shift);
+    frame.set(layerNorm.getBetaGrad(), std::move(shiftGrad));
+  }
+  frame.set(layerNorm ? layerNorm.getInputGrad() : rmsNorm.getInputGrad(),
+            std::move(inputGrad));
+  frame.set(layerNorm ? layerNorm.getGammaGrad() : rmsNorm.getGammaGrad(),
+            std::move(gainGrad));
   return true;
 }
 

@@ -94,16 +94,9 @@ runTokenSum(const KernelShape &k, const Layout &layout, int64_t microBatch,
   outcome.cycles = run->cycles;
   // What leaves the bottom of each column of token groups, block by
   // block: its feature group's sums, one f32 a wavelet.
-  int record = 0;
-  for (const Drain &drain : mesh.drains) {
-    if (!drain.record)
-      continue;
-    const std::vector<Wavelet> &out = run->drained[record++];
-    int64_t feature = built.placeInSegment(mesh.index(drain.x, drain.y));
-    for (size_t w = 0; w < out.size(); ++w)
-      place(feature, static_cast<int64_t>(w) / nb, static_cast<int64_t>(w) % nb,
-            out[w].lo);
-  }
+  forEachDrained(mesh, *run, [&](int core, int64_t w, float value) {
+    place(built.placeInSegment(core), w / nb, w % nb, value);
+  });
   return outcome;
 }
 

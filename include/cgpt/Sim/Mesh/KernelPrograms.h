@@ -26,11 +26,14 @@
 #include "cgpt/Dialect/Wafer/Analysis/KernelCost.h"
 #include "cgpt/Sim/Mesh/MeshSimulator.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 namespace cgpt::sim::mesh {
 
 /// Colors the kernel programs use: the streamed operand (weights, the
-/// output gradient, a table) on 0, chains on 1 and 2 (and 3 and 4 for a
-/// reduction's way back, or attention's second stream).
+/// output gradient, a table) on 0, chains on 1 and 2 (and 3 for a
+/// reduction's way back, or attention's second stream; a norm gradient's
+/// chain down the columns on 4 and 5).
 constexpr int kStreamColor = 0, kChainColor = 1;
 
 struct KernelProgramOptions {
@@ -56,6 +59,26 @@ enum NormBuffer : int {
   kNormGain,
   kNormShift,
   kNormConstants,
+};
+
+/// The buffers a norm gradient's program declares, in order: its tokens'
+/// rows of the norm's input (normalized in place) and of the output
+/// gradient (scaled by the gain in place, then the input gradient), the
+/// statistics its segment sums (a layer norm's sums of the scaled
+/// gradient, then the sums of its products with the normalized input; both
+/// then the coefficients of the input gradient), per token a layer norm's
+/// mean (then its shift) and the reciprocal standard deviation, a row's
+/// products, the gain, the gain's (and a layer norm's shift's) gradient
+/// of its features, and its constants.
+enum NormGradBuffer : int {
+  kGradInput,
+  kGradOutputGradient,
+  kGradStatistics,
+  kGradPerToken,
+  kGradProducts,
+  kGradGain,
+  kGradSums,
+  kGradConstants,
 };
 
 /// A kernel's program with what it decided.
@@ -116,6 +139,11 @@ std::optional<MeshResult>
 simulateWithValues(const MeshProgram &mesh,
                    const target::WaferTargetModel &target,
                    const CoreMemoryAccess &memory, std::string &error);
+
+/// Calls `fn(core, i, value)` for the value of each wavelet `i` that left
+/// `mesh` in `run` at a recording drain, `core` the one the drain is at.
+void forEachDrained(const MeshProgram &mesh, const MeshResult &run,
+                    llvm::function_ref<void(int, int64_t, float)> fn);
 
 /// Copies `part` into `mesh` with its north-west core at (x, y).
 void embedProgram(MeshProgram &mesh, const MeshProgram &part, int x, int y);

@@ -7,6 +7,7 @@
 #include "KernelChecks.h"
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+#include "cgpt/Dialect/Dataflow/IR/NormOperations.h"
 #include "cgpt/Support/BatchChecks.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/Shapes.h"
@@ -752,28 +753,16 @@ int64_t LayerNormOp::getFlopsPerSequence() {
   return 7 * elementsPerSequence(getInput());
 }
 
-/// The vector operations per row of a norm's reciprocal square root on
-/// the mesh: the estimate (two integer passes) and three Newton steps of
-/// four operations (docs/runtime.md, "Norms on the mesh").
-constexpr int64_t kReciprocalSquareRootOperations = 2 + 3 * 4;
-
-/// FLOPs a norm's mesh program executes over `input`, two to a vector
-/// operation: `perElement` operations an element and `perRow` a row.
-static int64_t normExecutedFlops(Value input, int64_t perElement,
-                                 int64_t perRow) {
+/// FLOPs a norm's (or its gradient's) mesh program executes over `input`,
+/// two to a vector operation.
+static int64_t normExecutedFlops(Value input, NormOperations operations) {
   int64_t elements = elementsPerSequence(input);
   int64_t rows = elements / std::max<int64_t>(1, rowSpace(input).back());
-  return 2 * (perElement * elements + perRow * rows);
+  return 2 * (operations.perElement * elements + operations.perRow * rows);
 }
 
 int64_t LayerNormOp::getExecutedFlopsPerSequence() {
-  // Per element: the row's sum, the square, the sum of squares, the
-  // normalizing multiply-add, the gain and the shift. Per row: the mean;
-  // the variance (the mean square plus epsilon, the mean's square, their
-  // difference); the reciprocal square root; the shift, -mean * rstd (a
-  // product and its negation).
-  return normExecutedFlops(getInput(), 6,
-                           1 + 3 + kReciprocalSquareRootOperations + 2);
+  return normExecutedFlops(getInput(), kLayerNormOperations);
 }
 
 SmallVector<int64_t> LayerNormOp::getTilingSpace() {
@@ -795,6 +784,10 @@ KernelKind LayerNormGradOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t LayerNormGradOp::getFlopsPerSequence() {
   return 14 * elementsPerSequence(getInput());
+}
+
+int64_t LayerNormGradOp::getExecutedFlopsPerSequence() {
+  return normExecutedFlops(getInput(), kLayerNormGradOperations);
 }
 
 SmallVector<int64_t> LayerNormGradOp::getTilingSpace() {
@@ -819,10 +812,7 @@ int64_t RMSNormOp::getFlopsPerSequence() {
 }
 
 int64_t RMSNormOp::getExecutedFlopsPerSequence() {
-  // Per element: the square, the sum of squares, the normalizing product
-  // and the gain. Per row: the mean square plus epsilon and the reciprocal
-  // square root.
-  return normExecutedFlops(getInput(), 4, 1 + kReciprocalSquareRootOperations);
+  return normExecutedFlops(getInput(), kRMSNormOperations);
 }
 
 SmallVector<int64_t> RMSNormOp::getTilingSpace() {
@@ -843,6 +833,10 @@ KernelKind RMSNormGradOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t RMSNormGradOp::getFlopsPerSequence() {
   return 8 * elementsPerSequence(getInput());
+}
+
+int64_t RMSNormGradOp::getExecutedFlopsPerSequence() {
+  return normExecutedFlops(getInput(), kRMSNormGradOperations);
 }
 
 SmallVector<int64_t> RMSNormGradOp::getTilingSpace() {

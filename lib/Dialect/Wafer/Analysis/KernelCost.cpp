@@ -7,6 +7,7 @@
 #include "cgpt/Dialect/Wafer/Analysis/KernelCost.h"
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+#include "cgpt/Dialect/Dataflow/IR/NormOperations.h"
 
 #include <cmath>
 #include <map>
@@ -61,13 +62,16 @@ KernelShape shapeOf(RegionOp region) {
   shape.repeats = region.getRepeats();
   shape.experts = region.getExperts();
   shape.expertRows = region.getExpertRows().value_or(0);
-  if (region.getFused().empty()) {
-    StringRef kernel = region.getKernel();
-    if (kernel == dataflow::LayerNormOp::getOperationName())
-      shape.function = RowFunction::layerNorm;
-    else if (kernel == dataflow::RMSNormOp::getOperationName())
-      shape.function = RowFunction::rmsNorm;
-  }
+  // A region's fused kernels run beside its norm (fusedOperations).
+  StringRef kernel = region.getKernel();
+  if (kernel == dataflow::LayerNormOp::getOperationName())
+    shape.function = RowFunction::layerNorm;
+  else if (kernel == dataflow::RMSNormOp::getOperationName())
+    shape.function = RowFunction::rmsNorm;
+  else if (kernel == dataflow::LayerNormGradOp::getOperationName())
+    shape.function = RowFunction::layerNormGrad;
+  else if (kernel == dataflow::RMSNormGradOp::getOperationName())
+    shape.function = RowFunction::rmsNormGrad;
   return shape;
 }
 
@@ -233,6 +237,32 @@ int64_t vectorOperations(const KernelShape &k) {
   return std::max<int64_t>(1, std::llround(perElement / 2));
 }
 
+int64_t fusedOperations(const KernelShape &k) {
+  dataflow::NormOperations own;
+  switch (k.function) {
+  case RowFunction::layerNorm:
+    own = dataflow::kLayerNormOperations;
+    break;
+  case RowFunction::rmsNorm:
+    own = dataflow::kRMSNormOperations;
+    break;
+  case RowFunction::layerNormGrad:
+    own = dataflow::kLayerNormGradOperations;
+    break;
+  case RowFunction::rmsNormGrad:
+    own = dataflow::kRMSNormGradOperations;
+    break;
+  case RowFunction::other:
+    return 0;
+  }
+  double rows = static_cast<double>(k.rows);
+  double elements = rows * static_cast<double>(k.columns);
+  double rest = static_cast<double>(k.flops) -
+                2.0 * (static_cast<double>(own.perElement) * elements +
+                       static_cast<double>(own.perRow) * rows);
+  return rest > 0 ? std::max<int64_t>(1, std::llround(rest / elements / 2)) : 0;
+}
+
 namespace {
 
 /// What one core's compute engine does for a kernel, in the order it runs
@@ -329,6 +359,51 @@ void normOperations(CoreWork &work, const target::WaferTargetModel &t,
   work.operations(rows, cb, fmacLanes(t, elementBytes),
                   (centered ? f32 : 0) + eb, eb);
   work.operations(centered ? 2 : 1, tb * cb, ops, eb + f32, eb);
+}
+
+/// A norm gradient's operations on a core of `tb` tokens by `cb` features
+/// of `elementBytes` (docs/runtime.md, "Norms on the mesh"), its f32 sums
+/// and statistics read and written as one element each. A layer norm's,
+/// over the tokens: the shift -mean rstd (a product and a multiply-add).
+/// Per token: the normalized row (a multiply-add); its product with the
+/// output gradient and that product's sum into the gain's gradient; the
+/// output gradient's sum into the shift's; the gain's product; the row's
+/// sum; the product with the normalized row and its sum. Over the tokens:
+/// the coefficients (a multiply-add, and a multiply-add and a product).
+/// Per token: two multiply-adds. An RMS norm's leaves out the shift, its
+/// gradient, the row's sum and the second coefficient.
+void normGradOperations(CoreWork &work, const target::WaferTargetModel &t,
+                        RowFunction function, int64_t tb, int64_t cb,
+                        int64_t elementBytes) {
+  constexpr double f32 = 4;
+  bool centered = function == RowFunction::layerNormGrad;
+  double eb = static_cast<double>(elementBytes), rows = static_cast<double>(tb);
+  int64_t ops =
+      elementBytes <= 2 ? t.getHalfOpsPerCycle() : t.getF32OpsPerCycle();
+  int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
+  int64_t lanes = fmacLanes(t, elementBytes);
+  double shift = centered ? f32 : 0;
+  if (centered) {
+    work.operations(1, tb, f32Ops, 2 * f32, f32);
+    work.operations(1, tb, f32Fmacs, f32, f32);
+  }
+  work.operations(rows, cb, lanes, shift + eb, eb);
+  work.operations(rows, cb, ops, 2 * eb, f32);
+  work.operations(rows, cb, f32Ops, 2 * f32, f32);
+  if (centered)
+    work.operations(rows, cb, f32Ops, f32 + eb, f32);
+  work.operations(rows, cb, ops, eb + f32, eb);
+  if (centered)
+    work.operations(rows, cb, f32Ops, f32 + eb, f32);
+  work.operations(rows, cb, ops, 2 * eb, f32);
+  work.operations(rows, cb, f32Ops, 2 * f32, f32);
+  work.operations(1, tb, f32Fmacs, f32, f32);
+  if (centered) {
+    work.operations(1, tb, f32Fmacs, f32, f32);
+    work.operations(1, tb, f32Ops, 2 * f32, f32);
+  }
+  work.operations(rows, cb, lanes, 2 * eb, eb);
+  work.operations(rows, cb, lanes, shift + eb, eb);
 }
 
 } // namespace
@@ -533,21 +608,37 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     // back.
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t cb = ceilDiv(k.columns, gk);
+    bool gradient = isNormGradient(k.function);
     work.tasks(1);
-    if (k.function != RowFunction::other)
+    if (gradient)
+      normGradOperations(work, t, k.function, tb, cb, k.elementBytes);
+    else if (k.function != RowFunction::other)
       normOperations(work, t, k.function, tb, cb, k.elementBytes);
+    if (k.function != RowFunction::other)
+      work.operations(static_cast<double>(fusedOperations(k)), tb * cb,
+                      vectorWidth, 2 * eb, eb);
     else
       work.operations(static_cast<double>(vectorOperations(k)), tb * cb,
                       vectorWidth, 2 * eb, eb);
     if (k.kind == KernelKind::reduction && gk > 1) {
-      // The f32 statistics of each token (one for an RMS norm, else two)
-      // east through every core, each adding its own, then the sums
-      // multicast back west past them all.
-      double statistics = k.function == RowFunction::rmsNorm ? 1 : 2;
-      double wavelets = 2 * statistics * tb * kPartialSumBytes / link;
+      // The f32 statistics of each token (one for an RMS norm and its
+      // gradient, else two) east through every core, each adding its own,
+      // then the sums multicast back west past them all.
+      bool one = k.function == RowFunction::rmsNorm ||
+                 k.function == RowFunction::rmsNormGrad;
+      double wavelets = 2 * (one ? 1 : 2) * tb * kPartialSumBytes / link;
       work.stream(wavelets);
       time.fabric = wavelets;
       time.fixed = chainFill(gk, width) + multicastFill(width);
+    }
+    if (int64_t stages = std::min(gt, height); gradient && stages > 1) {
+      // The gain's (and a layer norm's shift's) gradient down the column
+      // of token groups, each core adding its own, as a token sum's.
+      double sums = k.function == RowFunction::layerNormGrad ? 2 : 1;
+      double passed = sums * static_cast<double>(cb) * kPartialSumBytes / link;
+      work.stream(passed);
+      time.fabric += passed;
+      time.fixed += chainFill(stages, height);
     }
     if (k.kind == KernelKind::embedding && !resident) {
       // The table (or its gradient) streams down each feature group's

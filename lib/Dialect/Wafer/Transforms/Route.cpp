@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgpt/Dialect/Wafer/Analysis/KernelCost.h"
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Dialect/Wafer/Transforms/Passes.h"
 #include "cgpt/Support/Debug.h"
@@ -49,6 +50,10 @@ int64_t streamsOf(RegionOp region) {
     if (layout.getFeatureGroups() > 1 &&
         layout.getPartials() == ReduceAxis::none)
       streams += 2; // statistics along the row and back
+    // A norm gradient's gain gradient passes down its rows of token groups.
+    if (isNormGradient(shapeOf(region).function) &&
+        std::min(layout.getTokenGroups(), region.getPlacementAttr().getH()) > 1)
+      streams += 2;
     break;
   default:
     break;

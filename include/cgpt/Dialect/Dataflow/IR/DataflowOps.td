@@ -514,13 +514,16 @@ def Dataflow_LayerNormOp : Dataflow_Kernel<"layer_norm", (ins
 
 def Dataflow_LayerNormGradOp : Dataflow_Kernel<"layer_norm_grad", (ins
     Dataflow_Stream:$grad, Dataflow_Stream:$input, Dataflow_Stream:$mean,
-    Dataflow_Stream:$rstd, Dataflow_Stream:$gamma), [], ["getKernelKind"]> {
+    Dataflow_Stream:$rstd, Dataflow_Stream:$gamma), [],
+    ["getKernelKind", "getExecutedFlopsPerSequence"]> {
   let summary = "layer norm gradient: input, scale and shift";
   let description = [{
     With `xhat = (x - mean) * rstd`: `dgamma = sum_rows dy * xhat`,
     `dbeta = sum_rows dy`, and
     `dx = rstd * (g - mean_row(g) - xhat * mean_row(g * xhat))` where
     `g = dy * gamma`. Tiling space `[rows, d_model]`; 14 FLOPs per element.
+    The cores execute 20 per element and 10 per row: the vector operations
+    of the mesh program, two FLOPs to an operation (docs/runtime.md).
   }];
   let results = (outs Dataflow_Stream:$input_grad, Dataflow_Stream:$gamma_grad,
                       Dataflow_Stream:$beta_grad);
@@ -556,13 +559,16 @@ def Dataflow_RMSNormOp : Dataflow_Kernel<"rms_norm", (ins
 
 def Dataflow_RMSNormGradOp : Dataflow_Kernel<"rms_norm_grad", (ins
     Dataflow_Stream:$grad, Dataflow_Stream:$input, Dataflow_Stream:$rstd,
-    Dataflow_Stream:$gamma), [], ["getKernelKind"]> {
+    Dataflow_Stream:$gamma), [],
+    ["getKernelKind", "getExecutedFlopsPerSequence"]> {
   let summary = "RMS norm gradient: input and scale";
   let description = [{
     With `xhat = x * rstd` and `g = dy * gamma`:
     `dgamma = sum_rows dy * xhat` and
     `dx = rstd * (g - xhat * mean_row(g * xhat))`. Tiling space
-    `[rows, d_model]`; 8 FLOPs per element (twice the forward).
+    `[rows, d_model]`; 8 FLOPs per element (twice the forward). The cores
+    execute 16 per element and 2 per row: the vector operations of the
+    mesh program, two FLOPs to an operation (docs/runtime.md).
 
     ```mlir
     %dx, %dg = dataflow.rms_norm_grad %dy, %x, %rstd, %g

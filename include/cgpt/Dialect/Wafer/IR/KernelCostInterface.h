@@ -81,9 +81,22 @@ inline int64_t tokenGroupsOn(const Rect &rect, int64_t featureGroups) {
 }
 
 /// A row kernel whose mesh program is its own algorithm, read from the
-/// region's kernel; the others' programs run their executed FLOPs as
-/// vector operations (docs/runtime.md).
-enum class RowFunction : uint8_t { other, layerNorm, rmsNorm };
+/// region's kernel: a norm or its gradient; the others' programs run their
+/// executed FLOPs as vector operations (docs/runtime.md).
+enum class RowFunction : uint8_t {
+  other,
+  layerNorm,
+  rmsNorm,
+  layerNormGrad,
+  rmsNormGrad,
+};
+
+/// Whether `function` is a norm's gradient, whose gain (and shift)
+/// gradients sum over the tokens.
+inline bool isNormGradient(RowFunction function) {
+  return function == RowFunction::layerNormGrad ||
+         function == RowFunction::rmsNormGrad;
+}
 
 /// What the timing model needs of one kernel: a region's attributes.
 struct KernelShape {
