@@ -40,6 +40,14 @@
 // RUN: sed 's|target "mini"|target "%S/Inputs/four-colors.yaml"|' %S/Inputs/two-layers.mlir | cgpt-opt --wafer-place=placer=pipelined | not cgpt-opt --wafer-route 2>&1 | FileCheck %s --check-prefix=PIPE-COLORS
 // PIPE-COLORS: error: 'wafer.region' op needs 3 routing colors after the 2 its wave's other regions and the pipeline use on its columns; target '{{.*}}four-colors.yaml' has 4
 
+// A norm's gradient sums its gain's gradient over the tokens: with more
+// than one row of token groups, two more colors carry it down the columns,
+// beside the two of the row statistics; a norm takes the two alone.
+// RUN: cgpt-opt %S/Inputs/norm-gradients.mlir --wafer-route | FileCheck %s --check-prefix=NORMS
+// NORMS: wafer.region @ln_grad {{.*}}colors = array<i64: 0, 1, 2, 3>
+// NORMS: wafer.region @rms_grad {{.*}} at <x = 0, y = 0, w = 16, h = 1> {{.*}}colors = array<i64: 0, 1>
+// NORMS: wafer.region @ln {{.*}}colors = array<i64: 0, 1>
+
 // A target with two colors cannot carry a weight matmul's three streams.
 // COLORS: error: 'wafer.region' op needs 3 routing colors; target '{{.*}}two-colors.yaml' has 2
 
