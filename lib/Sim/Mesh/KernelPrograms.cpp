@@ -606,7 +606,7 @@ void normGradKernel(Builder &b, const KernelShape &k, const Layout &layout,
         task.vector(Op::Kind::fmul, offset, offset, Dsd::memory(perToken, tb),
                     tb, f32);
       }
-      // Each row: dx = (g + xhat c) rstd (+ a layer norm's shift).
+      // Each row: dx = (g + xhat c) rstd (+ a layer norm's -mean(g) rstd).
       task.eachToken([&] {
         task.fmac(dyRow, dyRow, xRow, sumOfProducts, cb, type);
         task.fmac(dyRow, centered ? scalar(stats, 0, tokenCursor) : Dsd::zero(),

@@ -362,9 +362,10 @@ void normOperations(CoreWork &work, const target::WaferTargetModel &t,
 }
 
 /// A norm gradient's operations on a core of `tb` tokens by `cb` features
-/// of `elementBytes` (docs/runtime.md, "Norms on the mesh"), its f32 sums
-/// and statistics read and written as one element each. A layer norm's,
-/// over the tokens: the shift -mean rstd (a product and a multiply-add).
+/// of `elementBytes` (docs/runtime.md, "Norm gradients on the mesh"), its
+/// f32 sums and statistics read and written as one element each. A layer
+/// norm's, over the tokens: the shift -mean rstd (a product and a
+/// multiply-add).
 /// Per token: the normalized row (a multiply-add); its product with the
 /// output gradient and that product's sum into the gain's gradient; the
 /// output gradient's sum into the shift's; the gain's product; the row's
@@ -614,12 +615,12 @@ KernelTime kernelTime(const KernelCostQuery &query) {
       normGradOperations(work, t, k.function, tb, cb, k.elementBytes);
     else if (k.function != RowFunction::other)
       normOperations(work, t, k.function, tb, cb, k.elementBytes);
-    if (k.function != RowFunction::other)
-      work.operations(static_cast<double>(fusedOperations(k)), tb * cb,
-                      vectorWidth, 2 * eb, eb);
-    else
-      work.operations(static_cast<double>(vectorOperations(k)), tb * cb,
-                      vectorWidth, 2 * eb, eb);
+    // The other row kernels' executed FLOPs, or the kernels fused with a
+    // norm, as operations over the block.
+    int64_t standIn = k.function == RowFunction::other ? vectorOperations(k)
+                                                       : fusedOperations(k);
+    work.operations(static_cast<double>(standIn), tb * cb, vectorWidth, 2 * eb,
+                    eb);
     if (k.kind == KernelKind::reduction && gk > 1) {
       // The f32 statistics of each token (one for an RMS norm and its
       // gradient, else two) east through every core, each adding its own,
