@@ -47,6 +47,10 @@
 // NORMS: wafer.region @ln_grad {{.*}}colors = array<i64: 0, 1, 2, 3>
 // NORMS: wafer.region @rms_grad {{.*}} at <x = 0, y = 0, w = 16, h = 1> {{.*}}colors = array<i64: 0, 1>
 // NORMS: wafer.region @ln {{.*}}colors = array<i64: 0, 1>
+// Two colors cannot carry the gradient's four streams.
+// RUN: sed 's|target "mini"|target "%S/Inputs/two-colors.yaml"|' %S/Inputs/norm-gradients.mlir | not cgpt-opt --wafer-route 2>&1 | FileCheck %s --check-prefix=NORM-COLORS
+// NORM-COLORS: error: 'wafer.region' op needs 4 routing colors; target '{{.*}}two-colors.yaml' has 2
+// NORM-COLORS-NEXT: wafer.region @ln_grad
 
 // A target with two colors cannot carry a weight matmul's three streams.
 // COLORS: error: 'wafer.region' op needs 3 routing colors; target '{{.*}}two-colors.yaml' has 2
