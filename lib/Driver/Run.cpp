@@ -763,11 +763,11 @@ private:
   void printMeshRuns(const cgpt::sim::mesh::MeshKernelOffload &mesh,
                      int64_t steps) {
     out << llvm::formatv(
-        "cycle-level: {0} weight kernel, {1} token sum, {2} norm and {3} "
-        "norm gradient runs in {4} step(s) on the mesh with real values, "
-        "{5} simulated cycles\n",
+        "cycle-level: {0} weight kernel, {1} token sum, {2} norm, {3} "
+        "norm gradient and {4} loss gradient runs in {5} step(s) on the mesh "
+        "with real values, {6} simulated cycles\n",
         mesh.getWeightKernelRuns(), mesh.getTokenSumRuns(), mesh.getNormRuns(),
-        mesh.getNormGradRuns(), steps,
+        mesh.getNormGradRuns(), mesh.getLossGradRuns(), steps,
         cgpt::formatGrouped(mesh.getMeshCycles()));
     for (const auto &[why, runs] : mesh.getHostRuns())
       out << llvm::formatv("cycle-level: {0} run(s) on the host: {1}\n", runs,

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Sim/Mesh/KernelValues.h"
+#include "cgpt/Sim/Mesh/LossValues.h"
 #include "cgpt/Sim/Mesh/NormValues.h"
 #include "cgpt/Sim/Mesh/TokenSumValues.h"
 
@@ -508,6 +509,48 @@ TEST_F(KernelValues, NormGradientsAreTheGradients) {
     }
 }
 
+TEST_F(KernelValues, LossGradientIsTheGradient) {
+  constexpr double kScale = 0.125;
+  for (int64_t chunks : {1, 3})
+    for (const TokenSumCase &c : kNormCases) {
+      SCOPED_TRACE(std::string(c.what) + ", " + std::to_string(chunks) +
+                   " chunk(s)");
+      // The features are the vocabulary, wide enough for three chunks.
+      int64_t tokens = c.sequences * c.tokensPerSequence, n = 3 * c.features;
+      KernelShape k = norm(wafer::RowFunction::crossEntropyGrad,
+                           c.tokensPerSequence, n, c.bytes);
+      k.chunks = chunks;
+      std::vector<float> logits = random(tokens * n, 31), logSumExp(tokens);
+      std::vector<int32_t> labels(tokens);
+      for (int64_t t = 0; t < tokens; ++t) {
+        double sum = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          float &x = logits[t * n + i];
+          x = 8.0f * x - 3.0f;
+          sum += std::exp(static_cast<double>(x));
+        }
+        logSumExp[t] = static_cast<float>(std::log(sum));
+        labels[t] = static_cast<int32_t>((7 * t + 3) % n);
+      }
+      std::string error;
+      std::optional<LossGradRun> ran =
+          runLossGrad(k, c.layout, c.sequences, mini(), c.rect,
+                      {logits, logSumExp, labels, kScale}, error);
+      ASSERT_TRUE(ran) << error;
+      EXPECT_GT(ran->cycles, 0);
+      EXPECT_EQ(ran->runs, chunks);
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t i = 0; i < n; ++i) {
+          double p =
+              std::exp(static_cast<double>(logits[t * n + i]) - logSumExp[t]);
+          double want = kScale * (p - (i == labels[t] ? 1.0 : 0.0));
+          EXPECT_NEAR(ran->gradient[t * n + i], want,
+                      1e-6 * (kScale + std::abs(want)))
+              << "token " << t << ", logit " << i;
+        }
+    }
+}
+
 TEST_F(KernelValues, NormRefusesWhatItCannotCarry) {
   wafer::Rect rect{0, 0, 4, 3};
   Layout layout{3, 2, Edge::none, 0};
@@ -540,6 +583,26 @@ TEST_F(KernelValues, NormRefusesWhatItCannotCarry) {
                            layout, 2, mini(), rect, operands, error));
   EXPECT_EQ(error, "the operands have 70, 70, 10, 10 and 7 elements; the "
                    "kernel takes 10 x 7 twice, 0, 10 and 7");
+  // The loss's gradient: another kernel, the wrong sizes, a label outside
+  // the vocabulary, chunks that divide the tokens.
+  KernelShape loss = norm(wafer::RowFunction::crossEntropyGrad, 5, 7, 4);
+  std::vector<int32_t> labels(10, 6);
+  EXPECT_FALSE(runLossGrad(layerNorm, layout, 2, mini(), rect,
+                           {input, tokens, labels, 1.0}, error));
+  EXPECT_EQ(error, "it is not the loss's gradient");
+  EXPECT_FALSE(runLossGrad(loss, layout, 2, mini(), rect,
+                           {input, features, labels, 1.0}, error));
+  EXPECT_EQ(error, "the operands have 70, 7 and 10 elements; the kernel "
+                   "takes 10 x 7, 10 and 10");
+  labels[4] = 7;
+  EXPECT_FALSE(runLossGrad(loss, layout, 2, mini(), rect,
+                           {input, tokens, labels, 1.0}, error));
+  EXPECT_EQ(error, "label 7 is outside the vocabulary of 7");
+  KernelShape tall = norm(wafer::RowFunction::crossEntropyGrad, 9, 7, 4);
+  tall.chunks = 2;
+  EXPECT_FALSE(runLossGrad(tall, layout, 2, mini(), rect,
+                           {input, tokens, labels, 1.0}, error));
+  EXPECT_EQ(error, "its chunks divide the tokens, not the vocabulary");
 }
 
 } // namespace

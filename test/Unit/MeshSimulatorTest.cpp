@@ -581,7 +581,7 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
 }
 
 /// A layer norm and an RMS norm of 2 tokens by 4 f32 features on one core,
-/// and their gradients
+/// their gradients and the loss's gradient
 /// (mini: 2 f32 operations or 1 f32 FMAC a cycle, 16 B read and 8 B
 /// written a cycle), by hand. The layer norm: the task's activation, 2;
 /// per token, the row's sum, squares and sum of squares, 2 cycles each:
@@ -604,6 +604,14 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
 /// The wider FMAC: 1 + 4 + 2 + 8 = 15 fewer. The RMS norm's: 2; per token 4
 /// and five of 2, 28; the coefficient, 2; dx, 16; the last advance, 1. The
 /// wider FMAC: 4 + 1 + 8 = 13 fewer.
+///
+/// The loss's gradient over the same block, 2 tokens by 4 logits: 2; per
+/// token, five multiply-adds of 4 cycles (the log-sum-exp's subtraction,
+/// log2 e's product, the fraction, the polynomial's first, the scale's):
+/// 20; thirteen operations of 2 (the clamp, the rounding's two sums, the
+/// polynomial's five products and five sums): 26; the power of two's two
+/// integer passes, 4; the label's one element, 1: 51 a token, 102; and the
+/// last advance, 1. The wider FMAC: 2 cycles off each multiply-add, 20.
 TEST(MeshSimulator, NormsOnOneCoreByHand) {
   mlir::MLIRContext context;
   auto target = cgpt::target::WaferTargetModel::load("mini", &context);
@@ -624,7 +632,9 @@ TEST(MeshSimulator, NormsOnOneCoreByHand) {
         Expected{cgpt::wafer::RowFunction::layerNormGrad,
                  2 + 3 + 36 + 5 + 16 + 1, 15},
         Expected{cgpt::wafer::RowFunction::rmsNormGrad, 2 + 28 + 2 + 16 + 1,
-                 13}}) {
+                 13},
+        Expected{cgpt::wafer::RowFunction::crossEntropyGrad,
+                 2 + 2 * (20 + 26 + 4 + 1) + 1, 20}}) {
     k.function = e.function;
     MeshProgram program =
         buildKernelProgram(k, layout, 1, *target, {0, 0, 1, 1}).mesh;

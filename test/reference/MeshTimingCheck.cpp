@@ -189,6 +189,16 @@ KernelShape normGrad(int64_t tokens, int64_t features, bool rms = false,
   return k;
 }
 
+/// The loss's gradient over `tokens` rows of a vocabulary of `vocabulary`
+/// logits: its own program, with the executed FLOPs of
+/// dataflow.cross_entropy_grad (40 a logit and 2 a row).
+KernelShape lossGrad(int64_t tokens, int64_t vocabulary) {
+  KernelShape k = rows(KernelKind::reduction, tokens, vocabulary, 40);
+  k.flops += 2 * tokens;
+  k.function = cgpt::wafer::RowFunction::crossEntropyGrad;
+  return k;
+}
+
 /// A lookup in a table of `tableBytes` (or, for the gradient, a sum into
 /// one of `gradientBytes`) for `tokens` tokens of `features`.
 KernelShape embedding(int64_t tokens, int64_t features, int64_t tableBytes,
@@ -247,6 +257,8 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"RMS norm gradient, square", normGrad(64, 256, true), 1, 8, 8},
       {"RMS norm gradient, many tokens, residual", normGrad(512, 64, true, 1),
        2, 4, 8},
+      {"loss gradient, square", lossGrad(64, 512), 1, 8, 8},
+      {"loss gradient, long rows", lossGrad(16, 8192), 2, 64, 2},
       {"softmax statistics, wide", rows(K::reduction, 32, 4096, 5), 1, 64, 4},
       {"GELU, square", rows(K::elementwise, 64, 256, 20), 1, 8, 8},
       {"GELU, one feature per core", rows(K::elementwise, 128, 64, 20), 1, 64,

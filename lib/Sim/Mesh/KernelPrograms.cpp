@@ -6,6 +6,8 @@
 
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
 
+#include "cgpt/Dialect/Dataflow/IR/RowOperations.h"
+
 #include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
@@ -621,6 +623,99 @@ void normGradKernel(Builder &b, const KernelShape &k, const Layout &layout,
   });
 }
 
+/// The loss's gradient, scale (exp(logit - lse) - onehot(label)), each
+/// core on its tokens' rows of its logits, one row at a time into f32 work
+/// rows: the logit less the token's saved log-sum-exp; the exponential in
+/// software (RowOperations.h): t = y log2 e clamped at -125 (so that 2^n
+/// stays a normal f32), n = round(t) by adding and subtracting 1.5 2^23,
+/// f = t - n, 2^f by its Taylor polynomial of degree 6 (Horner), and n
+/// added to the polynomial's exponent bits; the product by the scale, back
+/// into the row. Then the scale is taken from the label's element, whose
+/// place the task reads from the labels buffer (the spare element's when
+/// another core holds the label). Nothing passes between cores. The
+/// buffers are declared in LossGradBuffer's order.
+void lossGradKernel(Builder &b, const KernelShape &k, const Layout &layout,
+                    int64_t microBatch, double lossScale) {
+  constexpr ElementType f32 = ElementType::f32;
+  ElementType type = elementTypeOf(k.elementBytes);
+  KernelProgram &out = b.out;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t tb, cb;
+  std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
+  b.forEachCore([&](int x, int y, int) {
+    b.assign(x, y, 0, [&] {
+      CoreProgram p;
+      int logits = p.addBuffer("logits", tb * cb + 1, type);
+      int logSumExp = p.addBuffer("log-sum-exp", tb, f32);
+      int labels = p.addBuffer("label places", tb, f32);
+      int fraction = p.addBuffer("exponent fraction", cb, f32);
+      int power = p.addBuffer("power of two", cb, f32);
+      int polynomial = p.addBuffer("polynomial", cb, f32);
+      enum {
+        kMinusOne,
+        kLog2E,
+        kFloor,
+        kRound,
+        kMinusRound,
+        kScale,
+        kTaken,
+        kTaylor,
+      };
+      // Adding, then subtracting 1.5 2^23 rounds an f32 under 2^22 to an
+      // integer.
+      std::vector<float> values = {-1.0f,
+                                   static_cast<float>(M_LOG2E),
+                                   -125.0f,
+                                   0x1.8p23f,
+                                   -0x1.8p23f,
+                                   static_cast<float>(lossScale),
+                                   static_cast<float>(-lossScale)};
+      // Then 2^f's Taylor coefficients, (ln 2)^i / i!, highest degree
+      // first, as Horner's form takes them.
+      std::vector<float> taylor(dataflow::kExponentialDegree + 1);
+      double coefficient = 1;
+      for (int64_t i = 0; i <= dataflow::kExponentialDegree; ++i) {
+        taylor[dataflow::kExponentialDegree - i] =
+            static_cast<float>(coefficient);
+        coefficient *= M_LN2 / static_cast<double>(i + 1);
+      }
+      values.insert(values.end(), taylor.begin(), taylor.end());
+      int constants = p.addConstants("constants", std::move(values));
+      assert(logits == kLossLogits && logSumExp == kLossLogSumExp &&
+             labels == kLossLabels && fraction == kLossFraction &&
+             power == kLossPowerOfTwo && polynomial == kLossPolynomial &&
+             constants == kLossConstants &&
+             "the buffers in LossGradBuffer's order");
+      auto constant = [&](int which) { return scalar(constants, which); };
+      RowTask task(p, tb, cb);
+      Dsd row = Dsd::memory(logits, 0, task.rowCursor);
+      Dsd f = Dsd::memory(fraction), n = Dsd::memory(power),
+          poly = Dsd::memory(polynomial);
+      task.eachToken([&] {
+        task.fmac(f, row, scalar(logSumExp, 0, task.tokenCursor),
+                  constant(kMinusOne), cb, type);
+        task.fmac(f, Dsd::zero(), f, constant(kLog2E), cb, f32);
+        task.vector(Op::Kind::fmax, f, f, constant(kFloor), cb, f32);
+        task.vector(Op::Kind::fadd, n, f, constant(kRound), cb, f32);
+        task.vector(Op::Kind::fadd, n, n, constant(kMinusRound), cb, f32);
+        task.fmac(f, f, n, constant(kMinusOne), cb, f32);
+        task.fmac(poly, constant(kTaylor + 1), f, constant(kTaylor), cb, f32);
+        for (int64_t i = 2; i <= dataflow::kExponentialDegree; ++i) {
+          task.vector(Op::Kind::fmul, poly, poly, f, cb, f32);
+          task.vector(Op::Kind::fadd, poly, poly,
+                      constant(kTaylor + static_cast<int>(i)), cb, f32);
+        }
+        task.vector(Op::Kind::scaleByPowerOfTwo, poly, poly, n, cb, f32);
+        task.fmac(row, Dsd::zero(), poly, constant(kScale), cb, type);
+        Dsd label = Dsd::indexed(logits, labels, task.tokenCursor);
+        task.vector(Op::Kind::fadd, label, label, constant(kTaken), 1, type);
+      });
+      p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
+      return p;
+    });
+  });
+}
+
 /// Vector operations over a core's tokens and features, as many as the
 /// kernel's FLOPs per element ask for (two to an operation); a reduction
 /// then sums each token's statistics along the segment and sends the sums
@@ -841,6 +936,8 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
   case KernelKind::embedding:
     if (wafer::isNormGradient(k.function))
       normGradKernel(b, k, layout, microBatch);
+    else if (k.function == wafer::RowFunction::crossEntropyGrad)
+      lossGradKernel(b, k, layout, microBatch, options.lossScale);
     else if (k.function != wafer::RowFunction::other)
       normKernel(b, k, layout, microBatch, options.epsilon);
     else

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -29,6 +30,14 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 float rsqrtEstimateOf(float x) {
   return llvm::bit_cast<float>(0x5f3759dfu -
                                (llvm::bit_cast<uint32_t>(x) >> 1));
+}
+
+/// src0 2^n from the bits (Op::Kind::scaleByPowerOfTwo): n added to the
+/// exponent, as the core's integer operations add it.
+float scaleByPowerOfTwoOf(float x, float n) {
+  return llvm::bit_cast<float>(
+      llvm::bit_cast<uint32_t>(x) +
+      (static_cast<uint32_t>(static_cast<int32_t>(n)) << 23));
 }
 
 /// The cycles a vector operation over memory takes: as many as the larger
@@ -48,8 +57,12 @@ int64_t vectorCycles(const CoreProgram &program, const Op &op,
   int64_t reads = bytes(op.src0) + bytes(op.src1);
   int64_t writes = bytes(op.dst);
   int64_t n = op.length;
-  // The estimate's shift and subtraction: two passes of 32-bit operations.
-  int64_t passes = op.kind == Op::Kind::rsqrtEstimate ? 2 : 1;
+  // The bit operations (an estimate's shift and subtraction, an
+  // exponent's conversion and addition): two passes of 32-bit operations.
+  int64_t passes = op.kind == Op::Kind::rsqrtEstimate ||
+                           op.kind == Op::Kind::scaleByPowerOfTwo
+                       ? 2
+                       : 1;
   return std::max({passes * ceilDiv(n, std::max<int64_t>(1, width)),
                    ceilDiv(n * reads, config.readBytesPerCycle),
                    ceilDiv(n * writes, config.writeBytesPerCycle)});
@@ -303,9 +316,21 @@ static std::array<const Dsd *, 4> operandsOf(const Op &op) {
 static std::array<int64_t, 4> cursorValuesOf(const Engine &engine,
                                              const Op &op) {
   std::array<int64_t, 4> values = {};
-  for (auto [slot, dsd] : llvm::enumerate(operandsOf(op)))
+  for (auto [slot, dsd] : llvm::enumerate(operandsOf(op))) {
     if (dsd->cursor >= 0)
       values[slot] = engine.cursors[dsd->cursor];
+    if (dsd->index < 0 || engine.memory.empty())
+      continue;
+    // An offset from data: one outside the index buffer, or not a whole
+    // number, leaves every element out of range (Band::element says so).
+    const std::vector<float> &index = engine.memory[dsd->index];
+    int64_t at = values[slot];
+    float offset =
+        at >= 0 && at < static_cast<int64_t>(index.size()) ? index[at] : -1.0f;
+    values[slot] = offset == std::floor(offset) && std::abs(offset) < 1e9f
+                       ? static_cast<int64_t>(offset)
+                       : std::numeric_limits<int32_t>::min();
+  }
   return values;
 }
 
@@ -393,6 +418,10 @@ bool Band::computeSpans(Op::Kind kind, int64_t count,
     for (int64_t k = 0; k < count; ++k)
       dst[k * ds] = rsqrtEstimateOf(a[k * as]);
     break;
+  case Op::Kind::scaleByPowerOfTwo:
+    for (int64_t k = 0; k < count; ++k)
+      dst[k * ds] = scaleByPowerOfTwoOf(a[k * as], b[k * bs]);
+    break;
   default:
     return false;
   }
@@ -456,6 +485,9 @@ void Band::compute(Engine &engine, const Running &running,
       break;
     case Op::Kind::rsqrtEstimate:
       value = rsqrtEstimateOf(a);
+      break;
+    case Op::Kind::scaleByPowerOfTwo:
+      value = scaleByPowerOfTwoOf(a, b);
       break;
     default:
       break;

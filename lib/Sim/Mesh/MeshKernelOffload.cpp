@@ -9,6 +9,7 @@
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/KernelValues.h"
+#include "cgpt/Sim/Mesh/LossValues.h"
 #include "cgpt/Sim/Mesh/NormValues.h"
 #include "cgpt/Sim/Mesh/TokenSumValues.h"
 
@@ -112,6 +113,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     return runTokenSum(op, region, where, frame, sequences);
   if (wafer::isNormGradient(where.shape.function))
     return runNormGrad(op, region, where, frame, sequences);
+  if (where.shape.function == wafer::RowFunction::crossEntropyGrad)
+    return runLossGrad(op, region, where, frame, sequences);
   if (where.shape.function != wafer::RowFunction::other)
     return runNorm(op, region, where, frame, sequences);
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
@@ -311,6 +314,41 @@ FailureOr<bool> MeshKernelOffload::runNormGrad(Operation *op,
             std::move(inputGrad));
   frame.set(layerNorm ? layerNorm.getGammaGrad() : rmsNorm.getGammaGrad(),
             std::move(gainGrad));
+  return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runLossGrad(Operation *op,
+                                               wafer::RegionOp region,
+                                               const Placed &where,
+                                               exec::KernelFrame &frame,
+                                               int64_t sequences) {
+  auto gradient = dyn_cast<dataflow::CrossEntropyGradOp>(op);
+  // A kernel fused with the gradient is the executor's.
+  if (!gradient)
+    return false;
+  std::string refusal = lossGradRefusal(where.shape, where.layout, where.rect);
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+  // Every leading index of the logits is a token: [T, V].
+  const Tensor &logits = frame[gradient.getLogits()];
+  LossGradOperands operands;
+  operands.logits = logits.data;
+  operands.logSumExp = frame[gradient.getLse()].data;
+  operands.labels = frame.idsOf(gradient.getLabels()).data;
+  operands.scale = gradient.getScale().convertToDouble();
+  std::string error;
+  std::optional<LossGradRun> ran =
+      mesh::runLossGrad(where.shape, where.layout, sequences, *target,
+                        where.rect, operands, error);
+  if (!ran)
+    return failedOnMesh(region, error);
+  ++lossGradRuns;
+  meshCycles += ran->cycles;
+  Tensor result(logits.shape);
+  result.data = std::move(ran->gradient);
+  frame.set(gradient.getResult(), std::move(result));
   return true;
 }
 

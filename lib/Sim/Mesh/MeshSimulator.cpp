@@ -120,6 +120,11 @@ std::string Validator::validateProgram(int c) {
         (dsd.buffer < 0 || dsd.buffer >= static_cast<int>(code.buffers.size())))
       return coreName(x, y) + " names buffer " + std::to_string(dsd.buffer) +
              ", which its program does not allocate";
+    if (dsd.index >= static_cast<int>(code.buffers.size()) ||
+        (dsd.index >= 0 && dsd.cursor < 0))
+      return coreName(x, y) + " indexes through buffer " +
+             std::to_string(dsd.index) +
+             ", which its program does not allocate, or without a cursor";
     if (dsd.cursor >= static_cast<int>(code.cursors.size()))
       return coreName(x, y) + " names cursor " + std::to_string(dsd.cursor) +
              ", which its program does not have";

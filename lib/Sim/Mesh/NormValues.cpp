@@ -12,29 +12,6 @@ using cgpt::wafer::RowFunction;
 
 namespace cgpt::sim::mesh {
 
-namespace {
-
-/// Calls `fn(t, c, row, column)` for each of core `core`'s elements in
-/// `built` (its token `t` and feature `c`) that hold one of `tokens` tokens
-/// (`row`) and `features` features (`column`); the others are the padding
-/// of the last group.
-template <typename Fn>
-void forEachElement(const KernelProgram &built, int core, int64_t tokens,
-                    int64_t features, Fn fn) {
-  int token = built.tokenGroup[core];
-  if (token < 0)
-    return;
-  int64_t feature = built.placeInSegment(core);
-  int64_t tb = built.tokens, cb = built.features;
-  for (int64_t t = 0; t < tb; ++t)
-    for (int64_t c = 0; c < cb; ++c)
-      if (int64_t row = token * tb + t, column = feature * cb + c;
-          row < tokens && column < features)
-        fn(t, c, row, column);
-}
-
-} // namespace
-
 std::string normRefusal(const KernelShape &k, const Layout &layout,
                         const wafer::Rect &rect) {
   if (k.function != RowFunction::layerNorm &&

@@ -66,6 +66,11 @@ struct Dsd {
   int64_t offset = 0, stride = 1;
   int cursor = -1;
   bool circular = false;
+  /// memory: when given, the element of buffer `index` at the cursor's
+  /// value, an integer held as f32, is added to `offset` in place of the
+  /// cursor's value: an offset the task sets from data, as the SDK's DSD
+  /// builtins set one (`@increment_dsd_offset`).
+  int index = -1;
   /// fabricIn, fabricOut: the color.
   int color = -1;
   /// reg: the register (a data task's wavelet is register 0) and which of
@@ -81,6 +86,13 @@ struct Dsd {
     d.offset = offset;
     d.cursor = cursor;
     d.stride = stride;
+    return d;
+  }
+  /// Buffer `buffer` at the offset that element `cursor` of buffer `index`
+  /// holds.
+  static Dsd indexed(int buffer, int index, int cursor) {
+    Dsd d = memory(buffer, 0, cursor);
+    d.index = index;
     return d;
   }
   static Dsd ring(int buffer) {
@@ -135,6 +147,10 @@ struct Op {
     /// taken from 0x5f3759df, two 32-bit integer operations an element
     /// (Newton's steps, the program's own operations, refine it).
     rsqrtEstimate,
+    /// dst = src0 2^src1, src1 an integer held as f32: the integer added
+    /// to src0's exponent bits, two 32-bit integer operations an element
+    /// (a software exponential's last step).
+    scaleByPowerOfTwo,
     /// Marks local task `target` active.
     activate,
     /// Advances cursor `target` by `by` steps.

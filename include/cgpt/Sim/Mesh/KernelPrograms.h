@@ -40,9 +40,9 @@ struct KernelProgramOptions {
   /// Every column of segments, not only the first: needed to carry the
   /// values of every token group.
   bool allTokenGroups = false;
-  /// A norm's epsilon, a constant of its program (the timing does not
-  /// depend on it).
-  double epsilon = 0;
+  /// A norm's epsilon and the loss gradient's scale, constants of their
+  /// programs (the timing does not depend on them).
+  double epsilon = 0, lossScale = 1;
 };
 
 /// The buffers a norm's program declares, in order: its tokens' rows
@@ -79,6 +79,22 @@ enum NormGradBuffer : int {
   kGradGain,
   kGradSums,
   kGradConstants,
+};
+
+/// The buffers the loss gradient's program declares, in order: its tokens'
+/// rows of logits (the gradient in place) and one spare element, per token
+/// the log-sum-exp and the label's place among the rows (the spare
+/// element's when the label is another core's), a row's work in f32 (the
+/// exponent's argument, then its fraction; 2^n; the polynomial), and its
+/// constants.
+enum LossGradBuffer : int {
+  kLossLogits,
+  kLossLogSumExp,
+  kLossLabels,
+  kLossFraction,
+  kLossPowerOfTwo,
+  kLossPolynomial,
+  kLossConstants,
 };
 
 /// A kernel's program with what it decided.
@@ -144,6 +160,25 @@ simulateWithValues(const MeshProgram &mesh,
 /// `mesh` in `run` at a recording drain, `core` the one the drain is at.
 void forEachDrained(const MeshProgram &mesh, const MeshResult &run,
                     llvm::function_ref<void(int, int64_t, float)> fn);
+
+/// Calls `fn(t, c, row, column)` for each of core `core`'s elements in
+/// `built`, a row kernel's program (its token `t` and feature `c`), that
+/// hold one of `tokens` tokens (`row`) and `features` features (`column`);
+/// the others are the padding of the last group.
+template <typename Fn>
+void forEachElement(const KernelProgram &built, int core, int64_t tokens,
+                    int64_t features, Fn fn) {
+  int token = built.tokenGroup[core];
+  if (token < 0)
+    return;
+  int64_t feature = built.placeInSegment(core);
+  int64_t tb = built.tokens, cb = built.features;
+  for (int64_t t = 0; t < tb; ++t)
+    for (int64_t c = 0; c < cb; ++c)
+      if (int64_t row = token * tb + t, column = feature * cb + c;
+          row < tokens && column < features)
+        fn(t, c, row, column);
+}
 
 /// Copies `part` into `mesh` with its north-west core at (x, y).
 void embedProgram(MeshProgram &mesh, const MeshProgram &part, int x, int y);

@@ -7,7 +7,7 @@
 #include "KernelChecks.h"
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
-#include "cgpt/Dialect/Dataflow/IR/NormOperations.h"
+#include "cgpt/Dialect/Dataflow/IR/RowOperations.h"
 #include "cgpt/Support/BatchChecks.h"
 #include "cgpt/Support/Format.h"
 #include "cgpt/Support/Shapes.h"
@@ -753,16 +753,16 @@ int64_t LayerNormOp::getFlopsPerSequence() {
   return 7 * elementsPerSequence(getInput());
 }
 
-/// FLOPs a norm's (or its gradient's) mesh program executes over `input`,
-/// two to a vector operation.
-static int64_t normExecutedFlops(Value input, NormOperations operations) {
+/// FLOPs a row kernel's mesh program (a norm's, its gradient's, the loss
+/// gradient's) executes over `input`, two to a vector operation.
+static int64_t rowExecutedFlops(Value input, RowOperations operations) {
   int64_t elements = elementsPerSequence(input);
   int64_t rows = elements / std::max<int64_t>(1, rowSpace(input).back());
   return 2 * (operations.perElement * elements + operations.perRow * rows);
 }
 
 int64_t LayerNormOp::getExecutedFlopsPerSequence() {
-  return normExecutedFlops(getInput(), kLayerNormOperations);
+  return rowExecutedFlops(getInput(), kLayerNormOperations);
 }
 
 SmallVector<int64_t> LayerNormOp::getTilingSpace() {
@@ -787,7 +787,7 @@ int64_t LayerNormGradOp::getFlopsPerSequence() {
 }
 
 int64_t LayerNormGradOp::getExecutedFlopsPerSequence() {
-  return normExecutedFlops(getInput(), kLayerNormGradOperations);
+  return rowExecutedFlops(getInput(), kLayerNormGradOperations);
 }
 
 SmallVector<int64_t> LayerNormGradOp::getTilingSpace() {
@@ -812,7 +812,7 @@ int64_t RMSNormOp::getFlopsPerSequence() {
 }
 
 int64_t RMSNormOp::getExecutedFlopsPerSequence() {
-  return normExecutedFlops(getInput(), kRMSNormOperations);
+  return rowExecutedFlops(getInput(), kRMSNormOperations);
 }
 
 SmallVector<int64_t> RMSNormOp::getTilingSpace() {
@@ -836,7 +836,7 @@ int64_t RMSNormGradOp::getFlopsPerSequence() {
 }
 
 int64_t RMSNormGradOp::getExecutedFlopsPerSequence() {
-  return normExecutedFlops(getInput(), kRMSNormGradOperations);
+  return rowExecutedFlops(getInput(), kRMSNormGradOperations);
 }
 
 SmallVector<int64_t> RMSNormGradOp::getTilingSpace() {
@@ -970,6 +970,10 @@ int64_t CrossEntropyOp::getFlopsPerSequence() {
   return 4 * elementsPerSequence(getLogits());
 }
 
+int64_t CrossEntropyOp::getExecutedFlopsPerSequence() {
+  return 2 * kCrossEntropyOperationsPerLogit * elementsPerSequence(getLogits());
+}
+
 SmallVector<int64_t> CrossEntropyOp::getTilingSpace() {
   return rowSpace(getLogits());
 }
@@ -985,6 +989,10 @@ KernelKind CrossEntropyGradOp::getKernelKind() { return KernelKind::reduction; }
 
 int64_t CrossEntropyGradOp::getFlopsPerSequence() {
   return 3 * elementsPerSequence(getLogits());
+}
+
+int64_t CrossEntropyGradOp::getExecutedFlopsPerSequence() {
+  return rowExecutedFlops(getLogits(), kCrossEntropyGradOperations);
 }
 
 SmallVector<int64_t> CrossEntropyGradOp::getTilingSpace() {

@@ -7,7 +7,7 @@
 #include "cgpt/Dialect/Wafer/Analysis/KernelCost.h"
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
-#include "cgpt/Dialect/Dataflow/IR/NormOperations.h"
+#include "cgpt/Dialect/Dataflow/IR/RowOperations.h"
 
 #include <cmath>
 #include <map>
@@ -62,7 +62,8 @@ KernelShape shapeOf(RegionOp region) {
   shape.repeats = region.getRepeats();
   shape.experts = region.getExperts();
   shape.expertRows = region.getExpertRows().value_or(0);
-  // A region's fused kernels run beside its norm (fusedOperations).
+  // A region's fused kernels run beside its own algorithm
+  // (fusedOperations).
   StringRef kernel = region.getKernel();
   if (kernel == dataflow::LayerNormOp::getOperationName())
     shape.function = RowFunction::layerNorm;
@@ -72,6 +73,8 @@ KernelShape shapeOf(RegionOp region) {
     shape.function = RowFunction::layerNormGrad;
   else if (kernel == dataflow::RMSNormGradOp::getOperationName())
     shape.function = RowFunction::rmsNormGrad;
+  else if (kernel == dataflow::CrossEntropyGradOp::getOperationName())
+    shape.function = RowFunction::crossEntropyGrad;
   return shape;
 }
 
@@ -238,7 +241,7 @@ int64_t vectorOperations(const KernelShape &k) {
 }
 
 int64_t fusedOperations(const KernelShape &k) {
-  dataflow::NormOperations own;
+  dataflow::RowOperations own;
   switch (k.function) {
   case RowFunction::layerNorm:
     own = dataflow::kLayerNormOperations;
@@ -251,6 +254,9 @@ int64_t fusedOperations(const KernelShape &k) {
     break;
   case RowFunction::rmsNormGrad:
     own = dataflow::kRMSNormGradOperations;
+    break;
+  case RowFunction::crossEntropyGrad:
+    own = dataflow::kCrossEntropyGradOperations;
     break;
   case RowFunction::other:
     return 0;
@@ -405,6 +411,35 @@ void normGradOperations(CoreWork &work, const target::WaferTargetModel &t,
   }
   work.operations(rows, cb, lanes, 2 * eb, eb);
   work.operations(rows, cb, lanes, shift + eb, eb);
+}
+
+/// The loss gradient's operations on a core of `tb` tokens by `cb` logits
+/// of `elementBytes` (docs/runtime.md, "The loss gradient on the mesh"),
+/// one row at a time into f32 work rows, constants read as one f32 element
+/// each. Per row: the logit less the saved f32 log-sum-exp (a multiply-
+/// add); the exponential: the product by log2 e, the clamp (a maximum), the
+/// rounding (two sums), the fraction (a multiply-add), the polynomial (a
+/// multiply-add, then a product and a sum a degree) and the power of two
+/// (two integer passes); the scale's product back into the row; the scale
+/// taken from the label's one element.
+void lossGradOperations(CoreWork &work, const target::WaferTargetModel &t,
+                        int64_t tb, int64_t cb, int64_t elementBytes) {
+  constexpr double f32 = 4;
+  double eb = static_cast<double>(elementBytes), rows = static_cast<double>(tb);
+  int64_t ops =
+      elementBytes <= 2 ? t.getHalfOpsPerCycle() : t.getF32OpsPerCycle();
+  int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
+  int64_t lanes = fmacLanes(t, elementBytes);
+  work.operations(rows, cb, lanes, eb + f32, f32);
+  work.operations(rows, cb, f32Fmacs, f32, f32);
+  work.operations(3 * rows, cb, f32Ops, 2 * f32, f32);
+  work.operations(2 * rows, cb, f32Fmacs, 2 * f32, f32);
+  work.operations(2 * static_cast<double>(dataflow::kExponentialDegree - 1) *
+                      rows,
+                  cb, f32Ops, 2 * f32, f32);
+  work.operations(rows, cb, f32Ops, 2 * f32, f32, /*passes=*/2);
+  work.operations(rows, cb, lanes, f32, eb);
+  work.operations(rows, 1, ops, eb + f32, eb);
 }
 
 } // namespace
@@ -610,9 +645,12 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t cb = ceilDiv(k.columns, gk);
     bool gradient = isNormGradient(k.function);
+    bool loss = k.function == RowFunction::crossEntropyGrad;
     work.tasks(1);
     if (gradient)
       normGradOperations(work, t, k.function, tb, cb, k.elementBytes);
+    else if (loss)
+      lossGradOperations(work, t, tb, cb, k.elementBytes);
     else if (k.function != RowFunction::other)
       normOperations(work, t, k.function, tb, cb, k.elementBytes);
     // The other row kernels' executed FLOPs, or the kernels fused with a
@@ -621,7 +659,8 @@ KernelTime kernelTime(const KernelCostQuery &query) {
                                                        : fusedOperations(k);
     work.operations(static_cast<double>(standIn), tb * cb, vectorWidth, 2 * eb,
                     eb);
-    if (k.kind == KernelKind::reduction && gk > 1) {
+    // The loss gradient needs no statistics: the forward pass saved them.
+    if (k.kind == KernelKind::reduction && gk > 1 && !loss) {
       // The f32 statistics of each token (one for an RMS norm and its
       // gradient, else two) east through every core, each adding its own,
       // then the sums multicast back west past them all.

@@ -46,15 +46,19 @@ int64_t streamsOf(RegionOp region) {
   case KernelKind::attention:
     streams += 2; // queries down columns, keys and values along rows
     break;
-  case KernelKind::reduction:
+  case KernelKind::reduction: {
+    RowFunction function = shapeOf(region).function;
+    // The loss gradient reads the statistics the forward pass saved.
     if (layout.getFeatureGroups() > 1 &&
-        layout.getPartials() == ReduceAxis::none)
+        layout.getPartials() == ReduceAxis::none &&
+        function != RowFunction::crossEntropyGrad)
       streams += 2; // statistics along the row and back
     // A norm gradient's gain gradient passes down its rows of token groups.
-    if (isNormGradient(shapeOf(region).function) &&
+    if (isNormGradient(function) &&
         std::min(layout.getTokenGroups(), region.getPlacementAttr().getH()) > 1)
       streams += 2;
     break;
+  }
   default:
     break;
   }

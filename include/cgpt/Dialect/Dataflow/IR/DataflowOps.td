@@ -651,14 +651,17 @@ def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins
 }
 
 def Dataflow_CrossEntropyOp : Dataflow_Kernel<"cross_entropy", (ins
-    Dataflow_Stream:$logits, Dataflow_Stream:$labels, F64Attr:$scale), [], ["getKernelKind"]> {
+    Dataflow_Stream:$logits, Dataflow_Stream:$labels, F64Attr:$scale), [],
+    ["getKernelKind", "getExecutedFlopsPerSequence"]> {
   let summary = "cross-entropy loss of a micro-batch, with row log-sum-exp";
   let description = [{
     `loss = scale * sum_{b,s} (lse[b, s] - logits[b, s, labels[b, s]])` with
     `lse` the row's log-sum-exp (f32, kept for the gradient). `scale` folds
     the loss weight and the global-batch normalization, so the losses of
     all micro-batches and systems add up to the step's loss. Tiling space
-    `[seq, vocab]`; 4 FLOPs per logit (max, subtract, exp, sum).
+    `[seq, vocab]`; 4 FLOPs per logit (max, subtract, exp, sum). The cores
+    execute the exponential in software (`RowOperations.h`): 42 FLOPs a
+    logit.
   }];
   let results = (outs Dataflow_Stream:$loss, Dataflow_Stream:$lse);
   let assemblyFormat = [{
@@ -668,11 +671,13 @@ def Dataflow_CrossEntropyOp : Dataflow_Kernel<"cross_entropy", (ins
 
 def Dataflow_CrossEntropyGradOp : Dataflow_Kernel<"cross_entropy_grad", (ins
     Dataflow_Stream:$logits, Dataflow_Stream:$lse, Dataflow_Stream:$labels,
-    F64Attr:$scale), [], ["getKernelKind"]> {
+    F64Attr:$scale), [], ["getKernelKind", "getExecutedFlopsPerSequence"]> {
   let summary = "cross-entropy gradient with respect to the logits";
   let description = [{
     `dlogits = scale * (exp(logits - lse) - onehot(labels))`. Tiling space
-    `[seq, vocab]`; 3 FLOPs per logit.
+    `[seq, vocab]`; 3 FLOPs per logit. The cores execute more: the
+    exponential in software (`RowOperations.h`), 40 FLOPs a logit and 2 a
+    row.
   }];
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = [{

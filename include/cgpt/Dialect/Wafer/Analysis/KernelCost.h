@@ -127,9 +127,10 @@ AttentionBlock attentionBlock(const AttentionPass &pass, int64_t perWavelet);
 /// over each element: its FLOPs per element, two to an operation.
 int64_t vectorOperations(const KernelShape &shape);
 
-/// The vector operations a norm's (or its gradient's) region runs over
-/// each element for the kernels fused with it (a residual's add): the
-/// FLOPs beyond the norm program's own, two to an operation.
+/// The vector operations a region whose program is its own algorithm (a
+/// norm's, its gradient's, the loss gradient's) runs over each element for
+/// the kernels fused with it (a residual's add): the FLOPs beyond the
+/// program's own, two to an operation.
 int64_t fusedOperations(const KernelShape &shape);
 
 /// The time of the standard algorithm of `query.shape.kind` (the one the

@@ -81,14 +81,16 @@ inline int64_t tokenGroupsOn(const Rect &rect, int64_t featureGroups) {
 }
 
 /// A row kernel whose mesh program is its own algorithm, read from the
-/// region's kernel: a norm or its gradient; the others' programs run their
-/// executed FLOPs as vector operations (docs/runtime.md).
+/// region's kernel: a norm, its gradient or the loss's gradient; the
+/// others' programs run their executed FLOPs as vector operations
+/// (docs/runtime.md).
 enum class RowFunction : uint8_t {
   other,
   layerNorm,
   rmsNorm,
   layerNormGrad,
   rmsNormGrad,
+  crossEntropyGrad,
 };
 
 /// Whether `function` is a norm's gradient, whose gain (and shift)

@@ -1,0 +1,78 @@
+//===- RowOperations.h - what a row kernel's mesh program runs -*- C++ -*-===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+//
+// The vector operations the mesh programs of the norms, their gradients and
+// the loss's gradient run, an element and a row (docs/runtime.md, "Norms on
+// the mesh", "The loss gradient on the mesh"): the executed FLOPs the
+// dataflow ops report, two to an operation, and the measure of what else a
+// region fused with one of them executes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGPT_DIALECT_DATAFLOW_IR_ROWOPERATIONS_H
+#define CGPT_DIALECT_DATAFLOW_IR_ROWOPERATIONS_H
+
+#include <cstdint>
+
+namespace cgpt::dataflow {
+
+struct RowOperations {
+  int64_t perElement = 0, perRow = 0;
+};
+
+/// An exponential, 2^(y log2 e), in software: the product by log2 e, the
+/// clamp that keeps 2^n a normal f32, n = round(t) (adding and subtracting
+/// 1.5 2^23), the fraction f = t - n, 2^f by its Taylor polynomial of
+/// degree 6 in Horner's form (a multiply-add, then a product and a sum a
+/// degree), and 2^n scaled in by adding n to the exponent's bits (two
+/// integer passes).
+constexpr int64_t kExponentialDegree = 6;
+constexpr int64_t kExponentialOperations =
+    1 + 1 + 2 + 1 + (1 + 2 * (kExponentialDegree - 1)) + 2;
+
+/// A reciprocal square root: the estimate (two integer passes) and three
+/// Newton steps of four operations.
+constexpr int64_t kReciprocalSquareRootOperations = 2 + 3 * 4;
+
+/// Per element: the row's sum, the square, the sum of squares, the
+/// normalizing multiply-add, the gain and the shift. Per row: the mean; the
+/// variance (the mean square plus epsilon, the mean's square, their
+/// difference); the reciprocal square root; the shift, -mean * rstd (a
+/// product and its negation).
+constexpr RowOperations kLayerNormOperations{
+    6, 1 + 3 + kReciprocalSquareRootOperations + 2};
+
+/// Per element: the square, the sum of squares, the normalizing product and
+/// the gain. Per row: the mean square plus epsilon and the reciprocal square
+/// root.
+constexpr RowOperations kRMSNormOperations{4,
+                                           1 + kReciprocalSquareRootOperations};
+
+/// Per element: the normalized row; the gain's gradient (a product and a
+/// sum) and the shift's (a sum); the gain's product; the row's two sums (the
+/// second of a product); the input gradient's two multiply-adds. Per row:
+/// the shift, -mean * rstd (a product and its negation), and the
+/// coefficients (a multiply-add, and a multiply-add and a product).
+constexpr RowOperations kLayerNormGradOperations{10, 2 + 3};
+
+/// As the layer norm's, without the shift, its gradient, the row's sum and
+/// the second coefficient.
+constexpr RowOperations kRMSNormGradOperations{8, 1};
+
+/// The loss's vector operations a logit: the row's maximum, the logit less
+/// it, the exponential and its sum (its program runs them as stand-in
+/// operations, docs/runtime.md).
+constexpr int64_t kCrossEntropyOperationsPerLogit = 3 + kExponentialOperations;
+
+/// Per element: the logit less its row's log-sum-exp, the exponential and
+/// the product by the loss's scale. Per row: the scale taken from the
+/// label's element.
+constexpr RowOperations kCrossEntropyGradOperations{
+    1 + kExponentialOperations + 1, 1};
+
+} // namespace cgpt::dataflow
+
+#endif // CGPT_DIALECT_DATAFLOW_IR_ROWOPERATIONS_H
