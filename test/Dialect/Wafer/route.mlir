@@ -43,12 +43,16 @@
 // A norm's gradient sums its gain's gradient over the tokens: with more
 // than one row of token groups, two more colors carry it down the columns,
 // beside the two of the row statistics; a norm takes the two alone.
-// RUN: cgpt-opt %S/Inputs/norm-gradients.mlir --wafer-route | FileCheck %s --check-prefix=NORMS
+// RUN: cgpt-opt %S/Inputs/row-kernels.mlir --wafer-route | FileCheck %s --check-prefix=NORMS
 // NORMS: wafer.region @ln_grad {{.*}}colors = array<i64: 0, 1, 2, 3>
 // NORMS: wafer.region @rms_grad {{.*}} at <x = 0, y = 0, w = 16, h = 1> {{.*}}colors = array<i64: 0, 1>
 // NORMS: wafer.region @ln {{.*}}colors = array<i64: 0, 1>
+// The loss sums its row statistics along the segments; its gradient reads
+// the log-sum-exp the loss saved and passes nothing between cores.
+// NORMS: wafer.region @loss {{.*}}colors = array<i64: 0, 1>
+// NORMS: wafer.region @loss_grad {{.*}}colors = array<i64>
 // Two colors cannot carry the gradient's four streams.
-// RUN: sed 's|target "mini"|target "%S/Inputs/two-colors.yaml"|' %S/Inputs/norm-gradients.mlir | not cgpt-opt --wafer-route 2>&1 | FileCheck %s --check-prefix=NORM-COLORS
+// RUN: sed 's|target "mini"|target "%S/Inputs/two-colors.yaml"|' %S/Inputs/row-kernels.mlir | not cgpt-opt --wafer-route 2>&1 | FileCheck %s --check-prefix=NORM-COLORS
 // NORM-COLORS: error: 'wafer.region' op needs 4 routing colors; target '{{.*}}two-colors.yaml' has 2
 // NORM-COLORS-NEXT: wafer.region @ln_grad
 
