@@ -361,6 +361,43 @@ TEST(MeshSimulator, ElementOutOfItsBuffer) {
                    "which has 4");
 }
 
+/// A DSD whose offset the task reads from memory (the loss gradient's
+/// label): each of two steps adds 1 at the place the index buffer holds
+/// for it; a place outside the buffer stops the run with its name.
+TEST(MeshSimulator, OffsetReadFromMemory) {
+  MeshConfig c = config();
+  c.values = true;
+  MeshProgram p(1, 1);
+  CoreProgram code;
+  int data = code.addBuffer("data", 4, ElementType::f32);
+  int places = code.addBuffer("places", 2, ElementType::f32);
+  int one = code.addConstants("one", {1.0f});
+  int step = code.addCursor({1, 2});
+  Dsd at = Dsd::indexed(data, places, step);
+  Task task{false, -1, {}};
+  task.body.push_back(Op::loopOp(2, 2));
+  task.body.push_back(Op::vector(
+      Op::Kind::fadd, at, at, Dsd::memory(one, 0, -1, 0), 1, ElementType::f32));
+  task.body.push_back(Op::advanceOp(step));
+  code.startActive.push_back(code.addTask(std::move(task)));
+  p.programOf[0] = p.addProgram(std::move(code));
+  float second = 1;
+  auto load = [&](int, std::vector<std::vector<float>> &buffers) {
+    buffers[places] = {3, second};
+  };
+  std::vector<float> after;
+  auto store = [&](int, const std::vector<std::vector<float>> &buffers) {
+    after = buffers[data];
+  };
+  std::string error;
+  ASSERT_TRUE(simulate(p, c, error, CoreMemoryAccess{load, store})) << error;
+  EXPECT_EQ(after, (std::vector<float>{0, 1, 0, 1}));
+  second = 9;
+  EXPECT_FALSE(simulate(p, c, error, CoreMemoryAccess{load, store}));
+  EXPECT_EQ(error, "core (0, 0) reads or writes element 9 of buffer 'data', "
+                   "which has 4");
+}
+
 /// A vector operation reads and writes element after element, as the
 /// core's datapath does: one whose output overlaps its input a step ahead
 /// reads what it just wrote; a circular operand wraps around its buffer.
