@@ -35,6 +35,9 @@ float rsqrtEstimateOf(float x) {
 /// src0 2^n from the bits (Op::Kind::scaleByPowerOfTwo): n added to the
 /// exponent, as the core's integer operations add it.
 float scaleByPowerOfTwoOf(float x, float n) {
+  // Past the exponent's range, or not a number, the bits mean nothing.
+  if (!(std::abs(n) <= 255.0f))
+    return std::numeric_limits<float>::quiet_NaN();
   return llvm::bit_cast<float>(
       llvm::bit_cast<uint32_t>(x) +
       (static_cast<uint32_t>(static_cast<int32_t>(n)) << 23));
