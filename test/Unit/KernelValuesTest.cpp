@@ -551,6 +551,50 @@ TEST_F(KernelValues, LossGradientIsTheGradient) {
     }
 }
 
+TEST_F(KernelValues, LossIsTheLoss) {
+  constexpr double kScale = 0.125;
+  for (int64_t chunks : {1, 3})
+    for (const TokenSumCase &c : kNormCases) {
+      SCOPED_TRACE(std::string(c.what) + ", " + std::to_string(chunks) +
+                   " chunk(s)");
+      // The features are the vocabulary, wide enough for three chunks.
+      int64_t tokens = c.sequences * c.tokensPerSequence, n = 3 * c.features;
+      KernelShape k = norm(wafer::RowFunction::crossEntropy,
+                           c.tokensPerSequence, n, c.bytes);
+      k.chunks = chunks;
+      std::vector<float> logits = random(tokens * n, 37);
+      std::vector<int32_t> labels(tokens);
+      std::vector<double> logSumExp(tokens);
+      double loss = 0;
+      for (int64_t t = 0; t < tokens; ++t) {
+        // Logits far apart (up to 40), so that a maximum taken wrongly
+        // shows.
+        double sum = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          float &x = logits[t * n + i];
+          x = 40.0f * x - 10.0f + static_cast<float>(t);
+          sum += std::exp(static_cast<double>(x) - 40.0);
+        }
+        logSumExp[t] = 40.0 + std::log(sum);
+        labels[t] = static_cast<int32_t>((5 * t + 2) % n);
+        loss += logSumExp[t] - logits[t * n + labels[t]];
+      }
+      loss *= kScale;
+      std::string error;
+      std::optional<CrossEntropyRun> ran =
+          runCrossEntropy(k, c.layout, c.sequences, mini(), c.rect,
+                          {logits, labels, kScale}, error);
+      ASSERT_TRUE(ran) << error;
+      EXPECT_GT(ran->cycles, 0);
+      EXPECT_EQ(ran->runs, chunks);
+      for (int64_t t = 0; t < tokens; ++t)
+        EXPECT_NEAR(ran->logSumExp[t], logSumExp[t],
+                    1e-6 * (1.0 + std::abs(logSumExp[t])))
+            << "token " << t;
+      EXPECT_NEAR(ran->loss, loss, 1e-6 * std::abs(loss));
+    }
+}
+
 TEST_F(KernelValues, NormRefusesWhatItCannotCarry) {
   wafer::Rect rect{0, 0, 4, 3};
   Layout layout{3, 2, Edge::none, 0};
@@ -602,6 +646,22 @@ TEST_F(KernelValues, NormRefusesWhatItCannotCarry) {
   tall.chunks = 2;
   EXPECT_FALSE(runLossGrad(tall, layout, 2, mini(), rect,
                            {input, tokens, labels, 1.0}, error));
+  EXPECT_EQ(error, "its chunks divide the tokens, not the vocabulary");
+  // The loss: the same refusals, and no log-sum-exp to give.
+  KernelShape forward = norm(wafer::RowFunction::crossEntropy, 5, 7, 4);
+  EXPECT_FALSE(runCrossEntropy(loss, layout, 2, mini(), rect,
+                               {input, labels, 1.0}, error));
+  EXPECT_EQ(error, "it is not the loss");
+  EXPECT_FALSE(runCrossEntropy(forward, layout, 2, mini(), rect,
+                               {features, labels, 1.0}, error));
+  EXPECT_EQ(error, "the operands have 7 and 10 elements; the kernel takes "
+                   "10 x 7 and 10");
+  EXPECT_FALSE(runCrossEntropy(forward, layout, 2, mini(), rect,
+                               {input, labels, 1.0}, error));
+  EXPECT_EQ(error, "label 7 is outside the vocabulary of 7");
+  tall.function = wafer::RowFunction::crossEntropy;
+  EXPECT_FALSE(runCrossEntropy(tall, layout, 2, mini(), rect,
+                               {input, labels, 1.0}, error));
   EXPECT_EQ(error, "its chunks divide the tokens, not the vocabulary");
 }
 

@@ -649,6 +649,20 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
 /// polynomial's five products and five sums): 26; the power of two's two
 /// integer passes, 4; the label's one element, 1: 51 a token, 102; and the
 /// last advance, 1. The wider FMAC: 2 cycles off each multiply-add, 20.
+///
+/// The loss over the same block, in one chunk: 2; the maxima's start over
+/// the 2 tokens, 1; per token the row's maximum, 2: 4; per token, the
+/// logits less the maximum, 4, the exponential, 42 (its three multiply-adds
+/// at 4, its eight products and sums and its clamp and rounding at 2, its
+/// power of two's two passes, 4), the sum, 2, and the label's logit, 1: 49
+/// a token, 98. Over the tokens: the merge, 51 (the larger maximum, 1; two
+/// differences, 2 each, and their exponentials, 21 each; two products, a
+/// sum and a move, 1 each); the logarithm, 75 (the bits' conversion, 1,
+/// its multiply-add, 2, three Newton steps of an exponential, 21, and three
+/// operations, 1 each); the log-sum-exp, its weighted sum into the loss and
+/// the scale, 1 each. The wider FMAC: 2 off each of 4 multiply-adds a token
+/// over 4 logits (16), 1 off each of the 18 over the tokens (the merge's 8,
+/// the logarithm's 10): 34.
 TEST(MeshSimulator, NormsOnOneCoreByHand) {
   mlir::MLIRContext context;
   auto target = cgpt::target::WaferTargetModel::load("mini", &context);
@@ -671,7 +685,9 @@ TEST(MeshSimulator, NormsOnOneCoreByHand) {
         Expected{cgpt::wafer::RowFunction::rmsNormGrad, 2 + 28 + 2 + 16 + 1,
                  13},
         Expected{cgpt::wafer::RowFunction::crossEntropyGrad,
-                 2 + 2 * (20 + 26 + 4 + 1) + 1, 20}}) {
+                 2 + 2 * (20 + 26 + 4 + 1) + 1, 20},
+        Expected{cgpt::wafer::RowFunction::crossEntropy,
+                 2 + 1 + 4 + 2 * 49 + 51 + 75 + 3 + 1, 34}}) {
     k.function = e.function;
     MeshProgram program =
         buildKernelProgram(k, layout, 1, *target, {0, 0, 1, 1}).mesh;

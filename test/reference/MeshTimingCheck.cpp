@@ -189,6 +189,16 @@ KernelShape normGrad(int64_t tokens, int64_t features, bool rms = false,
   return k;
 }
 
+/// The loss over `tokens` rows of a vocabulary of `vocabulary` logits: its
+/// own program, with the executed FLOPs of dataflow.cross_entropy (42 a
+/// logit and 226 a row).
+KernelShape loss(int64_t tokens, int64_t vocabulary) {
+  KernelShape k = rows(KernelKind::reduction, tokens, vocabulary, 42);
+  k.flops += 226 * tokens;
+  k.function = cgpt::wafer::RowFunction::crossEntropy;
+  return k;
+}
+
 /// The loss's gradient over `tokens` rows of a vocabulary of `vocabulary`
 /// logits: its own program, with the executed FLOPs of
 /// dataflow.cross_entropy_grad (40 a logit and 2 a row).
@@ -257,6 +267,8 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"RMS norm gradient, square", normGrad(64, 256, true), 1, 8, 8},
       {"RMS norm gradient, many tokens, residual", normGrad(512, 64, true, 1),
        2, 4, 8},
+      {"loss, square", loss(64, 512), 1, 8, 8},
+      {"loss, long rows", loss(16, 8192), 2, 64, 2},
       {"loss gradient, square", lossGrad(64, 512), 1, 8, 8},
       {"loss gradient, long rows", lossGrad(16, 8192), 2, 64, 2},
       {"softmax statistics, wide", rows(K::reduction, 32, 4096, 5), 1, 64, 4},

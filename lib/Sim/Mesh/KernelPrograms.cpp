@@ -14,6 +14,7 @@
 #include <cassert>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <tuple>
 
 using cgpt::wafer::Edge;
@@ -315,27 +316,29 @@ int statisticsPart(int s, int segment) {
   return (s == 0 ? 0 : (s + 1 == segment ? 2 : 1)) + 3 * (s % 2);
 }
 
-/// Core `s`'s operations summing `count` f32 statistics at buffer `stats`
-/// over a segment of `segment` cores (routeStatistics): afterwards every
-/// core holds the sums.
+/// Core `s`'s operations summing `count` f32 statistics at element `at` of
+/// buffer `stats` over a segment of `segment` cores (routeStatistics), or
+/// taking their maximum (`combine` fmax): afterwards every core holds the
+/// result.
 void sumStatistics(std::vector<Op> &body, int s, int segment, int stats,
-                   int64_t count) {
+                   int64_t count, Op::Kind combine = Op::Kind::fadd,
+                   int64_t at = 0) {
   auto [in, out] = statisticsColors(s);
+  Dsd own = Dsd::memory(stats, at);
   if (s == 0)
-    body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(out), Dsd::memory(stats),
-                              Dsd(), count, ElementType::f32));
-  else if (s + 1 < segment)
-    body.push_back(Op::vector(Op::Kind::fadd, Dsd::out(out), Dsd::in(in),
-                              Dsd::memory(stats), count, ElementType::f32));
-  if (s + 1 == segment) {
-    // The last stores the sums, then sends them back.
-    body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(stats), Dsd::in(in),
-                              Dsd::memory(stats), count, ElementType::f32));
-    body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(kStatisticsBackColor),
-                              Dsd::memory(stats), Dsd(), count,
+    body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(out), own, Dsd(), count,
                               ElementType::f32));
+  else if (s + 1 < segment)
+    body.push_back(Op::vector(combine, Dsd::out(out), Dsd::in(in), own, count,
+                              ElementType::f32));
+  if (s + 1 == segment) {
+    // The last stores the result, then sends it back.
+    body.push_back(
+        Op::vector(combine, own, Dsd::in(in), own, count, ElementType::f32));
+    body.push_back(Op::vector(Op::Kind::fmov, Dsd::out(kStatisticsBackColor),
+                              own, Dsd(), count, ElementType::f32));
   } else {
-    body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(stats),
+    body.push_back(Op::vector(Op::Kind::fmov, own,
                               Dsd::in(kStatisticsBackColor), Dsd(), count,
                               ElementType::f32));
   }
@@ -623,17 +626,77 @@ void normGradKernel(Builder &b, const KernelShape &k, const Layout &layout,
   });
 }
 
+/// Where a software exponential's constants sit among a program's
+/// (appendExponentialConstants): the clamp, the rounding pair, -1 and 2^f's
+/// Taylor coefficients, highest degree first.
+struct ExponentialConstants {
+  int buffer = -1;
+  int64_t floor = 0, round = 0, minusRound = 0, minusOne = 0, taylor = 0;
+};
+
+/// Appends an exponential's constants to `values`, -1 at `minusOne`; the
+/// caller sets the buffer once it declares them.
+ExponentialConstants appendExponentialConstants(std::vector<float> &values,
+                                                int64_t minusOne) {
+  ExponentialConstants c;
+  c.minusOne = minusOne;
+  c.floor = static_cast<int64_t>(values.size());
+  // Adding, then subtracting 1.5 2^23 rounds an f32 under 2^22 to an
+  // integer.
+  values.insert(values.end(), {-125.0f, 0x1.8p23f, -0x1.8p23f});
+  c.round = c.floor + 1;
+  c.minusRound = c.floor + 2;
+  c.taylor = c.floor + 3;
+  // 2^f's Taylor coefficients, (ln 2)^i / i!, highest degree first, as
+  // Horner's form takes them.
+  std::vector<float> taylor(dataflow::kExponentialDegree + 1);
+  double coefficient = 1;
+  for (int64_t i = 0; i <= dataflow::kExponentialDegree; ++i) {
+    taylor[dataflow::kExponentialDegree - i] = static_cast<float>(coefficient);
+    coefficient *= M_LN2 / static_cast<double>(i + 1);
+  }
+  values.insert(values.end(), taylor.begin(), taylor.end());
+  return c;
+}
+
+/// The f32 work rows of an exponential: the fraction (and the argument's
+/// product), the power of two, and the polynomial, which ends as the result.
+struct ExponentialRows {
+  Dsd fraction, power, polynomial;
+};
+
+/// exp(y), y = `argument` times `multiplier`'s log e (a scalar: log2 e, or
+/// -log2 e for exp(-argument)), into `rows.polynomial`, over `n` elements,
+/// in software (RowOperations.h, kExponentialOperations): t = y log2 e
+/// clamped at -125 (so that 2^n stays a normal f32), n = round(t) by adding
+/// and subtracting 1.5 2^23, f = t - n, 2^f by its Taylor polynomial of
+/// degree 6 (Horner), and n added to the polynomial's exponent bits.
+void exponential(RowTask &task, Dsd argument, Dsd multiplier, int64_t n,
+                 const ExponentialRows &rows, const ExponentialConstants &c) {
+  constexpr ElementType f32 = ElementType::f32;
+  auto constant = [&](int64_t which) { return scalar(c.buffer, which); };
+  Dsd f = rows.fraction, power = rows.power, poly = rows.polynomial;
+  task.fmac(f, Dsd::zero(), argument, multiplier, n, f32);
+  task.vector(Op::Kind::fmax, f, f, constant(c.floor), n, f32);
+  task.vector(Op::Kind::fadd, power, f, constant(c.round), n, f32);
+  task.vector(Op::Kind::fadd, power, power, constant(c.minusRound), n, f32);
+  task.fmac(f, f, power, constant(c.minusOne), n, f32);
+  task.fmac(poly, constant(c.taylor + 1), f, constant(c.taylor), n, f32);
+  for (int64_t i = 2; i <= dataflow::kExponentialDegree; ++i) {
+    task.vector(Op::Kind::fmul, poly, poly, f, n, f32);
+    task.vector(Op::Kind::fadd, poly, poly, constant(c.taylor + i), n, f32);
+  }
+  task.vector(Op::Kind::scaleByPowerOfTwo, poly, poly, power, n, f32);
+}
+
 /// The loss's gradient, scale (exp(logit - lse) - onehot(label)), each
 /// core on its tokens' rows of its logits, one row at a time into f32 work
 /// rows: the logit less the token's saved log-sum-exp; the exponential in
-/// software (RowOperations.h): t = y log2 e clamped at -125 (so that 2^n
-/// stays a normal f32), n = round(t) by adding and subtracting 1.5 2^23,
-/// f = t - n, 2^f by its Taylor polynomial of degree 6 (Horner), and n
-/// added to the polynomial's exponent bits; the product by the scale, back
-/// into the row. Then the scale is taken from the label's element, whose
-/// place the task reads from the labels buffer (the spare element's when
-/// another core holds the label). Nothing passes between cores. The
-/// buffers are declared in LossGradBuffer's order.
+/// software (exponential()); the product by the scale, back into the row.
+/// Then the scale is taken from the label's element, whose place the task
+/// reads from the labels buffer (the spare element's when another core
+/// holds the label). Nothing passes between cores. The buffers are
+/// declared in LossGradBuffer's order.
 void lossGradKernel(Builder &b, const KernelShape &k, const Layout &layout,
                     int64_t microBatch, double lossScale) {
   constexpr ElementType f32 = ElementType::f32;
@@ -651,36 +714,13 @@ void lossGradKernel(Builder &b, const KernelShape &k, const Layout &layout,
       int fraction = p.addBuffer("exponent fraction", cb, f32);
       int power = p.addBuffer("power of two", cb, f32);
       int polynomial = p.addBuffer("polynomial", cb, f32);
-      enum {
-        kMinusOne,
-        kLog2E,
-        kFloor,
-        kRound,
-        kMinusRound,
-        kScale,
-        kTaken,
-        kTaylor,
-      };
-      // Adding, then subtracting 1.5 2^23 rounds an f32 under 2^22 to an
-      // integer.
-      std::vector<float> values = {-1.0f,
-                                   static_cast<float>(M_LOG2E),
-                                   -125.0f,
-                                   0x1.8p23f,
-                                   -0x1.8p23f,
+      enum { kMinusOne, kLog2E, kScale, kTaken };
+      std::vector<float> values = {-1.0f, static_cast<float>(M_LOG2E),
                                    static_cast<float>(lossScale),
                                    static_cast<float>(-lossScale)};
-      // Then 2^f's Taylor coefficients, (ln 2)^i / i!, highest degree
-      // first, as Horner's form takes them.
-      std::vector<float> taylor(dataflow::kExponentialDegree + 1);
-      double coefficient = 1;
-      for (int64_t i = 0; i <= dataflow::kExponentialDegree; ++i) {
-        taylor[dataflow::kExponentialDegree - i] =
-            static_cast<float>(coefficient);
-        coefficient *= M_LN2 / static_cast<double>(i + 1);
-      }
-      values.insert(values.end(), taylor.begin(), taylor.end());
+      ExponentialConstants exp = appendExponentialConstants(values, kMinusOne);
       int constants = p.addConstants("constants", std::move(values));
+      exp.buffer = constants;
       assert(logits == kLossLogits && logSumExp == kLossLogSumExp &&
              labels == kLossLabels && fraction == kLossFraction &&
              power == kLossPowerOfTwo && polynomial == kLossPolynomial &&
@@ -689,27 +729,156 @@ void lossGradKernel(Builder &b, const KernelShape &k, const Layout &layout,
       auto constant = [&](int which) { return scalar(constants, which); };
       RowTask task(p, tb, cb);
       Dsd row = Dsd::memory(logits, 0, task.rowCursor);
-      Dsd f = Dsd::memory(fraction), n = Dsd::memory(power),
-          poly = Dsd::memory(polynomial);
+      ExponentialRows rows{Dsd::memory(fraction), Dsd::memory(power),
+                           Dsd::memory(polynomial)};
       task.eachToken([&] {
-        task.fmac(f, row, scalar(logSumExp, 0, task.tokenCursor),
+        task.fmac(rows.fraction, row, scalar(logSumExp, 0, task.tokenCursor),
                   constant(kMinusOne), cb, type);
-        task.fmac(f, Dsd::zero(), f, constant(kLog2E), cb, f32);
-        task.vector(Op::Kind::fmax, f, f, constant(kFloor), cb, f32);
-        task.vector(Op::Kind::fadd, n, f, constant(kRound), cb, f32);
-        task.vector(Op::Kind::fadd, n, n, constant(kMinusRound), cb, f32);
-        task.fmac(f, f, n, constant(kMinusOne), cb, f32);
-        task.fmac(poly, constant(kTaylor + 1), f, constant(kTaylor), cb, f32);
-        for (int64_t i = 2; i <= dataflow::kExponentialDegree; ++i) {
-          task.vector(Op::Kind::fmul, poly, poly, f, cb, f32);
-          task.vector(Op::Kind::fadd, poly, poly,
-                      constant(kTaylor + static_cast<int>(i)), cb, f32);
-        }
-        task.vector(Op::Kind::scaleByPowerOfTwo, poly, poly, n, cb, f32);
-        task.fmac(row, Dsd::zero(), poly, constant(kScale), cb, type);
+        exponential(task, rows.fraction, constant(kLog2E), cb, rows, exp);
+        task.fmac(row, Dsd::zero(), rows.polynomial, constant(kScale), cb,
+                  type);
         Dsd label = Dsd::indexed(logits, labels, task.tokenCursor);
         task.vector(Op::Kind::fadd, label, label, constant(kTaken), 1, type);
       });
+      p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
+      return p;
+    });
+  });
+}
+
+/// The loss, scale sum over tokens (lse - logit at the label), each core on
+/// its tokens' rows of its slice of the vocabulary, one chunk of the
+/// vocabulary a run. Per row, the maximum of its logits; the segment takes
+/// the maximum of them (sumStatistics, as a maximum); per row, the
+/// exponentials of the logits less it (exponential()) and their sum, which
+/// the segment sums; the label's logit, taken from the core's loss (its
+/// place read from the labels buffer, the spare element's 0 when another
+/// core holds it). Over the tokens, the chunk's statistics merge into the
+/// running ones: m = max(M, Mc), S = S exp(M - m) + Sc exp(Mc - m), M = m.
+/// The last chunk then takes ln S by Newton's method for e^y = S from the
+/// estimate the bits give (ln 2 (bits 2^-23 - 127)), y += S exp(-y) - 1
+/// three times; lse = M + ln S; the core's loss adds its tokens' lse by
+/// their weights and is scaled. The buffers are declared in LossBuffer's
+/// order; the runner carries the running statistics and the core's loss
+/// from one chunk's run to the next.
+void crossEntropyKernel(Builder &b, const KernelShape &k, const Layout &layout,
+                        int64_t microBatch,
+                        const KernelProgramOptions &options) {
+  constexpr ElementType f32 = ElementType::f32;
+  ElementType type = elementTypeOf(k.elementBytes);
+  KernelProgram &out = b.out;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t tb, cb;
+  std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
+  bool reduce = out.segment > 1;
+  b.forEachCore([&](int x, int y, int s) {
+    if (reduce)
+      routeStatistics(b, x, y, s);
+    b.assign(x, y, statisticsPart(s, out.segment), [&] {
+      CoreProgram p;
+      int64_t widest = std::max(tb, cb);
+      int logits = p.addBuffer("logits", tb * cb + 1, type);
+      int labels = p.addBuffer("label places", tb, f32);
+      int weights = p.addBuffer("log-sum-exp weights", tb, f32);
+      int stats = p.addBuffer("statistics", 2 * tb, f32);
+      int running = p.addBuffer("running statistics", 2 * tb, f32);
+      int logSumExp = p.addBuffer("log-sum-exp", tb, f32);
+      int loss = p.addBuffer("loss", 1, f32);
+      int fraction = p.addBuffer("exponent fraction", widest, f32);
+      int power = p.addBuffer("power of two", widest, f32);
+      int polynomial = p.addBuffer("polynomial", widest, f32);
+      int products = p.addBuffer("products", tb, f32);
+      enum {
+        kMinusOne,
+        kLowest,
+        kLog2E,
+        kMinusLog2E,
+        kBitsScale,
+        kBitsBias,
+        kScale,
+      };
+      std::vector<float> values = {-1.0f,
+                                   std::numeric_limits<float>::lowest(),
+                                   static_cast<float>(M_LOG2E),
+                                   static_cast<float>(-M_LOG2E),
+                                   static_cast<float>(M_LN2 / 0x1p23),
+                                   static_cast<float>(-127.0 * M_LN2),
+                                   static_cast<float>(options.lossScale)};
+      ExponentialConstants exp = appendExponentialConstants(values, kMinusOne);
+      int constants = p.addConstants("constants", std::move(values));
+      exp.buffer = constants;
+      assert(logits == kCrossEntropyLogits && labels == kCrossEntropyLabels &&
+             weights == kCrossEntropyWeights &&
+             stats == kCrossEntropyStatistics &&
+             running == kCrossEntropyRunning &&
+             logSumExp == kCrossEntropyLogSumExp && loss == kCrossEntropyLoss &&
+             fraction == kCrossEntropyFraction &&
+             power == kCrossEntropyPowerOfTwo &&
+             polynomial == kCrossEntropyPolynomial &&
+             products == kCrossEntropyProducts &&
+             constants == kCrossEntropyConstants &&
+             "the buffers in LossBuffer's order");
+      auto constant = [&](int which) { return scalar(constants, which); };
+      RowTask task(p, tb, cb);
+      Dsd row = Dsd::memory(logits, 0, task.rowCursor);
+      Dsd rowMax = scalar(stats, 0, task.tokenCursor);
+      Dsd rowSum = scalar(stats, tb, task.tokenCursor);
+      Dsd coreLoss = scalar(loss, 0);
+      ExponentialRows rows{Dsd::memory(fraction), Dsd::memory(power),
+                           Dsd::memory(polynomial)};
+      // The row's maximum, then the segment's.
+      task.vector(Op::Kind::fmov, Dsd::memory(stats), constant(kLowest), Dsd(),
+                  tb, f32);
+      task.eachToken(
+          [&] { task.vector(Op::Kind::fmax, rowMax, rowMax, row, cb, type); });
+      if (reduce)
+        sumStatistics(task.ops, s, out.segment, stats, tb, Op::Kind::fmax);
+      // The exponentials' sum, then the segment's; the label's logit.
+      task.eachToken([&] {
+        task.fmac(rows.fraction, row, rowMax, constant(kMinusOne), cb, type);
+        exponential(task, rows.fraction, constant(kLog2E), cb, rows, exp);
+        task.vector(Op::Kind::fadd, rowSum, rowSum, rows.polynomial, cb, f32);
+        task.fmac(coreLoss, coreLoss,
+                  Dsd::indexed(logits, labels, task.tokenCursor),
+                  constant(kMinusOne), 1, f32);
+      });
+      if (reduce)
+        sumStatistics(task.ops, s, out.segment, stats, tb, Op::Kind::fadd, tb);
+      // Over the tokens: the chunk's statistics into the running ones.
+      Dsd runningMax = Dsd::memory(running),
+          runningSum = Dsd::memory(running, tb);
+      Dsd chunkMax = Dsd::memory(stats), chunkSum = Dsd::memory(stats, tb);
+      Dsd work = Dsd::memory(products);
+      task.vector(Op::Kind::fmax, work, runningMax, chunkMax, tb, f32);
+      task.fmac(rows.fraction, runningMax, work, constant(kMinusOne), tb, f32);
+      exponential(task, rows.fraction, constant(kLog2E), tb, rows, exp);
+      task.vector(Op::Kind::fmul, runningSum, runningSum, rows.polynomial, tb,
+                  f32);
+      task.fmac(rows.fraction, chunkMax, work, constant(kMinusOne), tb, f32);
+      exponential(task, rows.fraction, constant(kLog2E), tb, rows, exp);
+      task.vector(Op::Kind::fmul, rows.polynomial, rows.polynomial, chunkSum,
+                  tb, f32);
+      task.vector(Op::Kind::fadd, runningSum, runningSum, rows.polynomial, tb,
+                  f32);
+      task.vector(Op::Kind::fmov, runningMax, work, Dsd(), tb, f32);
+      if (options.finalChunk) {
+        // ln S: the bits' estimate, then Newton's steps.
+        Dsd lse = Dsd::memory(logSumExp);
+        task.vector(Op::Kind::bitsToFloat, lse, runningSum, Dsd(), tb, f32);
+        task.fmac(lse, constant(kBitsBias), lse, constant(kBitsScale), tb, f32);
+        for (int64_t step = 0; step < dataflow::kLogarithmSteps; ++step) {
+          exponential(task, lse, constant(kMinusLog2E), tb, rows, exp);
+          task.vector(Op::Kind::fmul, rows.polynomial, rows.polynomial,
+                      runningSum, tb, f32);
+          task.vector(Op::Kind::fadd, lse, lse, rows.polynomial, tb, f32);
+          task.vector(Op::Kind::fadd, lse, lse, constant(kMinusOne), tb, f32);
+        }
+        task.vector(Op::Kind::fadd, lse, lse, runningMax, tb, f32);
+        task.vector(Op::Kind::fmul, work, lse, Dsd::memory(weights), tb, f32);
+        task.vector(Op::Kind::fadd, coreLoss, coreLoss, work, tb, f32);
+        task.vector(Op::Kind::fmul, coreLoss, coreLoss, constant(kScale), 1,
+                    f32);
+      }
       p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
       return p;
     });
@@ -938,6 +1107,8 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
       normGradKernel(b, k, layout, microBatch);
     else if (k.function == wafer::RowFunction::crossEntropyGrad)
       lossGradKernel(b, k, layout, microBatch, options.lossScale);
+    else if (k.function == wafer::RowFunction::crossEntropy)
+      crossEntropyKernel(b, k, layout, microBatch, options);
     else if (k.function != wafer::RowFunction::other)
       normKernel(b, k, layout, microBatch, options.epsilon);
     else

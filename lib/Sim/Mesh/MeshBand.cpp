@@ -32,6 +32,11 @@ float rsqrtEstimateOf(float x) {
                                (llvm::bit_cast<uint32_t>(x) >> 1));
 }
 
+/// x's bits as a 32-bit integer, converted (Op::Kind::bitsToFloat).
+float bitsToFloatOf(float x) {
+  return static_cast<float>(llvm::bit_cast<int32_t>(x));
+}
+
 /// src0 2^n from the bits (Op::Kind::scaleByPowerOfTwo): n added to the
 /// exponent, as the core's integer operations add it.
 float scaleByPowerOfTwoOf(float x, float n) {
@@ -61,7 +66,8 @@ int64_t vectorCycles(const CoreProgram &program, const Op &op,
   int64_t writes = bytes(op.dst);
   int64_t n = op.length;
   // The bit operations (an estimate's shift and subtraction, an
-  // exponent's conversion and addition): two passes of 32-bit operations.
+  // exponent's conversion and addition): two passes of 32-bit operations;
+  // a conversion of the bits alone, one.
   int64_t passes = op.kind == Op::Kind::rsqrtEstimate ||
                            op.kind == Op::Kind::scaleByPowerOfTwo
                        ? 2
@@ -425,6 +431,10 @@ bool Band::computeSpans(Op::Kind kind, int64_t count,
     for (int64_t k = 0; k < count; ++k)
       dst[k * ds] = scaleByPowerOfTwoOf(a[k * as], b[k * bs]);
     break;
+  case Op::Kind::bitsToFloat:
+    for (int64_t k = 0; k < count; ++k)
+      dst[k * ds] = bitsToFloatOf(a[k * as]);
+    break;
   default:
     return false;
   }
@@ -491,6 +501,9 @@ void Band::compute(Engine &engine, const Running &running,
       break;
     case Op::Kind::scaleByPowerOfTwo:
       value = scaleByPowerOfTwoOf(a, b);
+      break;
+    case Op::Kind::bitsToFloat:
+      value = bitsToFloatOf(a);
       break;
     default:
       break;

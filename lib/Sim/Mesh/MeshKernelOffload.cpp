@@ -113,6 +113,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     return runTokenSum(op, region, where, frame, sequences);
   if (wafer::isNormGradient(where.shape.function))
     return runNormGrad(op, region, where, frame, sequences);
+  if (where.shape.function == wafer::RowFunction::crossEntropy)
+    return runLoss(op, region, where, frame, sequences);
   if (where.shape.function == wafer::RowFunction::crossEntropyGrad)
     return runLossGrad(op, region, where, frame, sequences);
   if (where.shape.function != wafer::RowFunction::other)
@@ -314,6 +316,44 @@ FailureOr<bool> MeshKernelOffload::runNormGrad(Operation *op,
             std::move(inputGrad));
   frame.set(layerNorm ? layerNorm.getGammaGrad() : rmsNorm.getGammaGrad(),
             std::move(gainGrad));
+  return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runLoss(Operation *op,
+                                           wafer::RegionOp region,
+                                           const Placed &where,
+                                           exec::KernelFrame &frame,
+                                           int64_t sequences) {
+  auto loss = dyn_cast<dataflow::CrossEntropyOp>(op);
+  // A kernel fused with the loss is the executor's.
+  if (!loss)
+    return false;
+  std::string refusal =
+      crossEntropyRefusal(where.shape, where.layout, where.rect);
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+  // Every leading index of the logits is a token: [T, V].
+  const exec::IdTensor &labels = frame.idsOf(loss.getLabels());
+  CrossEntropyOperands operands;
+  operands.logits = frame[loss.getLogits()].data;
+  operands.labels = labels.data;
+  operands.scale = loss.getScale().convertToDouble();
+  std::string error;
+  std::optional<CrossEntropyRun> ran =
+      mesh::runCrossEntropy(where.shape, where.layout, sequences, *target,
+                            where.rect, operands, error);
+  if (!ran)
+    return failedOnMesh(region, error);
+  ++lossRuns;
+  meshCycles += ran->cycles;
+  Tensor value(llvm::ArrayRef<int64_t>{});
+  value.data[0] = ran->loss;
+  Tensor logSumExp(labels.shape);
+  logSumExp.data = std::move(ran->logSumExp);
+  frame.set(loss.getLoss(), std::move(value));
+  frame.set(loss.getLse(), std::move(logSumExp));
   return true;
 }
 

@@ -151,6 +151,10 @@ struct Op {
     /// to src0's exponent bits, two 32-bit integer operations an element
     /// (a software exponential's last step).
     scaleByPowerOfTwo,
+    /// dst = src0's bits read as a 32-bit integer, converted to f32: one
+    /// 32-bit integer operation an element (a software logarithm's first
+    /// estimate, log2 x ~ bits 2^-23 - 127).
+    bitsToFloat,
     /// Marks local task `target` active.
     activate,
     /// Advances cursor `target` by `by` steps.

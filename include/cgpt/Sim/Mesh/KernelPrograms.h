@@ -40,9 +40,12 @@ struct KernelProgramOptions {
   /// Every column of segments, not only the first: needed to carry the
   /// values of every token group.
   bool allTokenGroups = false;
-  /// A norm's epsilon and the loss gradient's scale, constants of their
-  /// programs (the timing does not depend on them).
+  /// A norm's epsilon and the loss's (or its gradient's) scale, constants
+  /// of their programs (the timing does not depend on them).
   double epsilon = 0, lossScale = 1;
+  /// Whether the loss's program is of its last chunk of the vocabulary
+  /// (or of its only one), which ends with the log-sum-exp and the loss.
+  bool finalChunk = true;
 };
 
 /// The buffers a norm's program declares, in order: its tokens' rows
@@ -95,6 +98,30 @@ enum LossGradBuffer : int {
   kLossPowerOfTwo,
   kLossPolynomial,
   kLossConstants,
+};
+
+/// The buffers the loss's program declares, in order: its tokens' rows of
+/// logits and one spare element (0), per token the label's place among the
+/// rows (the spare element's when the label is another core's) and the
+/// weight of its log-sum-exp in the core's loss (1 on the first core of
+/// a real token's segment, else 0), the chunk's statistics (per token the
+/// maximum, then the sum of exponentials), the running ones over the
+/// chunks so far (the same two), per token the log-sum-exp, the core's
+/// part of the loss, f32 work rows for the exponential (its fraction,
+/// power of two and polynomial) and one for a product, and its constants.
+enum LossBuffer : int {
+  kCrossEntropyLogits,
+  kCrossEntropyLabels,
+  kCrossEntropyWeights,
+  kCrossEntropyStatistics,
+  kCrossEntropyRunning,
+  kCrossEntropyLogSumExp,
+  kCrossEntropyLoss,
+  kCrossEntropyFraction,
+  kCrossEntropyPowerOfTwo,
+  kCrossEntropyPolynomial,
+  kCrossEntropyProducts,
+  kCrossEntropyConstants,
 };
 
 /// A kernel's program with what it decided.

@@ -11,8 +11,8 @@
 // cycle-level mesh with real values, on its region's rectangle and layout
 // as placed, a routed experts' kernel one pass an expert on the rows routed
 // to it, and so does every layer and RMS norm and its gradient
-// (NormValues.h) and the loss's gradient (LossValues.h); the other kernels
-// stay with the executor. It counts what
+// (NormValues.h), the loss and its gradient (LossValues.h); the other
+// kernels stay with the executor. It counts what
 // ran where, and why a kernel of those kinds stayed on the host.
 //
 //===----------------------------------------------------------------------===//
@@ -47,12 +47,13 @@ public:
                             exec::KernelFrame &frame,
                             int64_t sequences) override;
 
-  /// Weight kernel, token sum, norm, norm gradient and loss gradient runs
-  /// on the mesh, and the simulated cycles of them all.
+  /// Weight kernel, token sum, norm, norm gradient, loss and loss gradient
+  /// runs on the mesh, and the simulated cycles of them all.
   int64_t getWeightKernelRuns() const { return weightKernelRuns; }
   int64_t getTokenSumRuns() const { return tokenSumRuns; }
   int64_t getNormRuns() const { return normRuns; }
   int64_t getNormGradRuns() const { return normGradRuns; }
+  int64_t getLossRuns() const { return lossRuns; }
   int64_t getLossGradRuns() const { return lossGradRuns; }
   int64_t getMeshCycles() const { return meshCycles; }
   /// Weight kernels and token sums left to the executor, by region and
@@ -81,6 +82,10 @@ private:
                                     const Placed &where,
                                     exec::KernelFrame &frame,
                                     int64_t sequences);
+  /// The loss on the mesh; false for any other op.
+  mlir::FailureOr<bool> runLoss(mlir::Operation *op, wafer::RegionOp region,
+                                const Placed &where, exec::KernelFrame &frame,
+                                int64_t sequences);
   /// The loss's gradient on the mesh; false for any other op.
   mlir::FailureOr<bool> runLossGrad(mlir::Operation *op, wafer::RegionOp region,
                                     const Placed &where,
@@ -95,7 +100,7 @@ private:
   void onHost(wafer::RegionOp region, const std::string &reason);
 
   int64_t weightKernelRuns = 0, tokenSumRuns = 0, normRuns = 0,
-          normGradRuns = 0, lossGradRuns = 0, meshCycles = 0;
+          normGradRuns = 0, lossRuns = 0, lossGradRuns = 0, meshCycles = 0;
   std::map<std::string, int64_t> hostRuns;
 };
 

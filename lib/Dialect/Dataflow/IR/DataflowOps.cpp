@@ -971,7 +971,7 @@ int64_t CrossEntropyOp::getFlopsPerSequence() {
 }
 
 int64_t CrossEntropyOp::getExecutedFlopsPerSequence() {
-  return 2 * kCrossEntropyOperationsPerLogit * elementsPerSequence(getLogits());
+  return rowExecutedFlops(getLogits(), kCrossEntropyOperations);
 }
 
 SmallVector<int64_t> CrossEntropyOp::getTilingSpace() {

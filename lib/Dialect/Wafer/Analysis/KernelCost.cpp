@@ -73,6 +73,8 @@ KernelShape shapeOf(RegionOp region) {
     shape.function = RowFunction::layerNormGrad;
   else if (kernel == dataflow::RMSNormGradOp::getOperationName())
     shape.function = RowFunction::rmsNormGrad;
+  else if (kernel == dataflow::CrossEntropyOp::getOperationName())
+    shape.function = RowFunction::crossEntropy;
   else if (kernel == dataflow::CrossEntropyGradOp::getOperationName())
     shape.function = RowFunction::crossEntropyGrad;
   return shape;
@@ -255,6 +257,9 @@ int64_t fusedOperations(const KernelShape &k) {
   case RowFunction::rmsNormGrad:
     own = dataflow::kRMSNormGradOperations;
     break;
+  case RowFunction::crossEntropy:
+    own = dataflow::kCrossEntropyOperations;
+    break;
   case RowFunction::crossEntropyGrad:
     own = dataflow::kCrossEntropyGradOperations;
     break;
@@ -413,14 +418,29 @@ void normGradOperations(CoreWork &work, const target::WaferTargetModel &t,
   work.operations(rows, cb, lanes, shift + eb, eb);
 }
 
+/// A software exponential's operations over `n` f32 elements, `count`
+/// times (RowOperations.h): the product by log2 e (a multiply-add), the
+/// clamp (a maximum), the rounding (two sums), the fraction (a
+/// multiply-add), the polynomial (a multiply-add, then a product and a sum
+/// a degree) and the power of two (two integer passes).
+void exponentialOperations(CoreWork &work, const target::WaferTargetModel &t,
+                           double count, int64_t n) {
+  constexpr double f32 = 4;
+  int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
+  work.operations(count, n, f32Fmacs, f32, f32);
+  work.operations(3 * count, n, f32Ops, 2 * f32, f32);
+  work.operations(2 * count, n, f32Fmacs, 2 * f32, f32);
+  work.operations(2 * static_cast<double>(dataflow::kExponentialDegree - 1) *
+                      count,
+                  n, f32Ops, 2 * f32, f32);
+  work.operations(count, n, f32Ops, 2 * f32, f32, /*passes=*/2);
+}
+
 /// The loss gradient's operations on a core of `tb` tokens by `cb` logits
 /// of `elementBytes` (docs/runtime.md, "The loss gradient on the mesh"),
 /// one row at a time into f32 work rows, constants read as one f32 element
 /// each. Per row: the logit less the saved f32 log-sum-exp (a multiply-
-/// add); the exponential: the product by log2 e, the clamp (a maximum), the
-/// rounding (two sums), the fraction (a multiply-add), the polynomial (a
-/// multiply-add, then a product and a sum a degree) and the power of two
-/// (two integer passes); the scale's product back into the row; the scale
+/// add); the exponential; the scale's product back into the row; the scale
 /// taken from the label's one element.
 void lossGradOperations(CoreWork &work, const target::WaferTargetModel &t,
                         int64_t tb, int64_t cb, int64_t elementBytes) {
@@ -428,20 +448,60 @@ void lossGradOperations(CoreWork &work, const target::WaferTargetModel &t,
   double eb = static_cast<double>(elementBytes), rows = static_cast<double>(tb);
   int64_t ops =
       elementBytes <= 2 ? t.getHalfOpsPerCycle() : t.getF32OpsPerCycle();
-  int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
   int64_t lanes = fmacLanes(t, elementBytes);
   work.operations(rows, cb, lanes, eb + f32, f32);
-  work.operations(rows, cb, f32Fmacs, f32, f32);
-  work.operations(3 * rows, cb, f32Ops, 2 * f32, f32);
-  work.operations(2 * rows, cb, f32Fmacs, 2 * f32, f32);
-  work.operations(2 * static_cast<double>(dataflow::kExponentialDegree - 1) *
-                      rows,
-                  cb, f32Ops, 2 * f32, f32);
-  work.operations(rows, cb, f32Ops, 2 * f32, f32, /*passes=*/2);
+  exponentialOperations(work, t, rows, cb);
   work.operations(rows, cb, lanes, f32, eb);
   work.operations(rows, 1, ops, eb + f32, eb);
 }
 
+/// The loss's operations on a core of `tb` tokens by `cb` logits of
+/// `elementBytes` for one chunk of the vocabulary (docs/runtime.md, "The
+/// loss on the mesh"), its f32 statistics read and written as one element
+/// each. Over the tokens, the maxima's start (a move). Per row: its maximum;
+/// then the logit less the segment's (a multiply-add), the exponential, its
+/// sum, and the label's logit taken from the core's loss (a multiply-add of
+/// one element). Over the tokens, the merge into the running statistics:
+/// the larger maximum, a difference and its exponential, a product, again
+/// a difference and its exponential, a product, a sum and a move. The last
+/// chunk (`finalChunk`) adds, over the tokens, the logarithm (the bits'
+/// conversion, a multiply-add and three Newton steps of an exponential, a
+/// product and two sums), the log-sum-exp (a sum), its weighted sum into
+/// the loss (a product and a sum), and the loss's scale (one element).
+void crossEntropyOperations(CoreWork &work, const target::WaferTargetModel &t,
+                            int64_t tb, int64_t cb, int64_t elementBytes,
+                            bool finalChunk) {
+  constexpr double f32 = 4;
+  double eb = static_cast<double>(elementBytes), rows = static_cast<double>(tb);
+  int64_t ops =
+      elementBytes <= 2 ? t.getHalfOpsPerCycle() : t.getF32OpsPerCycle();
+  int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
+  int64_t lanes = fmacLanes(t, elementBytes);
+  work.operations(1, tb, f32Ops, f32, f32);
+  work.operations(rows, cb, ops, f32 + eb, f32);
+  work.operations(rows, cb, lanes, eb + f32, f32);
+  exponentialOperations(work, t, rows, cb);
+  work.operations(rows, cb, f32Ops, 2 * f32, f32);
+  work.operations(rows, 1, f32Fmacs, f32 + eb, f32);
+  work.operations(1, tb, f32Ops, 2 * f32, f32);
+  for (int i = 0; i < 2; ++i) {
+    work.operations(1, tb, f32Fmacs, 2 * f32, f32);
+    exponentialOperations(work, t, 1, tb);
+    work.operations(1, tb, f32Ops, 2 * f32, f32);
+  }
+  work.operations(1, tb, f32Ops, 2 * f32, f32);
+  work.operations(1, tb, f32Ops, f32, f32);
+  if (!finalChunk)
+    return;
+  work.operations(1, tb, f32Ops, f32, f32);
+  work.operations(1, tb, f32Fmacs, 2 * f32, f32);
+  for (int64_t step = 0; step < dataflow::kLogarithmSteps; ++step) {
+    exponentialOperations(work, t, 1, tb);
+    work.operations(3, tb, f32Ops, 2 * f32, f32);
+  }
+  work.operations(3, tb, f32Ops, 2 * f32, f32);
+  work.operations(1, 1, f32Ops, 2 * f32, f32);
+}
 } // namespace
 
 KernelTime kernelTime(const KernelCostQuery &query) {
@@ -454,11 +514,28 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     return time;
   }
   if (query.shape.chunks > 1) {
-    // Chunk by chunk, each chunk the same kernel on its share.
+    // Chunk by chunk, each chunk the same kernel on its share; the loss
+    // ends only the last chunk of its vocabulary with the logarithm and
+    // its sum.
     KernelShape chunk = vocabularyChunk(query.shape);
     KernelTime time = kernelTime(
         {chunk, query.layout, query.rect, query.microBatch, query.target});
-    time *= static_cast<double>(query.shape.chunks);
+    double chunks = static_cast<double>(query.shape.chunks);
+    time *= chunks;
+    if (chunk.function == RowFunction::crossEntropy &&
+        chunk.columns < query.shape.columns) {
+      CoreWork last(query.target), other(query.target);
+      int64_t tb =
+          ceilDiv(query.microBatch * chunk.rows, query.layout.tokenGroups);
+      int64_t cb = ceilDiv(chunk.columns, query.layout.featureGroups);
+      crossEntropyOperations(last, query.target, tb, cb, chunk.elementBytes,
+                             /*finalChunk=*/true);
+      crossEntropyOperations(other, query.target, tb, cb, chunk.elementBytes,
+                             /*finalChunk=*/false);
+      double runs = (chunks - 1) * static_cast<double>(chunk.repeats);
+      time.compute -= runs * (last.compute - other.compute);
+      time.sram -= runs * (last.sram - other.sram);
+    }
     return time;
   }
   const KernelShape &k = query.shape;
@@ -645,12 +722,16 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t cb = ceilDiv(k.columns, gk);
     bool gradient = isNormGradient(k.function);
-    bool loss = k.function == RowFunction::crossEntropyGrad;
+    bool lossGrad = k.function == RowFunction::crossEntropyGrad;
+    bool loss = k.function == RowFunction::crossEntropy;
     work.tasks(1);
     if (gradient)
       normGradOperations(work, t, k.function, tb, cb, k.elementBytes);
-    else if (loss)
+    else if (lossGrad)
       lossGradOperations(work, t, tb, cb, k.elementBytes);
+    else if (loss)
+      crossEntropyOperations(work, t, tb, cb, k.elementBytes,
+                             /*finalChunk=*/true);
     else if (k.function != RowFunction::other)
       normOperations(work, t, k.function, tb, cb, k.elementBytes);
     // The other row kernels' executed FLOPs, or the kernels fused with a
@@ -660,16 +741,19 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     work.operations(static_cast<double>(standIn), tb * cb, vectorWidth, 2 * eb,
                     eb);
     // The loss gradient needs no statistics: the forward pass saved them.
-    if (k.kind == KernelKind::reduction && gk > 1 && !loss) {
+    if (k.kind == KernelKind::reduction && gk > 1 && !lossGrad) {
       // The f32 statistics of each token (one for an RMS norm and its
       // gradient, else two) east through every core, each adding its own,
-      // then the sums multicast back west past them all.
+      // then the sums multicast back west past them all. The loss's two
+      // go one after the other, its maximum before the exponentials and
+      // their sum after.
       bool one = k.function == RowFunction::rmsNorm ||
                  k.function == RowFunction::rmsNormGrad;
       double wavelets = 2 * (one ? 1 : 2) * tb * kPartialSumBytes / link;
       work.stream(wavelets);
       time.fabric = wavelets;
-      time.fixed = chainFill(gk, width) + multicastFill(width);
+      time.fixed =
+          (loss ? 2 : 1) * (chainFill(gk, width) + multicastFill(width));
     }
     if (int64_t stages = std::min(gt, height); gradient && stages > 1) {
       // The gain's (and a layer norm's shift's) gradient down the column

@@ -660,8 +660,9 @@ def Dataflow_CrossEntropyOp : Dataflow_Kernel<"cross_entropy", (ins
     the loss weight and the global-batch normalization, so the losses of
     all micro-batches and systems add up to the step's loss. Tiling space
     `[seq, vocab]`; 4 FLOPs per logit (max, subtract, exp, sum). The cores
-    execute the exponential in software (`RowOperations.h`): 42 FLOPs a
-    logit.
+    execute more: the exponential and the logarithm in software, and the
+    merge of each chunk's statistics (`RowOperations.h`), 42 FLOPs a logit
+    and 226 a row.
   }];
   let results = (outs Dataflow_Stream:$loss, Dataflow_Stream:$lse);
   let assemblyFormat = [{

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The vector operations the mesh programs of the norms, their gradients and
-// the loss's gradient run, an element and a row (docs/runtime.md, "Norms on
-// the mesh", "The loss gradient on the mesh"): the executed FLOPs the
+// The vector operations the mesh programs of the norms, their gradients,
+// the loss and its gradient run, an element and a row (docs/runtime.md,
+// "Norms on the mesh", "The loss on the mesh", "The loss gradient on the
+// mesh"): the executed FLOPs the
 // dataflow ops report, two to an operation, and the measure of what else a
 // region fused with one of them executes.
 //
@@ -62,10 +63,27 @@ constexpr RowOperations kLayerNormGradOperations{10, 2 + 3};
 /// the second coefficient.
 constexpr RowOperations kRMSNormGradOperations{8, 1};
 
-/// The loss's vector operations a logit: the row's maximum, the logit less
-/// it, the exponential and its sum (its program runs them as stand-in
-/// operations, docs/runtime.md).
-constexpr int64_t kCrossEntropyOperationsPerLogit = 3 + kExponentialOperations;
+/// A natural logarithm, ln S for the S of a log-sum-exp, in software:
+/// the estimate from S's bits, ln 2 (bits 2^-23 - 127) (the bits'
+/// conversion and a multiply-add), then three of Newton's steps for
+/// e^y = S, y += S exp(-y) - 1 (the exponential, a product and two sums).
+constexpr int64_t kLogarithmSteps = 3;
+constexpr int64_t kLogarithmOperations =
+    2 + kLogarithmSteps * (kExponentialOperations + 3);
+
+/// Per logit: the row's maximum, the logit less it, the exponential and its
+/// sum. Per row and chunk of the vocabulary: the maximum's start, the
+/// label's logit, and the merge into the running statistics (the larger
+/// maximum, two differences and their exponentials, two products, a sum
+/// and a move); per row once: the logarithm, the log-sum-exp (a sum) and
+/// its weighted sum into the loss (a product and a sum). The FLOPs count a
+/// kernel of one chunk; each further chunk runs its rows' merge again
+/// (docs/runtime.md, "The loss on the mesh").
+constexpr int64_t kCrossEntropyMergeOperations =
+    1 + 2 * (1 + kExponentialOperations) + 2 + 1 + 1;
+constexpr RowOperations kCrossEntropyOperations{
+    3 + kExponentialOperations,
+    2 + kCrossEntropyMergeOperations + kLogarithmOperations + 1 + 2};
 
 /// Per element: the logit less its row's log-sum-exp, the exponential and
 /// the product by the loss's scale. Per row: the scale taken from the

@@ -81,7 +81,7 @@ inline int64_t tokenGroupsOn(const Rect &rect, int64_t featureGroups) {
 }
 
 /// A row kernel whose mesh program is its own algorithm, read from the
-/// region's kernel: a norm, its gradient or the loss's gradient; the
+/// region's kernel: a norm, its gradient, the loss or its gradient; the
 /// others' programs run their executed FLOPs as vector operations
 /// (docs/runtime.md).
 enum class RowFunction : uint8_t {
@@ -90,6 +90,7 @@ enum class RowFunction : uint8_t {
   rmsNorm,
   layerNormGrad,
   rmsNormGrad,
+  crossEntropy,
   crossEntropyGrad,
 };
 
