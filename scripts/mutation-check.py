@@ -124,8 +124,8 @@ MUTATIONS = [
      ["Unit/KernelValues.LossIsTheLoss", "reference/mesh-timing.test"]),
     ("the loss's second statistics chain fills for free",
      "lib/Dialect/Wafer/Analysis/KernelCost.cpp",
-     "(loss ? 2 : 1) * (chainFill(gk, width) + multicastFill(width))",
-     "(loss ? 1 : 1) * (chainFill(gk, width) + multicastFill(width))",
+     "(loss ? 2 : 1) * (chainFill(gk, gk) + multicastFill(gk))",
+     "(loss ? 1 : 1) * (chainFill(gk, gk) + multicastFill(gk))",
      ["reference/mesh-timing.test"], ENGINE),
     ("offloaded checkpoints come back for free",
      "lib/Dialect/Wafer/Analysis/Schedule.cpp",
@@ -225,8 +225,8 @@ MUTATIONS = [
      ["reference/mesh-timing.test"], ENGINE),
     ("the analytic weight gradient forgets its chain's fill",
      "lib/Dialect/Wafer/Analysis/KernelCost.cpp",
-     "        multicastFill(width + ceilDiv(height, gt)) + chainFill(gt, height);",
-     "        multicastFill(width + ceilDiv(height, gt));",
+     "chainFill(std::min(gt, height), height);",
+     "0.0;",
      ["reference/mesh-timing.test"], ENGINE),
 ]
 

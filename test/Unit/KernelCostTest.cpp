@@ -77,8 +77,8 @@ TEST(KernelCost, OwnCostThroughTheInterface) {
 /// FMAC over 4 tokens (2 cycles: 768); then 4 x 64 = 256 f32 partial sums
 /// pass along the row (2 + 256 cycles). Fill: down 12 rows and across the
 /// feature group's ceil(16 / 12) = 2 columns, and a chain of 12 groups
-/// over 16 columns (16 hops, and each of 11 stages in and out of a ramp:
-/// 2 x 2 x 11).
+/// along the token group's segment of 12 adjacent cores (12 hops, and each
+/// of 11 stages in and out of a ramp: 2 x 2 x 11).
 TEST(KernelCost, StreamedMatmulByHand) {
   mlir::MLIRContext context(test::allDialects());
   KernelShape shape = matmul64();
@@ -90,7 +90,7 @@ TEST(KernelCost, StreamedMatmulByHand) {
   // their f32 sums (4 x 6 B over 16 B a cycle) and writing the sums (4 x 4
   // B over 8 B) take 2 cycles, as the SIMD width does.
   EXPECT_EQ(time.sram, time.compute);
-  EXPECT_EQ(time.fixed, (12 + 2) + (16 + 44));
+  EXPECT_EQ(time.fixed, (12 + 2) + (12 + 44));
   // Streamed from the north edge onto a rectangle 4 rows down, the weights
   // cross 4 more cores first.
   KernelTime lower = kernelTime(
@@ -177,7 +177,7 @@ TEST(KernelCost, BlockedMatmulByHand) {
       kernelTime({shape, blocked, {0, 0, 16, 12}, 1, mini(context)});
   EXPECT_EQ(time.compute, 4 * (96 + 192 + 66 + 32));
   EXPECT_EQ(time.fabric, 192 + 4 * 64);
-  EXPECT_EQ(time.fixed, (12 + 2) + (16 + 44));
+  EXPECT_EQ(time.fixed, (12 + 2) + (12 + 44));
 }
 
 /// The same matmul with its weights resident (layer pipelined) on a band of
@@ -186,7 +186,8 @@ TEST(KernelCost, BlockedMatmulByHand) {
 /// inputs stream in (704 elements, 352 wavelets: 704 cycles of tasks), each
 /// an FMAC over 4 outputs (2 cycles: 1,408); then 64 tokens x 4 partial
 /// sums pass along the row (2 + 256). Fill: 12 rows and ceil(8 / 6) = 2
-/// columns down, a chain of 6 groups over 8 columns (8 + 2 x 2 x 5).
+/// columns down, a chain of 6 groups along their segment of 6 cores (6 + 2
+/// x 2 x 5).
 TEST(KernelCost, ResidentMatmulByHand) {
   mlir::MLIRContext context(test::allDialects());
   KernelShape shape = matmul64();
@@ -195,8 +196,8 @@ TEST(KernelCost, ResidentMatmulByHand) {
   EXPECT_EQ(time.compute, 704 + 1408 + 258);
   EXPECT_EQ(time.fabric, 352 + 256);
   EXPECT_EQ(time.sram, time.compute);
-  EXPECT_EQ(time.fixed, (12 + 2) + (8 + 20));
-  EXPECT_EQ(time.cycles(), 2370 + 42);
+  EXPECT_EQ(time.fixed, (12 + 2) + (6 + 20));
+  EXPECT_EQ(time.cycles(), 2370 + 40);
 }
 
 /// Attention blocks that outnumber the rectangle's room take turns: on a

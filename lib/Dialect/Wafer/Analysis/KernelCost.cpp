@@ -616,9 +616,10 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     // output columns, and each token's features stream down the columns.
     // Either way the sums pass along the row, each core adding its own.
     blockedProduct(sumBlockShape(k, layout, microBatch), gk);
+    // The chain runs along a segment: the token group's `gk` adjacent
+    // cores, whatever the rectangle's width.
     time.fixed = (resident ? 0.0 : entry) +
-                 multicastFill(height + ceilDiv(width, gk)) +
-                 chainFill(gk, width);
+                 multicastFill(height + ceilDiv(width, gk)) + chainFill(gk, gk);
     break;
   }
   case KernelKind::weight_grad: {
@@ -643,11 +644,12 @@ KernelTime kernelTime(const KernelCostQuery &query) {
       break;
     }
     // dW[K, N] summed over the tokens: the output gradient of the core's
-    // tokens streams along its row, each element starting an FMAC over the
-    // core's input features; the partial dW then passes down the columns.
+    // tokens streams along its segment, each element starting an FMAC over
+    // the core's input features; the partial dW then passes down the
+    // columns, a chain of as many token groups as a column holds.
     blockedProduct(sumBlockShape(k, layout, microBatch), gt);
-    time.fixed =
-        multicastFill(width + ceilDiv(height, gt)) + chainFill(gt, height);
+    time.fixed = multicastFill(gk + ceilDiv(height, gt)) +
+                 chainFill(std::min(gt, height), height);
     break;
   }
   case KernelKind::attention: {
@@ -743,17 +745,16 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     // The loss gradient needs no statistics: the forward pass saved them.
     if (k.kind == KernelKind::reduction && gk > 1 && !lossGrad) {
       // The f32 statistics of each token (one for an RMS norm and its
-      // gradient, else two) east through every core, each adding its own,
-      // then the sums multicast back west past them all. The loss's two
-      // go one after the other, its maximum before the exponentials and
-      // their sum after.
+      // gradient, else two) east through every core of the segment, each
+      // adding its own, then the sums multicast back west past them all.
+      // The loss's two go one after the other, its maximum before the
+      // exponentials and their sum after.
       bool one = k.function == RowFunction::rmsNorm ||
                  k.function == RowFunction::rmsNormGrad;
       double wavelets = 2 * (one ? 1 : 2) * tb * kPartialSumBytes / link;
       work.stream(wavelets);
       time.fabric = wavelets;
-      time.fixed =
-          (loss ? 2 : 1) * (chainFill(gk, width) + multicastFill(width));
+      time.fixed = (loss ? 2 : 1) * (chainFill(gk, gk) + multicastFill(gk));
     }
     if (int64_t stages = std::min(gt, height); gradient && stages > 1) {
       // The gain's (and a layer norm's shift's) gradient down the column
