@@ -665,8 +665,8 @@ struct ExponentialRows {
   Dsd fraction, power, polynomial;
 };
 
-/// exp(y), y = `argument` times `multiplier`'s log e (a scalar: log2 e, or
-/// -log2 e for exp(-argument)), into `rows.polynomial`, over `n` elements,
+/// exp(argument), or exp(-argument) when the scalar `multiplier` holds
+/// -log2 e rather than log2 e, into `rows.polynomial`, over `n` elements,
 /// in software (RowOperations.h, kExponentialOperations): t = y log2 e
 /// clamped at -125 (so that 2^n stays a normal f32), n = round(t) by adding
 /// and subtracting 1.5 2^23, f = t - n, 2^f by its Taylor polynomial of
