@@ -567,7 +567,7 @@ TEST_F(KernelValues, LossIsTheLoss) {
       std::vector<double> logSumExp(tokens);
       double loss = 0;
       for (int64_t t = 0; t < tokens; ++t) {
-        // Logits far apart (up to 40), so that a maximum taken wrongly
+        // Logits spread over 80, so that a maximum taken wrongly
         // shows.
         double sum = 0;
         for (int64_t i = 0; i < n; ++i) {
