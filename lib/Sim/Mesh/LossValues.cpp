@@ -111,8 +111,8 @@ runCrossEntropy(const KernelShape &k, const Layout &layout, int64_t microBatch,
     }
     auto load = [&](int core, std::vector<std::vector<float>> &memory) {
       int64_t slice = first + built.placeInSegment(core) * cb;
-      // Logits past the vocabulary, and padding tokens, never win the
-      // maximum nor add to a sum.
+      // Logits past the vocabulary never win a token's maximum nor add to
+      // its sum; padding tokens weigh 0 in the core's loss.
       std::fill(memory[kCrossEntropyLogits].begin(),
                 memory[kCrossEntropyLogits].end() - 1,
                 std::numeric_limits<float>::lowest());
