@@ -115,9 +115,10 @@ wafer.device @attend target "mini" attributes {flops_per_sequence = 1 : i64, glo
   const Layout &attend = placement.regions[0][1].layout;
   ASSERT_EQ(placement.regions[0][1].rect.cores(), 192);
   // The product splits each token's features 16 ways, a segment along
-  // each row, and the 64 tokens 12 ways: a core holds 6 tokens of
-  // ceil(ceil(32,768 / 64) / 16) = 32 B each.
-  ASSERT_EQ(qkv.tokenGroups, 12);
+  // each row, and the 64 tokens 11 ways (a twelfth group would leave a
+  // core no fewer than ceil(64 / 11) = 6 and lengthen the column's fill):
+  // a core holds 6 tokens of ceil(ceil(32,768 / 64) / 16) = 32 B each.
+  ASSERT_EQ(qkv.tokenGroups, 11);
   ASSERT_EQ(qkv.featureGroups, 16);
   int64_t spread = 6 * 32;
   // 4 heads of 64 queries: 4 (sequence, head) blocks, at most one a core;

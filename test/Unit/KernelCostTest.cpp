@@ -127,6 +127,30 @@ TEST(KernelCost, TokenSumByHand) {
   EXPECT_EQ(blocked.fixed, time.fixed);
 }
 
+/// A strip taller than its token groups: the 4 groups fill its top 4 rows
+/// and nothing crosses the 8 below them, so the token sum above and a
+/// weight gradient on 16 x 12 cores take as long as on 16 x 4.
+TEST(KernelCost, IdleRowsCostNothing) {
+  mlir::MLIRContext context(test::allDialects());
+  KernelShape sum;
+  sum.kind = KernelKind::token_sum;
+  sum.rows = sum.columns = 64;
+  sum.flops = 64 * 64;
+  KernelShape gradient = matmul64();
+  gradient.kind = KernelKind::weight_grad;
+  for (const KernelShape &shape : {sum, gradient}) {
+    Layout layout{4, 2, Edge::none};
+    KernelTime fitted =
+        kernelTime({shape, layout, {0, 0, 16, 4}, 1, mini(context)});
+    KernelTime tall =
+        kernelTime({shape, layout, {0, 0, 16, 12}, 1, mini(context)});
+    EXPECT_EQ(tall.cycles(), fitted.cycles());
+    EXPECT_EQ(tall.fixed, fitted.fixed);
+  }
+  EXPECT_EQ(tokenRowsOn({0, 0, 16, 12}, 4), 4);
+  EXPECT_EQ(tokenRowsOn({0, 0, 16, 12}, 40), 12);
+}
+
 /// mini with `queue_wavelets` wavelets a router queue.
 target::WaferTargetModel miniWithQueues(mlir::MLIRContext &context, int queue) {
   std::string yaml = test::builtinTargetText("mini");

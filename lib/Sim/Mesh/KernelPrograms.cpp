@@ -1049,7 +1049,7 @@ simulateWithValues(const MeshProgram &mesh,
 
 SegmentGrid segmentGrid(const Layout &layout, const wafer::Rect &rect) {
   return {static_cast<int>(layout.featureGroups),
-          static_cast<int>(std::min(layout.tokenGroups, rect.h))};
+          static_cast<int>(wafer::tokenRowsOn(rect, layout.tokenGroups))};
 }
 
 KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,

@@ -11,12 +11,13 @@
 // RUN: cgpt-opt %S/Inputs/two-layers.mlir --wafer-place | FileCheck %s --check-prefix=WHOLE
 // WHOLE: wafer.device @two target "mini" attributes {execution = #wafer.execution<weight_streaming>
 // WHOLE-SAME: placer = "whole-mesh"
-// Forward: 16 feature groups, a segment along each row, by 12 token
-// groups (6 tokens a core); the norm reads no weight, the matmul streams
-// its own from the north edge.
+// Forward: 16 feature groups, a segment along each row, by 11 token
+// groups (6 tokens a core, as 12 would leave it; the twelfth row would only
+// lengthen the fills down the columns); the norm reads no weight, the
+// matmul streams its own from the north edge.
 // WHOLE-LABEL: wafer.stage @h.0.forward order 0 "forward" layer 0 attributes
-// WHOLE-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = none, partials = none> wave 0
-// WHOLE-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 12, feature_groups = 16, weights = north, partials = rows> wave 1
+// WHOLE-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 11, feature_groups = 16, weights = none, partials = none> wave 0
+// WHOLE-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 11, feature_groups = 16, weights = north, partials = rows> wave 1
 // In the backward stage the weight gradient reduces its partial sums down
 // the columns, over the token groups (11: the same 6 tokens a core, one
 // row idle and one stage less); no stage has a slot.
@@ -96,7 +97,7 @@
 // PIPE-SAME: placer = "pipelined"
 // PIPE-LABEL: wafer.stage @h.0.forward order 0 "forward" layer 0 slot 0
 // PIPE-NEXT: wafer.region @norm reduction "dataflow.layer_norm" at <x = 0, y = 0, w = 8, h = 12> layout <token_groups = 96, feature_groups = 1, weights = none, partials = none> wave 0
-// PIPE-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 8, h = 12> layout <token_groups = 12, feature_groups = 8, weights = resident, partials = rows> wave 1
+// PIPE-NEXT: wafer.region @fc weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 8, h = 12> layout <token_groups = 11, feature_groups = 8, weights = resident, partials = rows> wave 1
 // PIPE-LABEL: wafer.stage @h.1.forward order 1 "forward" layer 1 slot 1
 // PIPE-NEXT: wafer.region @norm {{.*}} at <x = 8, y = 0, w = 8, h = 12>
 // The backward stage of layer 1 runs on layer 1's band; its weight

@@ -5,24 +5,26 @@
 // wafer-route: a weight matmul's weights take one color down the columns
 // and its partial sums two alternating colors along the rows; a weight
 // gradient also gathers its output gradient along the rows. Weights enter
-// at the north edge; gradients leave at the south-east corner.
+// at the north edge; gradients leave at the south-east corner of the rows
+// the token groups occupy (11 of mini's 12: the last row stays idle).
 // CHECK-LABEL: wafer.stage @h.0.forward
 // CHECK: wafer.region @norm {{.*}}colors = array<i64: 0, 1>
 // CHECK: wafer.region @fc {{.*}}colors = array<i64: 0, 1, 2>
 // CHECK: wafer.ingress "h.0.w" -> @fc bytes 8192 at [0, 0]
 // CHECK-LABEL: wafer.stage @h.1.backward
 // CHECK: wafer.region @dw {{.*}}colors = array<i64: 0, 1, 2, 3>
-// CHECK: wafer.egress @dw -> "h.1.w" bytes 8192 at [15, 11]
+// CHECK: wafer.egress @dw -> "h.1.w" bytes 8192 at [15, 10]
 
 // Side by side, each region of a wave has its own columns: its streams
 // reuse the colors of the others. Weights enter at the north edge above
-// their region; a gradient leaves at its region's south-east corner.
+// their region; a gradient leaves at the south-east corner of the rows
+// its region's token groups occupy.
 // RUN: cgpt-opt %S/Inputs/independent.mlir --wafer-place=placer=side-by-side --wafer-route | FileCheck %s --check-prefix=SIDE
 // SIDE: wafer.region @dx {{.*}} at <x = 0, y = 0, w = 7, h = 12> {{.*}}colors = array<i64: 0, 1, 2>
 // SIDE: wafer.region @dw {{.*}} at <x = 7, y = 0, w = 7, h = 12> {{.*}}colors = array<i64: 0, 1, 2, 3>
 // SIDE: wafer.ingress "h.0.w" -> @dx bytes 8192 at [0, 0]
-// SIDE: wafer.egress @dw -> "h.0.w" bytes 8192 at [13, 11]
-// SIDE: wafer.egress @db -> "h.0.b" bytes 128 at [15, 11]
+// SIDE: wafer.egress @dw -> "h.0.w" bytes 8192 at [13, 10]
+// SIDE: wafer.egress @db -> "h.0.b" bytes 128 at [15, 10]
 
 // Regions of one wave stacked on the same columns (a hand edit: @dw below
 // @dx) share the routers their weights cross: their colors are disjoint.

@@ -542,7 +542,7 @@ KernelTime kernelTime(const KernelCostQuery &query) {
   const target::WaferTargetModel &t = query.target;
   const Layout &layout = query.layout;
   int64_t microBatch = query.microBatch;
-  int64_t width = query.rect.w, height = query.rect.h;
+  int64_t width = query.rect.w;
   KernelTime time;
   double link = static_cast<double>(t.getLinkBytesPerCycle());
   int64_t lanes = fmacLanes(t, k.elementBytes);
@@ -556,17 +556,20 @@ KernelTime kernelTime(const KernelCostQuery &query) {
   };
   CoreWork work(t);
   int64_t gt = layout.tokenGroups, gk = layout.featureGroups;
+  // The rows the token groups occupy: a column's multicast and chain stop
+  // at the last of them.
+  int64_t rows = tokenRowsOn(query.rect, gt);
   double hop = static_cast<double>(t.getHopLatencyCycles());
   double ramp = static_cast<double>(t.getRampLatencyCycles());
   // Filling and draining the kernel's streams: a multicast reaches its last
-  // core after `cores` hops; a chain of `stages` groups spread over `span`
-  // cores adds the hops and, at each stage, the wavelet's way in and out
-  // of the core's ramp.
+  // core after `cores` hops; a chain of `stages` adjacent cores adds the
+  // hops and, at each stage, the wavelet's way in and out of the core's
+  // ramp.
   auto multicastFill = [&](int64_t cores) {
     return static_cast<double>(cores) * hop;
   };
-  auto chainFill = [&](int64_t stages, int64_t span) {
-    return stages > 1 ? static_cast<double>(span) * hop +
+  auto chainFill = [&](int64_t stages) {
+    return stages > 1 ? static_cast<double>(stages) * hop +
                             2.0 * ramp * static_cast<double>(stages - 1)
                       : 0.0;
   };
@@ -619,7 +622,7 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     // The chain runs along a segment: the token group's `gk` adjacent
     // cores, whatever the rectangle's width.
     time.fixed = (resident ? 0.0 : entry) +
-                 multicastFill(height + ceilDiv(width, gk)) + chainFill(gk, gk);
+                 multicastFill(rows + ceilDiv(width, gk)) + chainFill(gk);
     break;
   }
   case KernelKind::weight_grad: {
@@ -640,16 +643,16 @@ KernelTime kernelTime(const KernelCostQuery &query) {
       work.operations(static_cast<double>(tokens * nb), kb, lanes,
                       eb + kPartialSumBytes, kPartialSumBytes);
       time.fabric = gradient + inputs;
-      time.fixed = multicastFill(width + height);
+      time.fixed = multicastFill(gk + rows);
       break;
     }
     // dW[K, N] summed over the tokens: the output gradient of the core's
     // tokens streams along its segment, each element starting an FMAC over
-    // the core's input features; the partial dW then passes down the
-    // columns, a chain of as many token groups as a column holds.
+    // the core's input features (entering the segment's first core, then
+    // across it); the partial dW then passes down the columns, a chain of
+    // as many token groups as a column holds.
     blockedProduct(sumBlockShape(k, layout, microBatch), gt);
-    time.fixed = multicastFill(gk + ceilDiv(height, gt)) +
-                 chainFill(std::min(gt, height), height);
+    time.fixed = multicastFill(1 + gk) + chainFill(rows);
     break;
   }
   case KernelKind::attention: {
@@ -686,32 +689,31 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     time.fabric =
         keysAndValues +
         rows * (static_cast<double>(block.rowElements / packed) + partials);
-    time.fixed = multicastFill(std::max(cq, ck)) + chainFill(ck, ck);
+    time.fixed = multicastFill(std::max(cq, ck)) + chainFill(ck);
     break;
   }
   case KernelKind::token_sum: {
     // Each core adds its tokens, one row of a block of its features at a
     // time (`layout.sumBlock` features, or all), into f32 sums; each
     // block's sums then pass down the column of token groups (as many as
-    // the rectangle has rows), each core adding its own, as a weight
+    // it holds), each core adding its own, as a weight
     // gradient's do (or leave the core, alone with more blocks to come),
     // and are cleared for the next.
     SumBlockShape sums = sumBlockShape(k, layout, microBatch);
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t nb = sums.blockColumns(layout.sumBlock);
     double blocks = static_cast<double>(ceilDiv(sums.columns, nb));
-    int64_t stages = std::min(gt, height);
     work.tasks(1);
     work.operations(blocks * static_cast<double>(tb), nb, t.getF32OpsPerCycle(),
                     eb + kPartialSumBytes, kPartialSumBytes);
     double passed = blocks * static_cast<double>(nb) * kPartialSumBytes / link;
-    if (stages > 1 || blocks > 1)
+    if (rows > 1 || blocks > 1)
       work.stream(passed);
     if (blocks > 1)
       work.operations(blocks, nb, t.getF32OpsPerCycle(), 0, kPartialSumBytes);
-    if (stages > 1) {
+    if (rows > 1) {
       time.fabric = passed;
-      time.fixed = chainFill(stages, height);
+      time.fixed = chainFill(rows);
     }
     break;
   }
@@ -754,26 +756,28 @@ KernelTime kernelTime(const KernelCostQuery &query) {
       double wavelets = 2 * (one ? 1 : 2) * tb * kPartialSumBytes / link;
       work.stream(wavelets);
       time.fabric = wavelets;
-      time.fixed = (loss ? 2 : 1) * (chainFill(gk, gk) + multicastFill(gk));
+      time.fixed = (loss ? 2 : 1) * (chainFill(gk) + multicastFill(gk));
     }
-    if (int64_t stages = std::min(gt, height); gradient && stages > 1) {
+    if (gradient && rows > 1) {
       // The gain's (and a layer norm's shift's) gradient down the column
       // of token groups, each core adding its own, as a token sum's.
       double sums = k.function == RowFunction::layerNormGrad ? 2 : 1;
       double passed = sums * static_cast<double>(cb) * kPartialSumBytes / link;
       work.stream(passed);
       time.fabric += passed;
-      time.fixed += chainFill(stages, height);
+      time.fixed += chainFill(rows);
     }
-    if (k.kind == KernelKind::embedding && !resident) {
+    if (k.kind == KernelKind::embedding) {
       // The table (or its gradient) streams down each feature group's
-      // columns; each core takes in its slice, one wavelet a cycle.
+      // columns, from the north edge or, resident, from the cores that
+      // hold it: every core sees the rows its tokens look up, taking in
+      // its slice one wavelet a cycle.
       double table = std::ceil(
           static_cast<double>(std::max(k.weightBytes, k.accumulator)) / gk /
           link);
       work.stream(table);
       time.fabric = table;
-      time.fixed = entry + multicastFill(height);
+      time.fixed = entry + multicastFill(rows);
     }
     break;
   }

@@ -28,6 +28,13 @@ namespace {
 /// step: forward to the next slot, backward to the previous one.
 constexpr int64_t kPipelineColors = 2;
 
+/// The rows of its rectangle a region's token groups occupy.
+int64_t tokenRowsOf(RegionOp region) {
+  RectAttr rect = region.getPlacementAttr();
+  return tokenRowsOn({rect.getX(), rect.getY(), rect.getW(), rect.getH()},
+                     region.getLayoutAttr().getTokenGroups());
+}
+
 /// The streams a kernel's cores send and receive while it runs: its
 /// weights' (or, resident, its tokens') multicast, and two alternating
 /// colors for each chain of partial sums, gathered operands or row
@@ -54,8 +61,7 @@ int64_t streamsOf(RegionOp region) {
         function != RowFunction::crossEntropyGrad)
       streams += 2; // statistics along the row and back
     // A norm gradient's gain gradient passes down its rows of token groups.
-    if (isNormGradient(function) &&
-        std::min(layout.getTokenGroups(), region.getPlacementAttr().getH()) > 1)
+    if (isNormGradient(function) && tokenRowsOf(region) > 1)
       streams += 2;
     break;
   }
@@ -126,7 +132,8 @@ LogicalResult WaferRoute::route(DeviceOp device) {
     }
     // Weights enter at the north edge above their region and are multicast
     // down its columns; weight gradients, reduced down the columns, leave
-    // at the region's south-east corner.
+    // at the south-east corner of the rows the region's token groups
+    // occupy.
     SymbolTable symbols(stage);
     for (auto ingress : stage.getBody().front().getOps<IngressOp>()) {
       RectAttr rect = symbols.lookup<RegionOp>(ingress.getDestAttr().getAttr())
@@ -134,10 +141,11 @@ LogicalResult WaferRoute::route(DeviceOp device) {
       ingress.setAtAttr(builder.getDenseI64ArrayAttr({rect.getX(), 0}));
     }
     for (auto egress : stage.getBody().front().getOps<EgressOp>()) {
-      RectAttr rect = symbols.lookup<RegionOp>(egress.getSourceAttr().getAttr())
-                          .getPlacementAttr();
+      auto source = symbols.lookup<RegionOp>(egress.getSourceAttr().getAttr());
+      RectAttr rect = source.getPlacementAttr();
       egress.setAtAttr(builder.getDenseI64ArrayAttr(
-          {rect.getX() + rect.getW() - 1, rect.getY() + rect.getH() - 1}));
+          {rect.getX() + rect.getW() - 1,
+           rect.getY() + tokenRowsOf(source) - 1}));
     }
   }
   return success();

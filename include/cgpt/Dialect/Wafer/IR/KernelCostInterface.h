@@ -80,6 +80,14 @@ inline int64_t tokenGroupsOn(const Rect &rect, int64_t featureGroups) {
   return rect.w / featureGroups * rect.h;
 }
 
+/// The rows of `rect` that `tokenGroups` token groups occupy: the segments
+/// fill the rectangle's first column of segments top to bottom before the
+/// next, so fewer groups than rows leave the rows below them idle, and
+/// nothing (a multicast, a chain, a result on its way out) crosses those.
+inline int64_t tokenRowsOn(const Rect &rect, int64_t tokenGroups) {
+  return std::min(tokenGroups, rect.h);
+}
+
 /// A row kernel whose mesh program is its own algorithm, read from the
 /// region's kernel: a norm, its gradient, the loss or its gradient; the
 /// others' programs run their executed FLOPs as vector operations
