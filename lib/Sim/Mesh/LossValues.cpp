@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 using cgpt::wafer::KernelShape;
 using cgpt::wafer::Layout;
@@ -26,20 +27,21 @@ std::string vocabularyRefusal(const KernelShape &k, const Layout &layout,
 }
 
 /// Sets `error` and returns false unless the operands have the kernel's
-/// sizes and every label is in the vocabulary.
+/// sizes and every label is in the vocabulary. The gradient reads the
+/// log-sum-exp the loss saved; the loss, which makes them, reads none.
 bool checkLossOperands(int64_t tokens, int64_t vocabulary,
                        llvm::ArrayRef<float> logits,
-                       llvm::ArrayRef<float> logSumExp, bool withLogSumExp,
+                       std::optional<llvm::ArrayRef<float>> logSumExp,
                        llvm::ArrayRef<int32_t> labels, std::string &error) {
   if (static_cast<int64_t>(logits.size()) != tokens * vocabulary ||
-      (withLogSumExp && static_cast<int64_t>(logSumExp.size()) != tokens) ||
+      (logSumExp && static_cast<int64_t>(logSumExp->size()) != tokens) ||
       static_cast<int64_t>(labels.size()) != tokens) {
     error = "the operands have " + std::to_string(logits.size()) +
-            (withLogSumExp ? ", " + std::to_string(logSumExp.size()) : "") +
+            (logSumExp ? ", " + std::to_string(logSumExp->size()) : "") +
             " and " + std::to_string(labels.size()) +
             " elements; the kernel takes " + std::to_string(tokens) + " x " +
             std::to_string(vocabulary) +
-            (withLogSumExp ? ", " + std::to_string(tokens) : "") + " and " +
+            (logSumExp ? ", " + std::to_string(tokens) : "") + " and " +
             std::to_string(tokens);
     return false;
   }
@@ -79,7 +81,7 @@ runCrossEntropy(const KernelShape &k, const Layout &layout, int64_t microBatch,
   if (!error.empty())
     return std::nullopt;
   int64_t tokens = microBatch * k.rows, vocabulary = k.columns;
-  if (!checkLossOperands(tokens, vocabulary, operands.logits, {}, false,
+  if (!checkLossOperands(tokens, vocabulary, operands.logits, std::nullopt,
                          operands.labels, error))
     return std::nullopt;
 
@@ -176,7 +178,7 @@ runLossGrad(const KernelShape &k, const Layout &layout, int64_t microBatch,
     return std::nullopt;
   int64_t tokens = microBatch * k.rows, vocabulary = k.columns;
   if (!checkLossOperands(tokens, vocabulary, operands.logits,
-                         operands.logSumExp, true, operands.labels, error))
+                         operands.logSumExp, operands.labels, error))
     return std::nullopt;
 
   KernelProgramOptions options;

@@ -502,42 +502,11 @@ void crossEntropyOperations(CoreWork &work, const target::WaferTargetModel &t,
   work.operations(3, tb, f32Ops, 2 * f32, f32);
   work.operations(1, 1, f32Ops, 2 * f32, f32);
 }
-} // namespace
 
-KernelTime kernelTime(const KernelCostQuery &query) {
-  if (query.shape.experts > 1) {
-    // Expert after expert, each on the rows a static program lays out for
-    // the most loaded expert.
-    KernelTime time = kernelTime({expertPass(query.shape, query.microBatch),
-                                  query.layout, query.rect, 1, query.target});
-    time *= static_cast<double>(query.shape.experts);
-    return time;
-  }
-  if (query.shape.chunks > 1) {
-    // Chunk by chunk, each chunk the same kernel on its share; the loss
-    // ends only the last chunk of its vocabulary with the logarithm and
-    // its sum.
-    KernelShape chunk = vocabularyChunk(query.shape);
-    KernelTime time = kernelTime(
-        {chunk, query.layout, query.rect, query.microBatch, query.target});
-    double chunks = static_cast<double>(query.shape.chunks);
-    time *= chunks;
-    if (chunk.function == RowFunction::crossEntropy &&
-        chunk.columns < query.shape.columns) {
-      CoreWork last(query.target), other(query.target);
-      int64_t tb =
-          ceilDiv(query.microBatch * chunk.rows, query.layout.tokenGroups);
-      int64_t cb = ceilDiv(chunk.columns, query.layout.featureGroups);
-      crossEntropyOperations(last, query.target, tb, cb, chunk.elementBytes,
-                             /*finalChunk=*/true);
-      crossEntropyOperations(other, query.target, tb, cb, chunk.elementBytes,
-                             /*finalChunk=*/false);
-      double runs = (chunks - 1) * static_cast<double>(chunk.repeats);
-      time.compute -= runs * (last.compute - other.compute);
-      time.sram -= runs * (last.sram - other.sram);
-    }
-    return time;
-  }
+/// One run of the standard algorithm of the query's kind; `finalChunk`:
+/// whether a loss's run ends its tokens' vocabulary (with the logarithm
+/// and its sum) or leaves running statistics for the next chunk.
+KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
   const KernelShape &k = query.shape;
   const target::WaferTargetModel &t = query.target;
   const Layout &layout = query.layout;
@@ -734,8 +703,7 @@ KernelTime kernelTime(const KernelCostQuery &query) {
     else if (lossGrad)
       lossGradOperations(work, t, tb, cb, k.elementBytes);
     else if (loss)
-      crossEntropyOperations(work, t, tb, cb, k.elementBytes,
-                             /*finalChunk=*/true);
+      crossEntropyOperations(work, t, tb, cb, k.elementBytes, finalChunk);
     else if (k.function != RowFunction::other)
       normOperations(work, t, k.function, tb, cb, k.elementBytes);
     // The other row kernels' executed FLOPs, or the kernels fused with a
@@ -788,6 +756,33 @@ KernelTime kernelTime(const KernelCostQuery &query) {
   // A kernel run again repeats all of its work.
   time *= static_cast<double>(k.repeats);
   return time;
+}
+
+} // namespace
+
+KernelTime kernelTime(const KernelCostQuery &query) {
+  if (query.shape.experts > 1) {
+    // Expert after expert, each on the rows a static program lays out for
+    // the most loaded expert.
+    KernelTime time = kernelTime({expertPass(query.shape, query.microBatch),
+                                  query.layout, query.rect, 1, query.target});
+    time *= static_cast<double>(query.shape.experts);
+    return time;
+  }
+  if (query.shape.chunks > 1) {
+    // Chunk by chunk, each chunk the same kernel on its share; a loss
+    // split along its vocabulary ends only the last chunk with the
+    // logarithm and its sum.
+    KernelShape chunk = vocabularyChunk(query.shape);
+    KernelCostQuery one{chunk, query.layout, query.rect, query.microBatch,
+                        query.target};
+    KernelTime time =
+        standardTime(one, /*finalChunk=*/chunk.columns == query.shape.columns);
+    time *= static_cast<double>(query.shape.chunks - 1);
+    time += standardTime(one, /*finalChunk=*/true);
+    return time;
+  }
+  return standardTime(query, /*finalChunk=*/true);
 }
 
 KernelCostModel KernelCostModel::forKernel(StringAttr kernel) {

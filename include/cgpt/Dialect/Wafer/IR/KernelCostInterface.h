@@ -141,6 +141,14 @@ struct KernelTime {
     fixed *= runs;
     return *this;
   }
+  /// The time of this run and then `next`.
+  KernelTime &operator+=(const KernelTime &next) {
+    compute += next.compute;
+    fabric += next.fabric;
+    sram += next.sram;
+    fixed += next.fixed;
+    return *this;
+  }
   /// "compute", "fabric" or "sram": the largest bound.
   const char *bound() const;
 };
