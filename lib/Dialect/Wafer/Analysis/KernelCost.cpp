@@ -665,9 +665,9 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     // Each core adds its tokens, one row of a block of its features at a
     // time (`layout.sumBlock` features, or all), into f32 sums; each
     // block's sums then pass down the column of token groups (as many as
-    // it holds), each core adding its own, as a weight
-    // gradient's do (or leave the core, alone with more blocks to come),
-    // and are cleared for the next.
+    // it holds), each core adding its own, as a weight gradient's do (or
+    // leave the core, alone with more blocks to come), and are cleared for
+    // the next.
     SumBlockShape sums = sumBlockShape(k, layout, microBatch);
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t nb = sums.blockColumns(layout.sumBlock);

@@ -372,8 +372,9 @@ def Wafer_IngressOp : Wafer_Op<"ingress", [HasParent<"StageOp">]> {
 def Wafer_EgressOp : Wafer_Op<"egress", [HasParent<"StageOp">]> {
   let summary = "where a weight gradient leaves the mesh";
   let description = [{
-    The gradient a region summed leaves at the south-east corner of its
-    rectangle, where its reduction along columns ends, `bytes` per pass.
+    The gradient a region summed leaves at the south-east corner of the
+    rows of its rectangle that its token groups occupy, where its reduction
+    along columns ends, `bytes` per pass.
 
     ```mlir
     wafer.egress @matmul.9 -> "h.0.attn.qkv.weight" bytes 49152 at [15, 11]

@@ -61,8 +61,8 @@ def WaferRoute : Pass<"wafer-route", "::cgpt::wafer::DeviceOp"> {
     band to the next and back, and the regions' streams take the others.
     A region that needs more colors than the target has is an error. Places
     each `wafer.ingress` at the north edge above its region and each
-    `wafer.egress` at its region's south-east corner, where the column
-    reduction of a weight gradient ends.
+    `wafer.egress` at the south-east corner of the rows its region's token
+    groups occupy, where the column reduction of a weight gradient ends.
 
     ```mlir
     wafer.region @matmul.1 weight_matmul "dataflow.matmul" at ... layout ... wave 1 {...}
