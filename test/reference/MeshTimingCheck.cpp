@@ -228,6 +228,9 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
     int64_t microBatch;
     int width, height;
     int64_t sumBlock = 0;
+    /// Fewer token groups than the rectangle has rows (0: one a row), as
+    /// on a strip the mesh's height: the rows below them stay idle.
+    int64_t tokenGroups = 0;
   };
   std::vector<Row> table = {
       {"matmul, square tile", matmul(16, 64, 64), 1, 4, 4},
@@ -250,6 +253,7 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"weight gradient, tall", weightGrad(64, 32, 1024), 1, 2, 64},
       {"weight gradient, wide", weightGrad(1024, 32, 16), 1, 64, 2},
       {"weight gradient, blocked", weightGrad(128, 96, 256), 1, 8, 4, 16},
+      {"weight gradient, idle rows", weightGrad(64, 64, 64), 1, 8, 32, 0, 8},
       {"attention forward, 4 x 4", attention(64, 16, 2), 1, 4, 4},
       {"attention forward, 8 x 8", attention(128, 64, 2), 1, 8, 8},
       {"attention forward, 16 x 16", attention(256, 32, 2), 1, 16, 16},
@@ -284,15 +288,19 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
        16},
       {"bias gradient, blocked, one row", rows(K::token_sum, 64, 512, 1), 1, 8,
        1, 16},
+      {"bias gradient, idle rows", rows(K::token_sum, 256, 512, 1), 1, 16, 64,
+       0, 4},
       {"embedding lookup", embedding(64, 256, 512 * 256 * 2, 0), 2, 8, 8},
       {"embedding gradient", embedding(64, 256, 0, 512 * 256 * 4), 2, 16, 4},
   };
   std::vector<Case> cases;
   for (const Row &row : table) {
-    // The rectangle's rows and columns are the split, and attention's
-    // block too.
+    // The rectangle's rows and columns are the split (its rows the token
+    // groups, unless the row gives fewer), and attention's block too.
     Layout layout = sim::mesh::rectangleLayout(row.width, row.height);
     layout.sumBlock = row.sumBlock;
+    if (row.tokenGroups)
+      layout.tokenGroups = row.tokenGroups;
     cases.push_back({row.what, row.kernel, layout, row.microBatch, row.width,
                      row.height, &t});
   }
