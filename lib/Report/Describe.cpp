@@ -128,10 +128,8 @@ void describeDevice(wafer::DeviceOp device,
       s.regions.push_back({region.getSymName().str(),
                            wafer::stringifyKernelKind(region.getKind()).str(),
                            region.getKernel().str(),
-                           rect ? wafer::Rect{rect.getX(), rect.getY(),
-                                              rect.getW(), rect.getH()}
-                                : wafer::Rect{},
-                           wave, layout ? layout.getTokenGroups() : 0,
+                           rect ? rect.getRect() : wafer::Rect{}, wave,
+                           layout ? layout.getTokenGroups() : 0,
                            layout ? layout.getFeatureGroups() : 0, sram});
       if (rect)
         coresByWave[wave] += rect.getCores();

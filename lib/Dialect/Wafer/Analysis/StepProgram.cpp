@@ -167,9 +167,7 @@ FailureOr<Placement> Placement::fromIR(const StepProgram &program) {
                << "@" << region.op.getSymName() << " has no "
                << (rect ? "layout" : "placement") << "; run wafer-place";
       regions.push_back(
-          {{rect.getX(), rect.getY(), rect.getW(), rect.getH()},
-           {layout.getTokenGroups(), layout.getFeatureGroups(),
-            layout.getWeights(), layout.getSumBlock()},
+          {rect.getRect(), layout.getLayout(),
            region.op.getWave().value_or(static_cast<int64_t>(index))});
     }
   }

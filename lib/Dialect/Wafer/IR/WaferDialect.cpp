@@ -185,7 +185,7 @@ static std::optional<Rect> stageBounds(StageOp stage) {
     RectAttr rect = region.getPlacementAttr();
     if (!rect)
       continue;
-    Rect r{rect.getX(), rect.getY(), rect.getW(), rect.getH()};
+    Rect r = rect.getRect();
     if (!bounds) {
       bounds = r;
       continue;
@@ -317,9 +317,7 @@ LogicalResult StageOp::verifyWaves() {
     if (RectAttr rect = region.getPlacementAttr())
       for (RegionOp other : wave)
         if (RectAttr theirs = other.getPlacementAttr();
-            theirs &&
-            Rect{rect.getX(), rect.getY(), rect.getW(), rect.getH()}.overlaps(
-                {theirs.getX(), theirs.getY(), theirs.getW(), theirs.getH()}))
+            theirs && rect.getRect().overlaps(theirs.getRect()))
           return region.emitOpError()
                  << "runs in wave " << number << " beside @"
                  << other.getSymName() << " on cores they share: " << rect
@@ -412,10 +410,9 @@ LogicalResult RegionOp::verify() {
   }
   if (LayoutAttr layout = getLayoutAttr()) {
     RectAttr placed = getPlacementAttr();
-    Rect rect =
-        placed
-            ? Rect{placed.getX(), placed.getY(), placed.getW(), placed.getH()}
-            : Rect{0, 0, (*target)->getMeshWidth(), (*target)->getMeshHeight()};
+    Rect rect = placed ? placed.getRect()
+                       : Rect{0, 0, (*target)->getMeshWidth(),
+                              (*target)->getMeshHeight()};
     int64_t gt = layout.getTokenGroups(), gk = layout.getFeatureGroups();
     if (gt < 1 || gk < 1)
       return emitOpError() << "layout " << layout

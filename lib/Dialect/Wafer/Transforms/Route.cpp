@@ -30,8 +30,7 @@ constexpr int64_t kPipelineColors = 2;
 
 /// The rows of its rectangle a region's token groups occupy.
 int64_t tokenRowsOf(RegionOp region) {
-  RectAttr rect = region.getPlacementAttr();
-  return tokenRowsOn({rect.getX(), rect.getY(), rect.getW(), rect.getH()},
+  return tokenRowsOn(region.getPlacementAttr().getRect(),
                      region.getLayoutAttr().getTokenGroups());
 }
 

@@ -67,6 +67,10 @@ def Wafer_RectAttr : AttrDef<Wafer_Dialect, "Rect"> {
   let assemblyFormat = "`<` struct(params) `>`";
   let extraClassDeclaration = [{
     int64_t getCores() const { return getW() * getH(); }
+    /// The rectangle as the plain value the cost model and placers take.
+    ::cgpt::wafer::Rect getRect() const {
+      return {getX(), getY(), getW(), getH()};
+    }
   }];
 }
 
@@ -109,6 +113,13 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
                         "::cgpt::wafer::ReduceAxis":$partials,
                         DefaultValuedParameter<"int64_t", "0">:$sum_block);
   let assemblyFormat = "`<` struct(params) `>`";
+  let extraClassDeclaration = [{
+    /// The layout as the plain value the cost model and placers take.
+    ::cgpt::wafer::Layout getLayout() const {
+      return {getTokenGroups(), getFeatureGroups(), getWeights(),
+              getSumBlock()};
+    }
+  }];
 }
 
 def Wafer_CheckpointAttr : AttrDef<Wafer_Dialect, "Checkpoint"> {
