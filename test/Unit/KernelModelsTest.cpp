@@ -103,10 +103,14 @@ TEST(KernelCosts, GroupedQueryAndAlibiKernelsCountAsDocumented) {
   std::vector<dataflow::KernelOpInterface> kernels;
   module->walk([&](dataflow::KernelOpInterface k) { kernels.push_back(k); });
   ASSERT_EQ(kernels.size(), 3u);
-  // 5 x 24 x 24 scores: 4 x head_size + 1 (the ALiBi add) each; executed
-  // 6 (5 and the add).
+  // 5 x 24 x 24 scores: 4 x head_size + 1 (the ALiBi add) each. Executed,
+  // two FLOPs an operation: per score the maximum, the scaled score less
+  // it, the exponential's 18, the sum, the product by the reciprocal and
+  // the ALiBi multiply-add, 23; per row of 24 scores the reciprocal, a
+  // reciprocal square root's 14 and a product.
   EXPECT_EQ(kernels[0].getFlopsPerSequence(), 2880 * 33);
-  EXPECT_EQ(kernels[0].getExecutedFlopsPerSequence(), 2880 * 6);
+  EXPECT_EQ(kernels[0].getExecutedFlopsPerSequence(),
+            2 * (2880 * 23 + 120 * 15));
   // Folding 6 heads into 2: (6 - 2) x 20 x 8 adds.
   EXPECT_EQ(kernels[1].getFlopsPerSequence(), 640);
   EXPECT_EQ(kernels[2].getFlopsPerSequence(), 0);

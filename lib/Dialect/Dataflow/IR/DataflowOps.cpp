@@ -754,7 +754,8 @@ int64_t LayerNormOp::getFlopsPerSequence() {
 }
 
 /// FLOPs a row kernel's mesh program (a norm's, its gradient's, the loss
-/// gradient's) executes over `input`, two to a vector operation.
+/// gradient's, a softmax's) executes over `input`, two to a vector
+/// operation.
 static int64_t rowExecutedFlops(Value input, RowOperations operations) {
   int64_t elements = elementsPerSequence(input);
   int64_t rows = elements / std::max<int64_t>(1, rowSpace(input).back());
@@ -876,7 +877,10 @@ int64_t SoftmaxOp::getFlopsPerSequence() {
 }
 
 int64_t SoftmaxOp::getExecutedFlopsPerSequence() {
-  return (getAlibi() ? 6 : 5) * elementsPerSequence(getScores());
+  RowOperations operations = kSoftmaxOperations;
+  if (getAlibi())
+    operations.perElement += kAlibiOperations;
+  return rowExecutedFlops(getScores(), operations);
 }
 
 SmallVector<int64_t> SoftmaxOp::getTilingSpace() {
@@ -937,7 +941,7 @@ int64_t SoftmaxGradOp::getFlopsPerSequence() {
 }
 
 int64_t SoftmaxGradOp::getExecutedFlopsPerSequence() {
-  return 5 * elementsPerSequence(getProbs());
+  return rowExecutedFlops(getProbs(), kSoftmaxGradOperations);
 }
 
 SmallVector<int64_t> SoftmaxGradOp::getTilingSpace() {

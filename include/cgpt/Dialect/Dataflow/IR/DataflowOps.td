@@ -597,8 +597,11 @@ def Dataflow_SoftmaxOp : Dataflow_Kernel<"softmax", (ins
     slopes of `H` heads. Tiling space `[heads * seq, seq]` (a row is one
     query). FLOPs follow Appendix F, which counts `4 d s^2` per layer
     (`3 d s^2` and a `d s^2` reduction): `4 * head_size` per score, and one
-    more per score for the ALiBi bias. It executes 5 per score (6 with
-    ALiBi): scale, max, subtract and exp, sum, divide.
+    more per score for the ALiBi bias. It executes 44 per score (46 with
+    ALiBi) and 30 per row, two to a vector operation (`RowOperations.h`):
+    the maximum, the scaled score less it, the exponential in software
+    (eighteen operations, as the loss's), the sum and the product by its
+    reciprocal, which each row takes once.
   }];
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = "$scores attr-dict `:` functional-type(operands, results)";
@@ -641,8 +644,9 @@ def Dataflow_SoftmaxGradOp : Dataflow_Kernel<"softmax_grad", (ins
   let summary = "softmax gradient, back to the unscaled scores";
   let description = [{
     `dscores = scale * p * (dp - sum_j(p * dp))`. Masked positions have
-    `p = 0` and get no gradient. FLOPs: twice the forward's; it executes 5
-    per score.
+    `p = 0` and get no gradient. FLOPs: twice the forward's; it executes
+    10 per score, two to a vector operation: the product `p * dp`, its
+    sum, `dp` less the sum, and the products by `p` and by `scale`.
   }];
   let results = (outs Dataflow_Stream:$result);
   let assemblyFormat = [{

@@ -63,6 +63,22 @@ constexpr RowOperations kLayerNormGradOperations{10, 2 + 3};
 /// the second coefficient.
 constexpr RowOperations kRMSNormGradOperations{8, 1};
 
+/// Per score: the row's maximum, the scaled score less it (a
+/// multiply-add), the exponential, its sum and the product by the sum's
+/// reciprocal. Per row: that reciprocal, the square of the sum's
+/// reciprocal square root (the reciprocal square root and a product).
+constexpr RowOperations kSoftmaxOperations{1 + 1 + kExponentialOperations + 1 +
+                                               1,
+                                           kReciprocalSquareRootOperations + 1};
+/// An ALiBi bias adds one multiply-add a score: the slope times the key's
+/// place (the query's, a row's constant, goes with the maximum).
+constexpr int64_t kAlibiOperations = 1;
+
+/// Per score: the product of the probability and its gradient, its sum
+/// over the row, the gradient less that sum, and the products by the
+/// probability and by the scale.
+constexpr RowOperations kSoftmaxGradOperations{5, 0};
+
 /// A natural logarithm, ln S for the S of a log-sum-exp, in software:
 /// the estimate from S's bits, ln 2 (bits 2^-23 - 127) (the bits'
 /// conversion and a multiply-add), then three of Newton's steps for
