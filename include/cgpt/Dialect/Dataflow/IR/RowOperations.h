@@ -64,11 +64,10 @@ constexpr RowOperations kLayerNormGradOperations{10, 2 + 3};
 constexpr RowOperations kRMSNormGradOperations{8, 1};
 
 /// Per score: the row's maximum, the scaled score less it (a
-/// multiply-add), the exponential, its sum and the product by the sum's
-/// reciprocal. Per row: that reciprocal, the square of the sum's
+/// multiply-add), the exponential, and two more: its sum and the product by
+/// the sum's reciprocal. Per row: that reciprocal, the square of the sum's
 /// reciprocal square root (the reciprocal square root and a product).
-constexpr RowOperations kSoftmaxOperations{1 + 1 + kExponentialOperations + 1 +
-                                               1,
+constexpr RowOperations kSoftmaxOperations{1 + 1 + kExponentialOperations + 2,
                                            kReciprocalSquareRootOperations + 1};
 /// An ALiBi bias adds one multiply-add a score: the slope times the key's
 /// place (the query's, a row's constant, goes with the maximum).
