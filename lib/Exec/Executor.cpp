@@ -157,10 +157,13 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
     for (Operation &op : stage.getBody().front()) {
       if (auto kernel = dyn_cast<ExecutableKernelOpInterface>(op)) {
         FailureOr<bool> offloaded = false;
-        if (options.offload)
+        if (options.offload) {
           if (auto region = regionOf.lookup(&op))
             offloaded =
                 options.offload->run(&op, region, frame, tokens.shape[0]);
+          else
+            offloaded = options.offload->tookFused(&op);
+        }
         if (failed(offloaded))
           return failure();
         if (!*offloaded &&

@@ -16,12 +16,18 @@
 // of the same kinds, with one row of token groups (no chain; with blocks,
 // each block leaves the core); and the layer and RMS norms' give the plain
 // norms and their statistics (mean, reciprocal standard deviation), summed
-// along segments of one and of several cores. The engine
+// along segments of one and of several cores; and attention's forward pass
+// gives the softmax of the scores times the values, causal or not, with
+// ALiBi's biases or not, on one core, on blocks of query groups by key
+// groups that do not divide the sequence (a key group all padding among
+// them), and on blocks side by side. The engine
 // sums in another order than the reference, hence the tolerance.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Sim/Mesh/KernelValues.h"
+#include "cgpt/Exec/Kernels.h"
+#include "cgpt/Sim/Mesh/AttentionValues.h"
 #include "cgpt/Sim/Mesh/LossValues.h"
 #include "cgpt/Sim/Mesh/NormValues.h"
 #include "cgpt/Sim/Mesh/TokenSumValues.h"
@@ -663,6 +669,115 @@ TEST_F(KernelValues, NormRefusesWhatItCannotCarry) {
   EXPECT_FALSE(runCrossEntropy(tall, layout, 2, mini(), rect,
                                {input, labels, 1.0}, error));
   EXPECT_EQ(error, "its chunks divide the tokens, not the vocabulary");
+}
+
+struct AttentionCase {
+  const char *what;
+  int64_t sequences, heads, seq, headSize, bytes;
+  Layout layout;
+  wafer::Rect rect;
+};
+
+const AttentionCase kAttentionCases[] = {
+    {"one core", 2, 2, 5, 4, 4, {1, 1, Edge::none, 0}, {0, 0, 1, 1}},
+    {"groups that do not divide",
+     2,
+     2,
+     10,
+     6,
+     4,
+     {3, 4, Edge::none, 0},
+     {0, 0, 4, 3}},
+    {"a key group all padding",
+     1,
+     2,
+     5,
+     4,
+     4,
+     {2, 4, Edge::none, 0},
+     {0, 0, 4, 2}},
+    {"blocks side by side", 1, 3, 7, 4, 4, {2, 3, Edge::none, 0}, {0, 0, 6, 4}},
+    {"16-bit operands", 1, 1, 9, 8, 2, {3, 3, Edge::none, 0}, {0, 0, 3, 3}},
+};
+
+TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
+  for (const AttentionCase &c : kAttentionCases)
+    for (bool causal : {true, false})
+      for (bool alibi : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << c.what << (causal ? ", causal" : "")
+                     << (alibi ? ", ALiBi" : ""));
+        int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
+        KernelShape k;
+        k.kind = KernelKind::attention;
+        k.rows = c.heads * s;
+        k.columns = s;
+        k.contracted = d;
+        k.flops = c.heads * s * s * (4 * d + 44);
+        k.elementBytes = c.bytes;
+        // Scores of a few units, so that the softmax is far from even.
+        std::vector<float> query = random(pairs * s * d, 21),
+                           key = random(pairs * s * d, 22),
+                           value = random(pairs * s * d, 23);
+        for (float &q : query)
+          q *= 3.0f;
+        double scale = 1.0 / std::sqrt(static_cast<double>(d));
+        std::string error;
+        std::optional<AttentionRun> ran =
+            runAttention(k, c.layout, c.sequences, mini(), c.rect,
+                         {query, key, value, {scale, causal, alibi}}, error);
+        ASSERT_TRUE(ran) << error;
+        EXPECT_GT(ran->cycles, 0);
+        std::vector<double> slopes = exec::alibiSlopes(c.heads);
+        for (int64_t p = 0; p < pairs; ++p)
+          for (int64_t i = 0; i < s; ++i) {
+            std::vector<double> weights(s, 0.0);
+            double most = -INFINITY, sum = 0;
+            for (int64_t j = 0; j <= (causal ? i : s - 1); ++j) {
+              double score = 0;
+              for (int64_t e = 0; e < d; ++e)
+                score += static_cast<double>(query[(p * s + i) * d + e]) *
+                         key[(p * s + j) * d + e];
+              weights[j] =
+                  scale * score + (alibi ? slopes[p % c.heads] * (j - i) : 0.0);
+              most = std::max(most, weights[j]);
+            }
+            for (int64_t j = 0; j <= (causal ? i : s - 1); ++j)
+              sum += weights[j] = std::exp(weights[j] - most);
+            for (int64_t e = 0; e < d; ++e) {
+              double want = 0;
+              for (int64_t j = 0; j <= (causal ? i : s - 1); ++j)
+                want += weights[j] / sum * value[(p * s + j) * d + e];
+              EXPECT_NEAR(ran->output[(p * s + i) * d + e], want,
+                          1e-4 * (1.0 + std::abs(want)))
+                  << "pair " << p << ", query " << i << ", dimension " << e;
+            }
+          }
+      }
+}
+
+TEST_F(KernelValues, AttentionRefusesWhatItCannotCarry) {
+  KernelShape k;
+  k.kind = KernelKind::attention;
+  k.rows = 2 * 6;
+  k.columns = 6;
+  k.contracted = 4;
+  k.elementBytes = 4;
+  std::vector<float> operand(2 * 6 * 4, 1.0f);
+  AttentionOperands operands{operand, operand, operand, {0.5, true, false}};
+  std::string error;
+  KernelShape other = k;
+  other.kind = KernelKind::reduction;
+  EXPECT_FALSE(runAttention(other, {2, 2, Edge::none, 0}, 1, mini(),
+                            {0, 0, 2, 2}, operands, error));
+  EXPECT_EQ(error, "it is not attention");
+  EXPECT_FALSE(runAttention(k, {3, 2, Edge::none, 0}, 1, mini(), {0, 0, 2, 2},
+                            operands, error));
+  EXPECT_EQ(error, "its 3 query groups do not fit down its 2 rows");
+  EXPECT_FALSE(runAttention(k, {2, 2, Edge::none, 0}, 2, mini(), {0, 0, 2, 2},
+                            operands, error));
+  EXPECT_EQ(error, "the operands have 48, 48 and 48 elements; the kernel "
+                   "takes 4 x 6 x 4 each");
 }
 
 } // namespace

@@ -9,7 +9,8 @@
 // it first, with the region the wafer IR places it in, and what it takes
 // it computes from the micro-batch's frame instead (the cycle-level mesh
 // running a placed weight kernel with real values:
-// cgpt/Sim/Mesh/MeshKernelOffload.h).
+// cgpt/Sim/Mesh/MeshKernelOffload.h). A run may take kernels fused into
+// its region as well, which the executor then skips.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,9 @@ public:
   /// diagnostic when it takes it and cannot run it.
   virtual mlir::FailureOr<bool> run(mlir::Operation *op, wafer::RegionOp region,
                                     KernelFrame &frame, int64_t sequences) = 0;
+  /// Whether a run of the region `op` is fused into took `op` too, and set
+  /// its results: the executor then skips it.
+  virtual bool tookFused(mlir::Operation *op) { return false; }
 };
 
 } // namespace cgpt::exec

@@ -1008,6 +1008,172 @@ void attention(Builder &b, const KernelShape &k, const Layout &layout,
   });
 }
 
+/// Attention's forward pass with values, on one block of query groups by
+/// key groups, for `pairs` (sequence, head) pairs one after another. Each
+/// pair's keys (transposed) and values stream down the block's columns
+/// into memory, its queries along the rows. A core takes, query by query,
+/// the scores against its keys (the query scaled first), ALiBi's
+/// key-position bias (the query's own term is the same along its row, and
+/// the softmax takes no notice of it), and the mask: a window of its
+/// constants that places kMaskedScore on the keys the query must not see,
+/// future and padding ones, at the offset the mask-offset buffer gives
+/// each query; then each query's maximum, which the segment takes the
+/// maximum of (sumStatistics, as a maximum). Then the exponentials of the
+/// scores less it (exponential()), their sum, and the values weighted by
+/// them, key by key; the segment sums those (sumStatistics), every core
+/// divides by the sum (its reciprocal a squared reciprocal square root),
+/// and the segment's last core sends its query group's outputs out east.
+/// The buffers are declared in AttentionBuffer's order.
+void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
+                      int64_t pairs, const AttentionForward &forward) {
+  constexpr ElementType f32 = ElementType::f32;
+  constexpr int kKeysValuesColor = kChainColor + 3,
+                kOutputColor = kChainColor + 4;
+  ElementType type = elementTypeOf(k.elementBytes);
+  int64_t epw = perWavelet(type);
+  KernelProgram &out = b.out;
+  int64_t seq = k.columns, headSize = k.contracted;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t queries = ceilDiv(seq, layout.tokenGroups);
+  int64_t keys = ceilDiv(seq, layout.featureGroups);
+  out.tokens = queries;
+  out.features = keys;
+  int64_t queryElements = ceilDiv(headSize, epw) * epw;
+  int64_t keyValueElements = ceilDiv(2 * keys * headSize, epw) * epw;
+  int64_t valuesAt = keys * headSize, sumsAt = queries * headSize;
+  b.alongSegments(kStreamColor, pairs * queries * (queryElements / epw));
+  b.downColumns(kKeysValuesColor, pairs * (keyValueElements / epw));
+  bool reduce = out.segment > 1;
+  b.forEachCore([&](int x, int y, int s) {
+    if (reduce)
+      routeStatistics(b, x, y, s);
+    bool last = s + 1 == out.segment;
+    if (last) {
+      b.route(x, y, kOutputColor, bit(ramp), bit(east));
+      b.mesh.drains.push_back({x, y, east, kOutputColor, true});
+    }
+    b.assign(x, y, statisticsPart(s, out.segment), [&] {
+      CoreProgram p;
+      int64_t widest = std::max(keys, queries);
+      int kv = p.addBuffer("keys and values", keyValueElements, type);
+      int query = p.addBuffer("query row", queryElements, type);
+      int scores = p.addBuffer("scores", queries * keys, f32);
+      int maxima = p.addBuffer("row maxima", queries, f32);
+      int partials = p.addBuffer("partial outputs and sums",
+                                 queries * (headSize + 1), f32);
+      int offsets = p.addBuffer("mask offsets", queries, f32);
+      int positions = p.addBuffer("key positions", keys, f32);
+      int slopes = p.addBuffer("slopes", pairs, f32);
+      int fraction = p.addBuffer("exponent fraction", widest, f32);
+      int power = p.addBuffer("power of two", widest, f32);
+      int polynomial = p.addBuffer("polynomial", widest, f32);
+      enum { kMinusOne, kLowest, kLog2E, kScale, kThreeHalves, kMinusHalf };
+      std::vector<float> values = {-1.0f,
+                                   std::numeric_limits<float>::lowest(),
+                                   static_cast<float>(M_LOG2E),
+                                   static_cast<float>(forward.scale),
+                                   1.5f,
+                                   -0.5f};
+      assert(values.size() == kAttentionMaskAt && "the mask follows these");
+      values.resize(kAttentionMaskAt + keys, 0.0f);
+      values.resize(kAttentionMaskAt + 2 * keys, kMaskedScore);
+      ExponentialConstants exp = appendExponentialConstants(values, kMinusOne);
+      int constants = p.addConstants("constants", std::move(values));
+      exp.buffer = constants;
+      assert(
+          kv == kAttentionKeysValues && query == kAttentionQuery &&
+          scores == kAttentionScores && maxima == kAttentionMaxima &&
+          partials == kAttentionPartials && offsets == kAttentionMaskOffsets &&
+          positions == kAttentionKeyPositions && slopes == kAttentionSlopes &&
+          fraction == kAttentionFraction && power == kAttentionPowerOfTwo &&
+          polynomial == kAttentionPolynomial &&
+          constants == kAttentionConstants &&
+          "the buffers in AttentionBuffer's order");
+      auto constant = [&](int which) { return scalar(constants, which); };
+      RowTask task(p, queries, keys);
+      int outputCursor = p.addCursor({headSize, sumsAt});
+      int keyCursor = p.addCursor({1, keys});
+      int valueCursor = p.addCursor({headSize, valuesAt});
+      int pairCursor = p.addCursor({1, pairs});
+      Dsd row = Dsd::memory(scores, 0, task.rowCursor);
+      Dsd rowMax = scalar(maxima, 0, task.tokenCursor);
+      Dsd rowOutput = Dsd::memory(partials, 0, outputCursor);
+      Dsd rowSum = scalar(partials, sumsAt, task.tokenCursor);
+      Dsd window = Dsd::indexed(constants, offsets, task.tokenCursor);
+      window.offset = kAttentionMaskAt;
+      ExponentialRows rows{Dsd::memory(fraction), Dsd::memory(power),
+                           Dsd::memory(polynomial)};
+      std::vector<Op> &ops = task.ops;
+      size_t pairLoop = ops.size();
+      ops.push_back(Op::loopOp(0, pairs));
+      task.vector(Op::Kind::fmov, Dsd::memory(kv), Dsd::in(kKeysValuesColor),
+                  Dsd(), keyValueElements, type);
+      task.vector(Op::Kind::fmov, Dsd::memory(maxima), constant(kLowest), Dsd(),
+                  queries, f32);
+      task.vector(Op::Kind::fmov, Dsd::memory(partials), Dsd::zero(), Dsd(),
+                  queries * (headSize + 1), f32);
+      // The scores and their maxima.
+      task.eachToken([&] {
+        task.vector(Op::Kind::fmov, Dsd::memory(query), Dsd::in(kStreamColor),
+                    Dsd(), queryElements, type);
+        task.vector(Op::Kind::fmul, Dsd::memory(query), Dsd::memory(query),
+                    constant(kScale), headSize, type);
+        for (int64_t d = 0; d < headSize; ++d)
+          task.fmac(row, d == 0 ? Dsd::zero() : row, Dsd::memory(kv, d * keys),
+                    scalar(query, d), keys, type);
+        if (forward.alibi)
+          task.fmac(row, row, Dsd::memory(positions),
+                    scalar(slopes, 0, pairCursor), keys, f32);
+        task.vector(Op::Kind::fadd, row, row, window, keys, f32);
+        task.vector(Op::Kind::fmax, rowMax, rowMax, row, keys, f32);
+      });
+      if (reduce)
+        sumStatistics(ops, s, out.segment, maxima, queries, Op::Kind::fmax);
+      // The exponentials, their sums and the values they weigh.
+      task.eachToken([&] {
+        task.fmac(rows.fraction, row, rowMax, constant(kMinusOne), keys, f32);
+        exponential(task, rows.fraction, constant(kLog2E), keys, rows, exp);
+        task.vector(Op::Kind::fadd, rowSum, rowSum, rows.polynomial, keys, f32);
+        ops.push_back(Op::loopOp(3, keys));
+        task.fmac(rowOutput, rowOutput, Dsd::memory(kv, valuesAt, valueCursor),
+                  scalar(polynomial, 0, keyCursor), headSize, type);
+        ops.push_back(Op::advanceOp(valueCursor));
+        ops.push_back(Op::advanceOp(keyCursor));
+        ops.push_back(Op::advanceOp(outputCursor));
+      });
+      if (reduce)
+        sumStatistics(ops, s, out.segment, partials, queries * (headSize + 1));
+      // 1 / sum: the square of its reciprocal square root, from the
+      // estimate of the bits by three Newton steps.
+      Dsd sums = Dsd::memory(partials, sumsAt);
+      Dsd reciprocal = Dsd::memory(fraction), work = Dsd::memory(power);
+      task.vector(Op::Kind::rsqrtEstimate, reciprocal, sums, Dsd(), queries,
+                  f32);
+      for (int step = 0; step < 3; ++step) {
+        task.vector(Op::Kind::fmul, work, reciprocal, reciprocal, queries, f32);
+        task.vector(Op::Kind::fmul, work, work, sums, queries, f32);
+        task.fmac(work, constant(kThreeHalves), work, constant(kMinusHalf),
+                  queries, f32);
+        task.vector(Op::Kind::fmul, reciprocal, reciprocal, work, queries, f32);
+      }
+      task.vector(Op::Kind::fmul, reciprocal, reciprocal, reciprocal, queries,
+                  f32);
+      task.eachToken([&] {
+        task.fmac(rowOutput, Dsd::zero(), rowOutput,
+                  scalar(fraction, 0, task.tokenCursor), headSize, f32);
+        if (last)
+          task.vector(Op::Kind::fmov, Dsd::out(kOutputColor), rowOutput, Dsd(),
+                      headSize, f32);
+        ops.push_back(Op::advanceOp(outputCursor));
+      });
+      ops.push_back(Op::advanceOp(pairCursor));
+      ops[pairLoop].target = static_cast<int>(ops.size() - pairLoop - 1);
+      p.startActive.push_back(p.addTask(Task{false, -1, std::move(ops)}));
+      return p;
+    });
+  });
+}
+
 } // namespace
 
 std::string segmentsRefusal(const Layout &layout, const wafer::Rect &rect) {
@@ -1095,7 +1261,10 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
     break;
   case KernelKind::attention:
     // One head per sequence: the micro-batch is the pairs.
-    attention(b, k, layout, microBatch);
+    if (options.attentionForward)
+      attentionForward(b, k, layout, microBatch, *options.attentionForward);
+    else
+      attention(b, k, layout, microBatch);
     break;
   case KernelKind::token_sum:
     tokenSum(b, k, layout, microBatch);
@@ -1115,6 +1284,16 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
       rowKernel(b, k, layout, microBatch, target);
     break;
   }
+  return out;
+}
+
+std::vector<Wavelet> wavelets(const std::vector<float> &elements,
+                              int64_t perWavelet) {
+  std::vector<Wavelet> out;
+  for (size_t e = 0; e < elements.size(); e += perWavelet)
+    out.push_back({elements[e], perWavelet > 1 && e + 1 < elements.size()
+                                    ? elements[e + 1]
+                                    : 0.0f});
   return out;
 }
 

@@ -41,18 +41,6 @@ Extents extentsOf(const KernelShape &k, int64_t microBatch) {
           matmul ? k.contracted : k.rows, k.columns};
 }
 
-/// A stream's elements, `perWavelet` to a wavelet (one, or two 16-bit
-/// halves; the last half empty for an odd count).
-std::vector<Wavelet> wavelets(const std::vector<float> &elements,
-                              int64_t perWavelet) {
-  std::vector<Wavelet> out;
-  for (size_t e = 0; e < elements.size(); e += perWavelet)
-    out.push_back({elements[e], perWavelet > 1 && e + 1 < elements.size()
-                                    ? elements[e + 1]
-                                    : 0.0f});
-  return out;
-}
-
 /// A kernel in one piece whose weights stream, or, as `extents` say, a
 /// resident weight's matmul transposed (runResident).
 std::optional<WeightKernelRun>

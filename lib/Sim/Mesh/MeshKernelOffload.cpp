@@ -7,6 +7,7 @@
 #include "cgpt/Sim/Mesh/MeshKernelOffload.h"
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+#include "cgpt/Sim/Mesh/AttentionValues.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/KernelValues.h"
 #include "cgpt/Sim/Mesh/LossValues.h"
@@ -107,6 +108,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   if (it == placed.end())
     return false;
   const Placed &where = it->second;
+  if (where.shape.kind == KernelKind::attention)
+    return runAttention(op, region, where, frame, sequences);
   if (where.shape.experts > 1)
     return runExperts(op, region, where, frame, sequences);
   if (where.shape.kind == KernelKind::token_sum)
@@ -185,6 +188,73 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     result.data[i] = static_cast<float>(scale * ran->values[i]) +
                      (bias ? bias->data[i % outputs] : 0.0f);
   frame.set(product.getResult(), std::move(result));
+  return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runAttention(Operation *op,
+                                                wafer::RegionOp region,
+                                                const Placed &where,
+                                                exec::KernelFrame &frame,
+                                                int64_t sequences) {
+  // Q K^T, its softmax, and that times V, each the only reader of the one
+  // before: the forward pass, whose scores and probabilities stay on the
+  // cores.
+  auto scores = dyn_cast<dataflow::MatmulOp>(op);
+  if (!scores || !scores.getTransposeRhs())
+    return false;
+  auto onlyReader = [](Value value) -> Operation * {
+    return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+  };
+  auto softmax =
+      dyn_cast_or_null<dataflow::SoftmaxOp>(onlyReader(scores.getResult()));
+  auto weighted = softmax ? dyn_cast_or_null<dataflow::MatmulOp>(
+                                onlyReader(softmax.getResult()))
+                          : nullptr;
+  auto plain = [](dataflow::MatmulOp product) {
+    return !product.getTransposeLhs() && !product.getBias() &&
+           !product.getScale() && !product.getReduceBatch();
+  };
+  std::string refusal = attentionRefusal(where.shape, where.layout, where.rect);
+  if (refusal.empty() &&
+      (!weighted || weighted.getLhs() != softmax.getResult()))
+    refusal = "its probabilities feed more than the product by the values, "
+              "as the backward pass's do";
+  else if (refusal.empty() &&
+           (!plain(scores) || !plain(weighted) || weighted.getTransposeRhs()))
+    refusal = "its products are scaled, biased or transposed otherwise";
+  const Tensor *query = refusal.empty() ? &frame[scores.getLhs()] : nullptr;
+  if (query && (query->shape.size() != 4 ||
+                frame[scores.getRhs()].shape != query->shape ||
+                frame[weighted.getRhs()].shape != query->shape))
+    refusal = "its queries, keys and values are not alike [batch, heads, "
+              "sequence, head size]";
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+  const Tensor &value = frame[weighted.getRhs()];
+  AttentionOperands operands{query->data,
+                             frame[scores.getRhs()].data,
+                             value.data,
+                             {softmax.getScale().convertToDouble(),
+                              softmax.getCausal(), softmax.getAlibi()}};
+  std::string error;
+  std::optional<AttentionRun> ran =
+      mesh::runAttention(where.shape, where.layout, sequences, *target,
+                         where.rect, operands, error);
+  if (!ran)
+    return failedOnMesh(region, error);
+  ++attentionRuns;
+  meshCycles += ran->cycles;
+  Tensor output(value.shape);
+  output.data = std::move(ran->output);
+  // The scores and probabilities never leave the cores, and nothing but
+  // this pass reads them: the frame holds them empty.
+  frame.set(scores.getResult(), Tensor());
+  frame.set(softmax.getResult(), Tensor());
+  frame.set(weighted.getResult(), std::move(output));
+  done.insert(softmax);
+  done.insert(weighted);
   return true;
 }
 

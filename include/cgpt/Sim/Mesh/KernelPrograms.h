@@ -28,6 +28,8 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <optional>
+
 namespace cgpt::sim::mesh {
 
 /// Colors the kernel programs use: the streamed operand (weights, the
@@ -35,6 +37,13 @@ namespace cgpt::sim::mesh {
 /// reduction's way back, or attention's second stream; a norm gradient's
 /// chain down the columns on 4 and 5).
 constexpr int kStreamColor = 0, kChainColor = 1;
+
+/// Attention's forward pass with values (AttentionValues.h): the softmax's
+/// scale, and whether it is causal and adds ALiBi's biases.
+struct AttentionForward {
+  double scale = 1;
+  bool causal = false, alibi = false;
+};
 
 struct KernelProgramOptions {
   /// Every column of segments, not only the first: needed to carry the
@@ -46,6 +55,10 @@ struct KernelProgramOptions {
   /// Whether the loss's program is of its last chunk of the vocabulary
   /// (or of its only one), which ends with the log-sum-exp and the loss.
   bool finalChunk = true;
+  /// For attention: its forward pass, computed (attentionForward in
+  /// KernelPrograms.cpp). Without it attention runs the vector operations
+  /// its FLOPs count, which time it but carry no values.
+  std::optional<AttentionForward> attentionForward;
 };
 
 /// The buffers a norm's program declares, in order: its tokens' rows
@@ -124,6 +137,36 @@ enum LossBuffer : int {
   kCrossEntropyConstants,
 };
 
+/// The buffers attention's forward program declares, in order: the pair's
+/// keys (transposed: a row a head dimension) then values, a query row,
+/// the scores of the core's queries against its keys (f32, as the other
+/// buffers but the first two), each query's maximum score, the partial
+/// outputs (a row of the head's size a query) then each query's sum of
+/// exponentials, per query the offset of its mask window, the core's key
+/// positions, each pair's ALiBi slope, work rows for the exponential (its
+/// fraction, power of two and polynomial), and its constants.
+enum AttentionBuffer : int {
+  kAttentionKeysValues,
+  kAttentionQuery,
+  kAttentionScores,
+  kAttentionMaxima,
+  kAttentionPartials,
+  kAttentionMaskOffsets,
+  kAttentionKeyPositions,
+  kAttentionSlopes,
+  kAttentionFraction,
+  kAttentionPowerOfTwo,
+  kAttentionPolynomial,
+  kAttentionConstants,
+};
+
+/// Where attention's forward program (AttentionBuffer) keeps its mask
+/// among its constants: `keys` zeros, then `keys` of kMaskedScore, so
+/// that the window of `keys` at a query's offset adds nothing to the keys
+/// it sees and kMaskedScore to the others.
+constexpr int64_t kAttentionMaskAt = 6;
+constexpr float kMaskedScore = -1e30f;
+
 /// A kernel's program with what it decided.
 struct KernelProgram {
   MeshProgram mesh;
@@ -182,6 +225,11 @@ std::optional<MeshResult>
 simulateWithValues(const MeshProgram &mesh,
                    const target::WaferTargetModel &target,
                    const CoreMemoryAccess &memory, std::string &error);
+
+/// A stream's elements, `perWavelet` to a wavelet (one, or two 16-bit
+/// halves; the last half empty for an odd count): an injector's payload.
+std::vector<Wavelet> wavelets(const std::vector<float> &elements,
+                              int64_t perWavelet);
 
 /// Calls `fn(core, i, value)` for the value of each wavelet `i` that left
 /// `mesh` in `run` at a recording drain, `core` the one the drain is at.

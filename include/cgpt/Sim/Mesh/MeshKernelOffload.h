@@ -11,8 +11,10 @@
 // cycle-level mesh with real values, on its region's rectangle and layout
 // as placed, a routed experts' kernel one pass an expert on the rows routed
 // to it, and so does every layer and RMS norm and its gradient
-// (NormValues.h), the loss and its gradient (LossValues.h); the other
-// kernels stay with the executor. It counts what
+// (NormValues.h), the loss and its gradient (LossValues.h), and
+// attention's forward pass (AttentionValues.h: the scores, softmax and
+// weighted values of its region at once, as the flash-style program keeps
+// them on the cores); the other kernels stay with the executor. It counts what
 // ran where, and why a kernel of those kinds stayed on the host.
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +26,7 @@
 #include "cgpt/Exec/KernelOffload.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <map>
 #include <string>
@@ -46,13 +49,15 @@ public:
   mlir::FailureOr<bool> run(mlir::Operation *op, wafer::RegionOp region,
                             exec::KernelFrame &frame,
                             int64_t sequences) override;
+  bool tookFused(mlir::Operation *op) override { return done.erase(op); }
 
-  /// Weight kernel, token sum, norm, norm gradient, loss and loss gradient
-  /// runs on the mesh, and the simulated cycles of them all.
+  /// Weight kernel, token sum, norm, norm gradient, attention, loss and
+  /// loss gradient runs on the mesh, and the simulated cycles of them all.
   int64_t getWeightKernelRuns() const { return weightKernelRuns; }
   int64_t getTokenSumRuns() const { return tokenSumRuns; }
   int64_t getNormRuns() const { return normRuns; }
   int64_t getNormGradRuns() const { return normGradRuns; }
+  int64_t getAttentionRuns() const { return attentionRuns; }
   int64_t getLossRuns() const { return lossRuns; }
   int64_t getLossGradRuns() const { return lossGradRuns; }
   int64_t getMeshCycles() const { return meshCycles; }
@@ -91,6 +96,12 @@ private:
                                     const Placed &where,
                                     exec::KernelFrame &frame,
                                     int64_t sequences);
+  /// Attention's forward pass on the mesh when `op` is the product of
+  /// its queries and keys that begins it; the softmax and the product by
+  /// the values that follow it are then done. False for any other op.
+  mlir::FailureOr<bool>
+  runAttention(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
+               exec::KernelFrame &frame, int64_t sequences);
   /// A routed experts' matmul, weight gradient or bias gradient on the
   /// mesh: each expert's pass on the rows routed to it.
   mlir::FailureOr<bool> runExperts(mlir::Operation *op, wafer::RegionOp region,
@@ -100,7 +111,11 @@ private:
   void onHost(wafer::RegionOp region, const std::string &reason);
 
   int64_t weightKernelRuns = 0, tokenSumRuns = 0, normRuns = 0,
-          normGradRuns = 0, lossRuns = 0, lossGradRuns = 0, meshCycles = 0;
+          normGradRuns = 0, attentionRuns = 0, lossRuns = 0, lossGradRuns = 0,
+          meshCycles = 0;
+  /// The kernels fused into attention's forward pass, which its run on the
+  /// mesh did.
+  llvm::DenseSet<mlir::Operation *> done;
   std::map<std::string, int64_t> hostRuns;
 };
 
