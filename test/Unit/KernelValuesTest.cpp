@@ -20,7 +20,8 @@
 // gives the softmax of the scores times the values, causal or not, with
 // ALiBi's biases or not, on one core, on blocks of query groups by key
 // groups that do not divide the sequence (a key group all padding among
-// them), and on blocks side by side. The engine
+// them), and on blocks side by side, and its backward pass the gradients
+// of the queries, keys and values. The engine
 // sums in another order than the reference, hence the tolerance.
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +39,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 
 using namespace cgpt;
 using namespace cgpt::sim::mesh;
@@ -756,6 +758,81 @@ TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
       }
 }
 
+TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
+  for (const AttentionCase &c : kAttentionCases)
+    for (bool causal : {true, false})
+      for (bool alibi : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << c.what << (causal ? ", causal" : "")
+                     << (alibi ? ", ALiBi" : ""));
+        int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
+        KernelShape k;
+        k.kind = KernelKind::attention;
+        k.rows = c.heads * s;
+        k.columns = s;
+        k.contracted = d;
+        k.flops = c.heads * s * s * (10 * d + 54);
+        k.elementBytes = c.bytes;
+        std::vector<float> query = random(pairs * s * d, 31),
+                           key = random(pairs * s * d, 32),
+                           value = random(pairs * s * d, 33),
+                           outputGrad = random(pairs * s * d, 34);
+        for (float &q : query)
+          q *= 3.0f;
+        double scale = 1.0 / std::sqrt(static_cast<double>(d));
+        std::string error;
+        std::optional<AttentionGradRun> ran = runAttentionGrad(
+            k, c.layout, c.sequences, mini(), c.rect,
+            {query, key, value, outputGrad, {scale, causal, alibi}}, error);
+        ASSERT_TRUE(ran) << error;
+        EXPECT_GT(ran->cycles, 0);
+        std::vector<double> slopes = exec::alibiSlopes(c.heads);
+        std::vector<double> dq(pairs * s * d), dk(pairs * s * d),
+            dv(pairs * s * d);
+        auto at = [&](const std::vector<float> &m, int64_t p, int64_t i,
+                      int64_t e) {
+          return static_cast<double>(m[(p * s + i) * d + e]);
+        };
+        for (int64_t p = 0; p < pairs; ++p)
+          for (int64_t i = 0; i < s; ++i) {
+            int64_t seen = causal ? i + 1 : s;
+            std::vector<double> prob(seen), gradProb(seen);
+            double most = -INFINITY, sum = 0, dot = 0;
+            for (int64_t j = 0; j < seen; ++j) {
+              double score = 0;
+              for (int64_t e = 0; e < d; ++e)
+                score += at(query, p, i, e) * at(key, p, j, e);
+              prob[j] =
+                  scale * score + (alibi ? slopes[p % c.heads] * (j - i) : 0.0);
+              most = std::max(most, prob[j]);
+            }
+            for (int64_t j = 0; j < seen; ++j)
+              sum += prob[j] = std::exp(prob[j] - most);
+            for (int64_t j = 0; j < seen; ++j) {
+              prob[j] /= sum;
+              for (int64_t e = 0; e < d; ++e)
+                gradProb[j] += at(outputGrad, p, i, e) * at(value, p, j, e);
+              dot += prob[j] * gradProb[j];
+            }
+            for (int64_t j = 0; j < seen; ++j) {
+              double gradScore = scale * prob[j] * (gradProb[j] - dot);
+              for (int64_t e = 0; e < d; ++e) {
+                dv[(p * s + j) * d + e] += prob[j] * at(outputGrad, p, i, e);
+                dq[(p * s + i) * d + e] += gradScore * at(key, p, j, e);
+                dk[(p * s + j) * d + e] += gradScore * at(query, p, i, e);
+              }
+            }
+          }
+        for (auto [got, want, what] : {std::tuple{&ran->query, &dq, "query"},
+                                       std::tuple{&ran->key, &dk, "key"},
+                                       std::tuple{&ran->value, &dv, "value"}})
+          for (size_t e = 0; e < want->size(); ++e)
+            ASSERT_NEAR((*got)[e], (*want)[e],
+                        1e-4 * (1.0 + std::abs((*want)[e])))
+                << what << " gradient, element " << e;
+      }
+}
+
 TEST_F(KernelValues, AttentionRefusesWhatItCannotCarry) {
   KernelShape k;
   k.kind = KernelKind::attention;
@@ -778,6 +855,17 @@ TEST_F(KernelValues, AttentionRefusesWhatItCannotCarry) {
                             operands, error));
   EXPECT_EQ(error, "the operands have 48, 48 and 48 elements; the kernel "
                    "takes 4 x 6 x 4 each");
+  // The backward pass alike, its output gradient the wrong size.
+  std::vector<float> half(2 * 6 * 2, 1.0f);
+  EXPECT_FALSE(
+      runAttentionGrad(other, {2, 2, Edge::none, 0}, 1, mini(), {0, 0, 2, 2},
+                       {operand, operand, operand, operand, {}}, error));
+  EXPECT_EQ(error, "it is not attention");
+  EXPECT_FALSE(runAttentionGrad(k, {2, 2, Edge::none, 0}, 1, mini(),
+                                {0, 0, 2, 2},
+                                {operand, operand, operand, half, {}}, error));
+  EXPECT_EQ(error, "the operands have 48, 48, 48 and 24 elements; the kernel "
+                   "takes 2 x 6 x 4 each");
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-//===- AttentionValues.cpp - attention's forward pass with values ---------===//
+//===- AttentionValues.cpp - attention's passes with values ---------------===//
 //
 // Part of cgpt.
 //
@@ -8,6 +8,7 @@
 
 #include "cgpt/Exec/Kernels.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -29,6 +30,136 @@ float maskOffset(int64_t query, int64_t firstKey, int64_t keys, int64_t seq,
   return static_cast<float>(std::clamp<int64_t>(keys - 1 - lastSeen, 0, keys));
 }
 
+/// What the two passes share: the blocks of the region's placement, each
+/// taking its share of the (sequence, head) pairs one after another, the
+/// operands' sizes, and each block's program built, fed and run.
+class AttentionBlocks {
+public:
+  AttentionBlocks(const KernelShape &k, const Layout &layout,
+                  int64_t microBatch, const wafer::Rect &rect)
+      : pass(wafer::attentionPass(k, layout, rect, microBatch)), seq(k.columns),
+        headSize(k.contracted),
+        heads(std::max<int64_t>(1, k.rows / std::max<int64_t>(1, seq))),
+        pairs(microBatch * heads),
+        perWavelet(mesh::perWavelet(elementTypeOf(k.elementBytes))) {}
+
+  /// Sets `error` unless every one of `operands` is [pairs, S, D].
+  bool checkSizes(llvm::ArrayRef<llvm::ArrayRef<float>> operands,
+                  std::string &error) const {
+    bool right = llvm::all_of(operands, [&](llvm::ArrayRef<float> operand) {
+      return static_cast<int64_t>(operand.size()) == pairs * seq * headSize;
+    });
+    if (right)
+      return true;
+    error = "the operands have ";
+    for (auto [i, operand] : llvm::enumerate(operands))
+      error += (i == 0                     ? ""
+                : i + 1 == operands.size() ? " and "
+                                           : ", ") +
+               std::to_string(operand.size());
+    error += " elements; the kernel takes " + std::to_string(pairs) + " x " +
+             std::to_string(seq) + " x " + std::to_string(headSize) + " each";
+    return false;
+  }
+
+  /// A pair's element, zero past the sequence: the last group's padding.
+  float element(llvm::ArrayRef<float> operand, int64_t pair, int64_t position,
+                int64_t d) const {
+    return position < seq ? operand[(pair * seq + position) * headSize + d]
+                          : 0.0f;
+  }
+  /// The place of a pair's element in a [pairs, S, D] result.
+  int64_t place(int64_t pair, int64_t position, int64_t d) const {
+    return (pair * seq + position) * headSize + d;
+  }
+
+  /// Appends query group `group`'s rows of `operand` for `pair` (each
+  /// padded to whole wavelets) to `elements`.
+  void appendRows(std::vector<float> &elements, llvm::ArrayRef<float> operand,
+                  int64_t pair, int64_t group, int64_t queries) const {
+    int64_t rowElements =
+        llvm::divideCeilSigned(headSize, perWavelet) * perWavelet;
+    for (int64_t i = 0; i < queries; ++i)
+      for (int64_t d = 0; d < rowElements; ++d)
+        elements.push_back(d < headSize
+                               ? element(operand, pair, group * queries + i, d)
+                               : 0.0f);
+  }
+  /// Appends key group `group`'s keys of `operand` for `pair` to
+  /// `elements`, transposed (a row a head dimension) or not.
+  void appendKeys(std::vector<float> &elements, llvm::ArrayRef<float> operand,
+                  int64_t pair, int64_t group, int64_t keys,
+                  bool transposed) const {
+    for (int64_t a = 0; a < (transposed ? headSize : keys); ++a)
+      for (int64_t b = 0; b < (transposed ? keys : headSize); ++b)
+        elements.push_back(transposed
+                               ? element(operand, pair, group * keys + b, a)
+                               : element(operand, pair, group * keys + a, b));
+  }
+
+  /// Runs every block with `softmax` (its backward pass with `gradient`):
+  /// `inject(built, in, first, count)` returns the elements of injector
+  /// `in` for pairs [first, first + count): the queries' stream along the
+  /// rows (kStreamColor), or the keys' down the columns; `read(built, run,
+  /// first)` reads what a block's run gave. Returns the cycles of the
+  /// slowest block.
+  std::optional<int64_t>
+  run(const AttentionSoftmax &softmax, bool gradient,
+      const target::WaferTargetModel &target, const wafer::Rect &rect,
+      llvm::function_ref<std::vector<float>(const KernelProgram &,
+                                            const Injector &, int64_t, int64_t)>
+          inject,
+      llvm::function_ref<void(const KernelProgram &, const MeshResult &,
+                              int64_t)>
+          read,
+      std::string &error) {
+    std::vector<double> slopes = softmax.alibi
+                                     ? exec::alibiSlopes(heads)
+                                     : std::vector<double>(heads, 0.0);
+    KernelProgramOptions options;
+    options.attentionSoftmax = softmax;
+    options.attentionGradient = gradient;
+    int offsetsBuffer =
+        gradient ? kAttentionGradMaskOffsets : kAttentionMaskOffsets;
+    int positionsBuffer =
+        gradient ? kAttentionGradKeyPositions : kAttentionKeyPositions;
+    int slopesBuffer = gradient ? kAttentionGradSlopes : kAttentionSlopes;
+    int64_t cycles = 0;
+    for (int64_t first = 0; first < pairs; first += pass.pairsPerBlock) {
+      int64_t count = std::min(pass.pairsPerBlock, pairs - first);
+      KernelProgram built = buildKernelProgram(pass.pair, pass.block, count,
+                                               target, rect, options);
+      int64_t queries = built.tokens, keys = built.features;
+      for (Injector &in : built.mesh.injectors)
+        in.payload = wavelets(inject(built, in, first, count), perWavelet);
+      auto load = [&](int core, std::vector<std::vector<float>> &memory) {
+        int64_t group = std::max(0, built.tokenGroup[core]);
+        int64_t firstKey = built.placeInSegment(core) * keys;
+        for (int64_t i = 0; i < queries; ++i)
+          memory[offsetsBuffer][i] = maskOffset(group * queries + i, firstKey,
+                                                keys, seq, softmax.causal);
+        for (int64_t j = 0; j < keys; ++j)
+          memory[positionsBuffer][j] = static_cast<float>(firstKey + j);
+        for (int64_t p = 0; p < count; ++p)
+          memory[slopesBuffer][p] =
+              static_cast<float>(slopes[(first + p) % heads]);
+      };
+      std::optional<MeshResult> ran = simulateWithValues(
+          built.mesh, target, CoreMemoryAccess{load, nullptr}, error);
+      if (!ran)
+        return std::nullopt;
+      cycles = std::max(cycles, ran->cycles);
+      ++runs;
+      read(built, *ran, first);
+    }
+    return cycles;
+  }
+
+  wafer::AttentionPass pass;
+  int64_t seq, headSize, heads, pairs, perWavelet;
+  int64_t runs = 0;
+};
+
 } // namespace
 
 std::string attentionRefusal(const KernelShape &k, const Layout &layout,
@@ -49,100 +180,139 @@ runAttention(const KernelShape &k, const Layout &layout, int64_t microBatch,
   error = attentionRefusal(k, layout, rect);
   if (!error.empty())
     return std::nullopt;
-  wafer::AttentionPass pass = wafer::attentionPass(k, layout, rect, microBatch);
-  int64_t seq = k.columns, headSize = k.contracted;
-  int64_t heads = std::max<int64_t>(1, k.rows / std::max<int64_t>(1, seq));
-  int64_t pairs = microBatch * heads, pairElements = seq * headSize;
-  for (llvm::ArrayRef<float> operand :
-       {operands.query, operands.key, operands.value})
-    if (static_cast<int64_t>(operand.size()) != pairs * pairElements) {
-      error = "the operands have " + std::to_string(operands.query.size()) +
-              ", " + std::to_string(operands.key.size()) + " and " +
-              std::to_string(operands.value.size()) +
-              " elements; the kernel takes " + std::to_string(pairs) + " x " +
-              std::to_string(seq) + " x " + std::to_string(headSize) + " each";
-      return std::nullopt;
-    }
-  std::vector<double> slopes = operands.softmax.alibi
-                                   ? exec::alibiSlopes(heads)
-                                   : std::vector<double>(heads, 0.0);
-  KernelProgramOptions options;
-  options.attentionForward = operands.softmax;
-  ElementType type = elementTypeOf(k.elementBytes);
-  int64_t epw = perWavelet(type);
-
+  AttentionBlocks blocks(k, layout, microBatch, rect);
+  if (!blocks.checkSizes({operands.query, operands.key, operands.value}, error))
+    return std::nullopt;
   AttentionRun outcome;
-  outcome.output.assign(static_cast<size_t>(pairs * pairElements), 0.0f);
-  // A pair's element, zero past the sequence: the last group's padding.
-  auto element = [&](llvm::ArrayRef<float> operand, int64_t pair,
-                     int64_t position, int64_t d) {
-    return position < seq ? operand[(pair * seq + position) * headSize + d]
-                          : 0.0f;
-  };
-  for (int64_t first = 0; first < pairs; first += pass.pairsPerBlock) {
-    int64_t count = std::min(pass.pairsPerBlock, pairs - first);
-    KernelProgram built =
-        buildKernelProgram(pass.pair, pass.block, count, target, rect, options);
-    int64_t queries = built.tokens, keys = built.features;
-    int64_t queryElements = llvm::divideCeilSigned(headSize, epw) * epw;
-    for (Injector &in : built.mesh.injectors) {
-      int core = built.mesh.index(in.x, in.y);
-      std::vector<float> elements;
+  outcome.output.assign(
+      static_cast<size_t>(blocks.pairs * blocks.seq * blocks.headSize), 0.0f);
+  // Along a row its query group's queries; down a column its key group's
+  // keys (transposed) and values; pair by pair.
+  auto inject = [&](const KernelProgram &built, const Injector &in,
+                    int64_t first, int64_t count) {
+    int core = built.mesh.index(in.x, in.y);
+    std::vector<float> elements;
+    for (int64_t p = first; p < first + count; ++p) {
       if (in.color == kStreamColor) {
-        // Along a row: its query group's queries, pair by pair.
-        int64_t group = built.tokenGroup[core];
-        for (int64_t p = first; p < first + count; ++p)
-          for (int64_t i = 0; i < queries; ++i)
-            for (int64_t d = 0; d < queryElements; ++d)
-              elements.push_back(
-                  group < 0 || d >= headSize
-                      ? 0.0f
-                      : element(operands.query, p, group * queries + i, d));
-      } else {
-        // Down a column: its key group's keys (a row a head dimension),
-        // then values (a row a key), pair by pair.
-        int64_t firstKey = built.placeInSegment(core) * keys;
-        for (int64_t p = first; p < first + count; ++p) {
-          for (int64_t d = 0; d < headSize; ++d)
-            for (int64_t j = 0; j < keys; ++j)
-              elements.push_back(element(operands.key, p, firstKey + j, d));
-          for (int64_t j = 0; j < keys; ++j)
-            for (int64_t d = 0; d < headSize; ++d)
-              elements.push_back(element(operands.value, p, firstKey + j, d));
-          elements.resize(llvm::divideCeil(elements.size(), epw) * epw, 0.0f);
-        }
+        blocks.appendRows(elements, operands.query, p, built.tokenGroup[core],
+                          built.tokens);
+        continue;
       }
-      in.payload = wavelets(elements, epw);
+      int64_t group = built.placeInSegment(core);
+      blocks.appendKeys(elements, operands.key, p, group, built.features,
+                        /*transposed=*/true);
+      blocks.appendKeys(elements, operands.value, p, group, built.features,
+                        /*transposed=*/false);
+      elements.resize(llvm::divideCeil(elements.size(), blocks.perWavelet) *
+                          blocks.perWavelet,
+                      0.0f);
     }
-    auto load = [&](int core, std::vector<std::vector<float>> &memory) {
+    return elements;
+  };
+  // What leaves a segment's east end: its query group's outputs, a row of
+  // the head's size a query, query by query, pair by pair.
+  auto read = [&](const KernelProgram &built, const MeshResult &ran,
+                  int64_t first) {
+    int64_t queries = built.tokens, d = blocks.headSize;
+    forEachDrained(built.mesh, ran, [&](int core, int64_t w, float value) {
       int64_t group = built.tokenGroup[core];
-      int64_t firstKey = built.placeInSegment(core) * keys;
-      for (int64_t i = 0; i < queries; ++i)
-        memory[kAttentionMaskOffsets][i] =
-            maskOffset(std::max<int64_t>(0, group) * queries + i, firstKey,
-                       keys, seq, operands.softmax.causal);
-      for (int64_t j = 0; j < keys; ++j)
-        memory[kAttentionKeyPositions][j] = static_cast<float>(firstKey + j);
-      for (int64_t p = 0; p < count; ++p)
-        memory[kAttentionSlopes][p] =
-            static_cast<float>(slopes[(first + p) % heads]);
-    };
-    std::optional<MeshResult> run = simulateWithValues(
-        built.mesh, target, CoreMemoryAccess{load, nullptr}, error);
-    if (!run)
-      return std::nullopt;
-    outcome.cycles = std::max(outcome.cycles, run->cycles);
-    ++outcome.runs;
-    // What leaves a segment's east end: its query group's outputs, a row
-    // of the head's size a query, query by query, pair by pair.
-    forEachDrained(built.mesh, *run, [&](int core, int64_t w, float value) {
-      int64_t group = built.tokenGroup[core];
-      int64_t p = first + w / (queries * headSize);
-      int64_t position = group * queries + w / headSize % queries;
-      if (group >= 0 && position < seq)
-        outcome.output[(p * seq + position) * headSize + w % headSize] = value;
+      int64_t position = group * queries + w / d % queries;
+      if (group >= 0 && position < blocks.seq)
+        outcome
+            .output[blocks.place(first + w / (queries * d), position, w % d)] =
+            value;
     });
-  }
+  };
+  std::optional<int64_t> cycles =
+      blocks.run(operands.softmax, false, target, rect, inject, read, error);
+  if (!cycles)
+    return std::nullopt;
+  outcome.cycles = *cycles;
+  outcome.runs = blocks.runs;
+  return outcome;
+}
+
+std::optional<AttentionGradRun>
+runAttentionGrad(const KernelShape &k, const Layout &layout, int64_t microBatch,
+                 const target::WaferTargetModel &target,
+                 const wafer::Rect &rect, const AttentionGradOperands &operands,
+                 std::string &error) {
+  error = attentionRefusal(k, layout, rect);
+  if (!error.empty())
+    return std::nullopt;
+  AttentionBlocks blocks(k, layout, microBatch, rect);
+  if (!blocks.checkSizes(
+          {operands.query, operands.key, operands.value, operands.outputGrad},
+          error))
+    return std::nullopt;
+  AttentionGradRun outcome;
+  for (std::vector<float> *gradient :
+       {&outcome.query, &outcome.key, &outcome.value})
+    gradient->assign(
+        static_cast<size_t>(blocks.pairs * blocks.seq * blocks.headSize), 0.0f);
+  // Along a row its query group's queries, then their output gradients;
+  // down a column its key group's keys transposed, keys and values
+  // transposed; pair by pair.
+  auto inject = [&](const KernelProgram &built, const Injector &in,
+                    int64_t first, int64_t count) {
+    int core = built.mesh.index(in.x, in.y);
+    std::vector<float> elements;
+    for (int64_t p = first; p < first + count; ++p) {
+      if (in.color == kStreamColor) {
+        for (llvm::ArrayRef<float> rows : {operands.query, operands.outputGrad})
+          blocks.appendRows(elements, rows, p, built.tokenGroup[core],
+                            built.tokens);
+        continue;
+      }
+      int64_t group = built.placeInSegment(core);
+      for (auto [operand, transposed] :
+           {std::pair{operands.key, true}, std::pair{operands.key, false},
+            std::pair{operands.value, true}}) {
+        blocks.appendKeys(elements, operand, p, group, built.features,
+                          transposed);
+        elements.resize(llvm::divideCeil(elements.size(), blocks.perWavelet) *
+                            blocks.perWavelet,
+                        0.0f);
+      }
+    }
+    return elements;
+  };
+  // East, each segment's query gradients, as the forward pass's outputs;
+  // south, each column's key then value gradients, a row of the head's
+  // size a key, pair by pair.
+  auto read = [&](const KernelProgram &built, const MeshResult &ran,
+                  int64_t first) {
+    int64_t queries = built.tokens, keys = built.features, d = blocks.headSize;
+    forEachDrained(
+        built.mesh, ran,
+        [&](int core, int64_t w, float value) {
+          int64_t group = built.tokenGroup[core];
+          int64_t position = group * queries + w / d % queries;
+          if (group >= 0 && position < blocks.seq)
+            outcome.query[blocks.place(first + w / (queries * d), position,
+                                       w % d)] = value;
+        },
+        east);
+    forEachDrained(
+        built.mesh, ran,
+        [&](int core, int64_t w, float value) {
+          int64_t perPair = 2 * keys * d, within = w % perPair;
+          int64_t position =
+              built.placeInSegment(core) * keys + within % (keys * d) / d;
+          std::vector<float> &gradient =
+              within < keys * d ? outcome.key : outcome.value;
+          if (position < blocks.seq)
+            gradient[blocks.place(first + w / perPair, position, w % d)] =
+                value;
+        },
+        south);
+  };
+  std::optional<int64_t> cycles =
+      blocks.run(operands.softmax, true, target, rect, inject, read, error);
+  if (!cycles)
+    return std::nullopt;
+  outcome.cycles = *cycles;
+  outcome.runs = blocks.runs;
   return outcome;
 }
 

@@ -1008,27 +1008,143 @@ void attention(Builder &b, const KernelShape &k, const Layout &layout,
   });
 }
 
+/// The colors of attention's programs, beside the queries' stream and the
+/// statistics' chains: the keys and values stream down the columns, the
+/// query rows' results leave east, and the backward pass's key and value
+/// gradients pass down the columns (a chain's two colors).
+constexpr int kKeysValuesColor = kChainColor + 3,
+              kAttentionOutputColor = kChainColor + 4,
+              kKeyValueGradColor = kChainColor + 5;
+
+/// The constants attention's programs read, each at its place here; then
+/// the mask (kAttentionMaskAt) and the exponential's.
+enum AttentionConstant : int {
+  kAttentionMinusOne,
+  kAttentionLowest,
+  kAttentionLog2E,
+  kAttentionScale,
+  kAttentionThreeHalves,
+  kAttentionMinusHalf,
+};
+
+/// The program's part of attention's programs: its constants, the keys
+/// and the queries it takes, and its operations.
+struct AttentionTask {
+  AttentionTask(CoreProgram &p, int64_t queries, int64_t keys)
+      : task(p, queries, keys), queries(queries), keys(keys) {}
+
+  /// Declares the constants (the softmax's scale, the mask for `keys`
+  /// keys, the exponential's).
+  void addConstants(CoreProgram &p, const AttentionSoftmax &softmax) {
+    std::vector<float> values = {-1.0f,
+                                 std::numeric_limits<float>::lowest(),
+                                 static_cast<float>(M_LOG2E),
+                                 static_cast<float>(softmax.scale),
+                                 1.5f,
+                                 -0.5f};
+    assert(values.size() == kAttentionMaskAt && "the mask follows these");
+    values.resize(kAttentionMaskAt + keys, 0.0f);
+    values.resize(kAttentionMaskAt + 2 * keys, kMaskedScore);
+    exp = appendExponentialConstants(values, kAttentionMinusOne);
+    constants = p.addConstants("constants", std::move(values));
+    exp.buffer = constants;
+  }
+  Dsd constant(int which) const { return scalar(constants, which); }
+
+  /// The products of a row of the head's size (`vector` its first
+  /// element, of `type`) with the core's keys or values, transposed at
+  /// `transposed`, into `row` (f32): a multiply-add a head dimension.
+  void products(Dsd row, int transposed, Dsd vector, int64_t headSize,
+                ElementType type) {
+    for (int64_t d = 0; d < headSize; ++d) {
+      Dsd element = vector;
+      element.offset += d;
+      element.stride = 0;
+      task.fmac(row, d == 0 ? Dsd::zero() : row,
+                Dsd::memory(transposed, d * keys), element, keys, type);
+    }
+  }
+
+  /// One query's scores against the core's keys into `row` (f32): the
+  /// products of the query (`query`) with the keys transposed at `keysT`;
+  /// the scale; ALiBi's key-position bias times the pair's slope; the
+  /// mask, a window of the constants at the query's offset (`offsets`);
+  /// and their maximum into `rowMax`.
+  void scores(Dsd row, Dsd rowMax, int keysT, Dsd query, int64_t headSize,
+              ElementType type, const AttentionSoftmax &softmax, int offsets,
+              Dsd positions, Dsd slope) {
+    constexpr ElementType f32 = ElementType::f32;
+    products(row, keysT, query, headSize, type);
+    task.vector(Op::Kind::fmul, row, row, constant(kAttentionScale), keys, f32);
+    if (softmax.alibi)
+      task.fmac(row, row, positions, slope, keys, f32);
+    Dsd window = Dsd::indexed(constants, offsets, task.tokenCursor);
+    window.offset = kAttentionMaskAt;
+    task.vector(Op::Kind::fadd, row, row, window, keys, f32);
+    task.vector(Op::Kind::fmax, rowMax, rowMax, row, keys, f32);
+  }
+
+  /// The exponential of `row` less the query's maximum `rowMax`, into
+  /// `rows.polynomial`, and its sum into `rowSum`.
+  void exponentials(Dsd row, Dsd rowMax, Dsd rowSum,
+                    const ExponentialRows &rows) {
+    constexpr ElementType f32 = ElementType::f32;
+    task.fmac(rows.fraction, row, rowMax, constant(kAttentionMinusOne), keys,
+              f32);
+    exponential(task, rows.fraction, constant(kAttentionLog2E), keys, rows,
+                exp);
+    task.vector(Op::Kind::fadd, rowSum, rowSum, rows.polynomial, keys, f32);
+  }
+
+  /// 1 / `sums` into `reciprocal` over the queries: the square of the
+  /// reciprocal square root, from the estimate of the bits by three
+  /// Newton steps, `work` a row of the queries' size.
+  void reciprocalOf(Dsd reciprocal, Dsd sums, Dsd work) {
+    constexpr ElementType f32 = ElementType::f32;
+    task.vector(Op::Kind::rsqrtEstimate, reciprocal, sums, Dsd(), queries, f32);
+    for (int step = 0; step < 3; ++step) {
+      task.vector(Op::Kind::fmul, work, reciprocal, reciprocal, queries, f32);
+      task.vector(Op::Kind::fmul, work, work, sums, queries, f32);
+      task.fmac(work, constant(kAttentionThreeHalves), work,
+                constant(kAttentionMinusHalf), queries, f32);
+      task.vector(Op::Kind::fmul, reciprocal, reciprocal, work, queries, f32);
+    }
+    task.vector(Op::Kind::fmul, reciprocal, reciprocal, reciprocal, queries,
+                f32);
+  }
+
+  /// A loop of `times` over the operations `body` adds.
+  void loop(int64_t times, const std::function<void()> &body) {
+    size_t at = task.ops.size();
+    task.ops.push_back(Op::loopOp(0, times));
+    body();
+    task.ops[at].target = static_cast<int>(task.ops.size() - at - 1);
+  }
+  void advance(int cursor) { task.ops.push_back(Op::advanceOp(cursor)); }
+
+  RowTask task;
+  int64_t queries, keys;
+  int constants = -1;
+  ExponentialConstants exp;
+};
+
 /// Attention's forward pass with values, on one block of query groups by
 /// key groups, for `pairs` (sequence, head) pairs one after another. Each
 /// pair's keys (transposed) and values stream down the block's columns
 /// into memory, its queries along the rows. A core takes, query by query,
-/// the scores against its keys (the query scaled first), ALiBi's
-/// key-position bias (the query's own term is the same along its row, and
-/// the softmax takes no notice of it), and the mask: a window of its
-/// constants that places kMaskedScore on the keys the query must not see,
-/// future and padding ones, at the offset the mask-offset buffer gives
-/// each query; then each query's maximum, which the segment takes the
-/// maximum of (sumStatistics, as a maximum). Then the exponentials of the
-/// scores less it (exponential()), their sum, and the values weighted by
-/// them, key by key; the segment sums those (sumStatistics), every core
-/// divides by the sum (its reciprocal a squared reciprocal square root),
-/// and the segment's last core sends its query group's outputs out east.
-/// The buffers are declared in AttentionBuffer's order.
+/// the scores against its keys (AttentionTask::scores: ALiBi's bias as
+/// the key's position times the slope, since the query's own term is the
+/// same along its row and the softmax takes no notice of it; the mask
+/// places kMaskedScore on the future keys and the padding ones), and
+/// their maxima, which the segment takes the maximum of (sumStatistics, as
+/// a maximum). Then the exponentials of the scores less it, their sum,
+/// and the values weighted by them, key by key; the segment sums those
+/// (sumStatistics), every core divides by the sum, and the segment's last
+/// core sends its query group's outputs out east. The buffers are declared
+/// in AttentionBuffer's order.
 void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
-                      int64_t pairs, const AttentionForward &forward) {
+                      int64_t pairs, const AttentionSoftmax &softmax) {
   constexpr ElementType f32 = ElementType::f32;
-  constexpr int kKeysValuesColor = kChainColor + 3,
-                kOutputColor = kChainColor + 4;
   ElementType type = elementTypeOf(k.elementBytes);
   int64_t epw = perWavelet(type);
   KernelProgram &out = b.out;
@@ -1049,8 +1165,8 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
       routeStatistics(b, x, y, s);
     bool last = s + 1 == out.segment;
     if (last) {
-      b.route(x, y, kOutputColor, bit(ramp), bit(east));
-      b.mesh.drains.push_back({x, y, east, kOutputColor, true});
+      b.route(x, y, kAttentionOutputColor, bit(ramp), bit(east));
+      b.mesh.drains.push_back({x, y, east, kAttentionOutputColor, true});
     }
     b.assign(x, y, statisticsPart(s, out.segment), [&] {
       CoreProgram p;
@@ -1067,19 +1183,8 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
       int fraction = p.addBuffer("exponent fraction", widest, f32);
       int power = p.addBuffer("power of two", widest, f32);
       int polynomial = p.addBuffer("polynomial", widest, f32);
-      enum { kMinusOne, kLowest, kLog2E, kScale, kThreeHalves, kMinusHalf };
-      std::vector<float> values = {-1.0f,
-                                   std::numeric_limits<float>::lowest(),
-                                   static_cast<float>(M_LOG2E),
-                                   static_cast<float>(forward.scale),
-                                   1.5f,
-                                   -0.5f};
-      assert(values.size() == kAttentionMaskAt && "the mask follows these");
-      values.resize(kAttentionMaskAt + keys, 0.0f);
-      values.resize(kAttentionMaskAt + 2 * keys, kMaskedScore);
-      ExponentialConstants exp = appendExponentialConstants(values, kMinusOne);
-      int constants = p.addConstants("constants", std::move(values));
-      exp.buffer = constants;
+      AttentionTask at(p, queries, keys);
+      at.addConstants(p, softmax);
       assert(
           kv == kAttentionKeysValues && query == kAttentionQuery &&
           scores == kAttentionScores && maxima == kAttentionMaxima &&
@@ -1087,10 +1192,9 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
           positions == kAttentionKeyPositions && slopes == kAttentionSlopes &&
           fraction == kAttentionFraction && power == kAttentionPowerOfTwo &&
           polynomial == kAttentionPolynomial &&
-          constants == kAttentionConstants &&
+          at.constants == kAttentionConstants &&
           "the buffers in AttentionBuffer's order");
-      auto constant = [&](int which) { return scalar(constants, which); };
-      RowTask task(p, queries, keys);
+      RowTask &task = at.task;
       int outputCursor = p.addCursor({headSize, sumsAt});
       int keyCursor = p.addCursor({1, keys});
       int valueCursor = p.addCursor({headSize, valuesAt});
@@ -1099,76 +1203,244 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
       Dsd rowMax = scalar(maxima, 0, task.tokenCursor);
       Dsd rowOutput = Dsd::memory(partials, 0, outputCursor);
       Dsd rowSum = scalar(partials, sumsAt, task.tokenCursor);
-      Dsd window = Dsd::indexed(constants, offsets, task.tokenCursor);
-      window.offset = kAttentionMaskAt;
       ExponentialRows rows{Dsd::memory(fraction), Dsd::memory(power),
                            Dsd::memory(polynomial)};
-      std::vector<Op> &ops = task.ops;
-      size_t pairLoop = ops.size();
-      ops.push_back(Op::loopOp(0, pairs));
-      task.vector(Op::Kind::fmov, Dsd::memory(kv), Dsd::in(kKeysValuesColor),
-                  Dsd(), keyValueElements, type);
-      task.vector(Op::Kind::fmov, Dsd::memory(maxima), constant(kLowest), Dsd(),
-                  queries, f32);
-      task.vector(Op::Kind::fmov, Dsd::memory(partials), Dsd::zero(), Dsd(),
-                  queries * (headSize + 1), f32);
-      // The scores and their maxima.
-      task.eachToken([&] {
-        task.vector(Op::Kind::fmov, Dsd::memory(query), Dsd::in(kStreamColor),
-                    Dsd(), queryElements, type);
-        task.vector(Op::Kind::fmul, Dsd::memory(query), Dsd::memory(query),
-                    constant(kScale), headSize, type);
-        for (int64_t d = 0; d < headSize; ++d)
-          task.fmac(row, d == 0 ? Dsd::zero() : row, Dsd::memory(kv, d * keys),
-                    scalar(query, d), keys, type);
-        if (forward.alibi)
-          task.fmac(row, row, Dsd::memory(positions),
-                    scalar(slopes, 0, pairCursor), keys, f32);
-        task.vector(Op::Kind::fadd, row, row, window, keys, f32);
-        task.vector(Op::Kind::fmax, rowMax, rowMax, row, keys, f32);
+      at.loop(pairs, [&] {
+        task.vector(Op::Kind::fmov, Dsd::memory(kv), Dsd::in(kKeysValuesColor),
+                    Dsd(), keyValueElements, type);
+        task.vector(Op::Kind::fmov, Dsd::memory(maxima),
+                    at.constant(kAttentionLowest), Dsd(), queries, f32);
+        task.vector(Op::Kind::fmov, Dsd::memory(partials), Dsd::zero(), Dsd(),
+                    queries * (headSize + 1), f32);
+        task.eachToken([&] {
+          task.vector(Op::Kind::fmov, Dsd::memory(query), Dsd::in(kStreamColor),
+                      Dsd(), queryElements, type);
+          at.scores(row, rowMax, kv, Dsd::memory(query), headSize, type,
+                    softmax, offsets, Dsd::memory(positions),
+                    scalar(slopes, 0, pairCursor));
+        });
+        if (reduce)
+          sumStatistics(task.ops, s, out.segment, maxima, queries,
+                        Op::Kind::fmax);
+        // The exponentials, their sums and the values they weigh.
+        task.eachToken([&] {
+          at.exponentials(row, rowMax, rowSum, rows);
+          at.loop(keys, [&] {
+            task.fmac(rowOutput, rowOutput,
+                      Dsd::memory(kv, valuesAt, valueCursor),
+                      scalar(polynomial, 0, keyCursor), headSize, type);
+            at.advance(valueCursor);
+            at.advance(keyCursor);
+          });
+          at.advance(outputCursor);
+        });
+        if (reduce)
+          sumStatistics(task.ops, s, out.segment, partials,
+                        queries * (headSize + 1));
+        at.reciprocalOf(Dsd::memory(fraction), Dsd::memory(partials, sumsAt),
+                        Dsd::memory(power));
+        task.eachToken([&] {
+          task.fmac(rowOutput, Dsd::zero(), rowOutput,
+                    scalar(fraction, 0, task.tokenCursor), headSize, f32);
+          if (last)
+            task.vector(Op::Kind::fmov, Dsd::out(kAttentionOutputColor),
+                        rowOutput, Dsd(), headSize, f32);
+          at.advance(outputCursor);
+        });
+        at.advance(pairCursor);
       });
-      if (reduce)
-        sumStatistics(ops, s, out.segment, maxima, queries, Op::Kind::fmax);
-      // The exponentials, their sums and the values they weigh.
-      task.eachToken([&] {
-        task.fmac(rows.fraction, row, rowMax, constant(kMinusOne), keys, f32);
-        exponential(task, rows.fraction, constant(kLog2E), keys, rows, exp);
-        task.vector(Op::Kind::fadd, rowSum, rowSum, rows.polynomial, keys, f32);
-        ops.push_back(Op::loopOp(3, keys));
-        task.fmac(rowOutput, rowOutput, Dsd::memory(kv, valuesAt, valueCursor),
-                  scalar(polynomial, 0, keyCursor), headSize, type);
-        ops.push_back(Op::advanceOp(valueCursor));
-        ops.push_back(Op::advanceOp(keyCursor));
-        ops.push_back(Op::advanceOp(outputCursor));
-      });
-      if (reduce)
-        sumStatistics(ops, s, out.segment, partials, queries * (headSize + 1));
-      // 1 / sum: the square of its reciprocal square root, from the
-      // estimate of the bits by three Newton steps.
-      Dsd sums = Dsd::memory(partials, sumsAt);
-      Dsd reciprocal = Dsd::memory(fraction), work = Dsd::memory(power);
-      task.vector(Op::Kind::rsqrtEstimate, reciprocal, sums, Dsd(), queries,
-                  f32);
-      for (int step = 0; step < 3; ++step) {
-        task.vector(Op::Kind::fmul, work, reciprocal, reciprocal, queries, f32);
-        task.vector(Op::Kind::fmul, work, work, sums, queries, f32);
-        task.fmac(work, constant(kThreeHalves), work, constant(kMinusHalf),
-                  queries, f32);
-        task.vector(Op::Kind::fmul, reciprocal, reciprocal, work, queries, f32);
-      }
-      task.vector(Op::Kind::fmul, reciprocal, reciprocal, reciprocal, queries,
-                  f32);
-      task.eachToken([&] {
-        task.fmac(rowOutput, Dsd::zero(), rowOutput,
-                  scalar(fraction, 0, task.tokenCursor), headSize, f32);
+      p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
+      return p;
+    });
+  });
+}
+
+/// Attention's backward pass with values, on one block of query groups by
+/// key groups, for `pairs` (sequence, head) pairs one after another, the
+/// flash way: the probabilities are recomputed, never stored beyond the
+/// core's block. Each pair's keys (transposed, then as rows) and values
+/// (transposed) stream down the block's columns into memory; its queries,
+/// then their output gradients, along the rows. A core takes its scores
+/// and maxima as the forward pass does (the segment's maximum, the
+/// exponentials and their sums, the segment's sums, the reciprocal), the
+/// probabilities P; then, query by query, dP = dO V^T over its keys, the
+/// sum of P dP (the segment sums it), and dV += P^T dO key by key; then
+/// dS = scale P (dP - sum), dK += dS^T Q and the partial dQ = dS K key by
+/// key. The segment sums dQ and its last core sends it out east; each
+/// column of query groups sums dK and dV down a chain (chainOps), the last
+/// sending them out south. The buffers are declared in
+/// AttentionGradBuffer's order.
+void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
+                       int64_t pairs, const AttentionSoftmax &softmax) {
+  constexpr ElementType f32 = ElementType::f32;
+  ElementType type = elementTypeOf(k.elementBytes);
+  int64_t epw = perWavelet(type);
+  KernelProgram &out = b.out;
+  int64_t seq = k.columns, headSize = k.contracted;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t queries = ceilDiv(seq, layout.tokenGroups);
+  int64_t keys = ceilDiv(seq, layout.featureGroups);
+  out.tokens = queries;
+  out.features = keys;
+  int64_t rowElements = ceilDiv(headSize, epw) * epw;
+  int64_t keyElements = ceilDiv(keys * headSize, epw) * epw;
+  int64_t gradients = 2 * keys * headSize;
+  b.alongSegments(kStreamColor, pairs * 2 * queries * (rowElements / epw));
+  b.downColumns(kKeysValuesColor, pairs * 3 * (keyElements / epw));
+  bool reduce = out.segment > 1;
+  b.forEachCore([&](int x, int y, int s) {
+    if (reduce)
+      routeStatistics(b, x, y, s);
+    bool last = s + 1 == out.segment;
+    if (last) {
+      b.route(x, y, kAttentionOutputColor, bit(ramp), bit(east));
+      b.mesh.drains.push_back({x, y, east, kAttentionOutputColor, true});
+    }
+    std::pair<int, int> colors =
+        b.chainStep(x, y, y, out.rows, south, kKeyValueGradColor);
+    int part = statisticsPart(s, out.segment) * 8 + chainPart(y, out.rows);
+    b.assign(x, y, part, [&] {
+      CoreProgram p;
+      int64_t widest = std::max(keys, queries);
+      int keysT = p.addBuffer("keys transposed", keyElements, type);
+      int keyRows = p.addBuffer("keys", keyElements, type);
+      int valuesT = p.addBuffer("values transposed", keyElements, type);
+      int queryRows = p.addBuffer("queries", queries * rowElements, type);
+      int outputGrads =
+          p.addBuffer("output gradients", queries * rowElements, type);
+      int probabilities = p.addBuffer("probabilities", queries * keys, f32);
+      int probabilityGrads =
+          p.addBuffer("probability gradients", queries * keys, f32);
+      int stats = p.addBuffer("statistics", 4 * queries, f32);
+      int queryGrads = p.addBuffer("query gradients", queries * headSize, f32);
+      int keyValueGrads =
+          p.addBuffer("key and value gradients", gradients, f32);
+      int offsets = p.addBuffer("mask offsets", queries, f32);
+      int positions = p.addBuffer("key positions", keys, f32);
+      int slopes = p.addBuffer("slopes", pairs, f32);
+      int fraction = p.addBuffer("exponent fraction", widest, f32);
+      int power = p.addBuffer("power of two", widest, f32);
+      int polynomial = p.addBuffer("polynomial", widest, f32);
+      AttentionTask at(p, queries, keys);
+      at.addConstants(p, softmax);
+      assert(keysT == kAttentionGradKeysTransposed &&
+             keyRows == kAttentionGradKeys &&
+             valuesT == kAttentionGradValuesTransposed &&
+             queryRows == kAttentionGradQueries &&
+             outputGrads == kAttentionGradOutputGrads &&
+             probabilities == kAttentionGradProbabilities &&
+             probabilityGrads == kAttentionGradProbabilityGrads &&
+             stats == kAttentionGradStatistics &&
+             queryGrads == kAttentionGradQueryGrads &&
+             keyValueGrads == kAttentionGradKeyValueGrads &&
+             offsets == kAttentionGradMaskOffsets &&
+             positions == kAttentionGradKeyPositions &&
+             slopes == kAttentionGradSlopes &&
+             fraction == kAttentionGradFraction &&
+             power == kAttentionGradPowerOfTwo &&
+             polynomial == kAttentionGradPolynomial &&
+             at.constants == kAttentionGradConstants &&
+             "the buffers in AttentionGradBuffer's order");
+      RowTask &task = at.task;
+      int rowCursor = p.addCursor({rowElements, queries * rowElements});
+      int gradCursor = p.addCursor({headSize, queries * headSize});
+      int elementCursor = p.addCursor({1, queries * keys});
+      int keyCursor = p.addCursor({headSize, keys * headSize});
+      int pairCursor = p.addCursor({1, pairs});
+      Dsd row = Dsd::memory(probabilities, 0, task.rowCursor);
+      Dsd gradRow = Dsd::memory(probabilityGrads, 0, task.rowCursor);
+      Dsd query = Dsd::memory(queryRows, 0, rowCursor);
+      Dsd outputGrad = Dsd::memory(outputGrads, 0, rowCursor);
+      Dsd perQuery[4];
+      for (int which = 0; which < 4; ++which)
+        perQuery[which] = scalar(stats, which * queries, task.tokenCursor);
+      auto [rowMax, rowSum, rowDot, rowReciprocal] = perQuery;
+      ExponentialRows rows{Dsd::memory(fraction), Dsd::memory(power),
+                           Dsd::memory(polynomial)};
+      at.loop(pairs, [&] {
+        for (int buffer : {keysT, keyRows, valuesT})
+          task.vector(Op::Kind::fmov, Dsd::memory(buffer),
+                      Dsd::in(kKeysValuesColor), Dsd(), keyElements, type);
+        for (int buffer : {queryRows, outputGrads})
+          task.vector(Op::Kind::fmov, Dsd::memory(buffer),
+                      Dsd::in(kStreamColor), Dsd(), queries * rowElements,
+                      type);
+        task.vector(Op::Kind::fmov, Dsd::memory(stats),
+                    at.constant(kAttentionLowest), Dsd(), queries, f32);
+        task.vector(Op::Kind::fmov, Dsd::memory(stats, queries), Dsd::zero(),
+                    Dsd(), 3 * queries, f32);
+        task.vector(Op::Kind::fmov, Dsd::memory(queryGrads), Dsd::zero(), Dsd(),
+                    queries * headSize, f32);
+        task.vector(Op::Kind::fmov, Dsd::memory(keyValueGrads), Dsd::zero(),
+                    Dsd(), gradients, f32);
+        // The probabilities, recomputed.
+        task.eachToken([&] {
+          at.scores(row, rowMax, keysT, query, headSize, type, softmax, offsets,
+                    Dsd::memory(positions), scalar(slopes, 0, pairCursor));
+          at.advance(rowCursor);
+        });
+        if (reduce)
+          sumStatistics(task.ops, s, out.segment, stats, queries,
+                        Op::Kind::fmax);
+        task.eachToken([&] {
+          at.exponentials(row, rowMax, rowSum, rows);
+          task.vector(Op::Kind::fmov, row, rows.polynomial, Dsd(), keys, f32);
+        });
+        if (reduce)
+          sumStatistics(task.ops, s, out.segment, stats, queries,
+                        Op::Kind::fadd, queries);
+        at.reciprocalOf(Dsd::memory(stats, 3 * queries),
+                        Dsd::memory(stats, queries), Dsd::memory(fraction));
+        // P, dP = dO V^T, the sum of P dP, and dV += P^T dO.
+        Dsd valueGrad = Dsd::memory(keyValueGrads, keys * headSize, keyCursor);
+        task.eachToken([&] {
+          task.fmac(row, Dsd::zero(), row, rowReciprocal, keys, f32);
+          at.products(gradRow, valuesT, outputGrad, headSize, type);
+          task.vector(Op::Kind::fmul, rows.polynomial, row, gradRow, keys, f32);
+          task.vector(Op::Kind::fadd, rowDot, rowDot, rows.polynomial, keys,
+                      f32);
+          at.loop(keys, [&] {
+            task.fmac(valueGrad, valueGrad, outputGrad,
+                      scalar(probabilities, 0, elementCursor), headSize, type);
+            at.advance(keyCursor);
+            at.advance(elementCursor);
+          });
+          at.advance(rowCursor);
+        });
+        if (reduce)
+          sumStatistics(task.ops, s, out.segment, stats, queries,
+                        Op::Kind::fadd, 2 * queries);
+        // dS = scale P (dP - sum), dK += dS^T Q, dQ = dS K.
+        Dsd keyGrad = Dsd::memory(keyValueGrads, 0, keyCursor);
+        Dsd key = Dsd::memory(keyRows, 0, keyCursor);
+        Dsd queryGrad = Dsd::memory(queryGrads, 0, gradCursor);
+        Dsd gradScore = scalar(probabilityGrads, 0, elementCursor);
+        task.eachToken([&] {
+          task.fmac(gradRow, gradRow, rowDot, at.constant(kAttentionMinusOne),
+                    keys, f32);
+          task.vector(Op::Kind::fmul, gradRow, gradRow, row, keys, f32);
+          task.vector(Op::Kind::fmul, gradRow, gradRow,
+                      at.constant(kAttentionScale), keys, f32);
+          at.loop(keys, [&] {
+            task.fmac(keyGrad, keyGrad, query, gradScore, headSize, type);
+            task.fmac(queryGrad, queryGrad, key, gradScore, headSize, type);
+            at.advance(keyCursor);
+            at.advance(elementCursor);
+          });
+          at.advance(rowCursor);
+          at.advance(gradCursor);
+        });
+        if (reduce)
+          sumStatistics(task.ops, s, out.segment, queryGrads,
+                        queries * headSize);
         if (last)
-          task.vector(Op::Kind::fmov, Dsd::out(kOutputColor), rowOutput, Dsd(),
-                      headSize, f32);
-        ops.push_back(Op::advanceOp(outputCursor));
+          task.vector(Op::Kind::fmov, Dsd::out(kAttentionOutputColor),
+                      Dsd::memory(queryGrads), Dsd(), queries * headSize, f32);
+        chainOps(task.ops, y, keyValueGrads, gradients, colors,
+                 /*another=*/false);
+        at.advance(pairCursor);
       });
-      ops.push_back(Op::advanceOp(pairCursor));
-      ops[pairLoop].target = static_cast<int>(ops.size() - pairLoop - 1);
-      p.startActive.push_back(p.addTask(Task{false, -1, std::move(ops)}));
+      p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
       return p;
     });
   });
@@ -1261,8 +1533,10 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
     break;
   case KernelKind::attention:
     // One head per sequence: the micro-batch is the pairs.
-    if (options.attentionForward)
-      attentionForward(b, k, layout, microBatch, *options.attentionForward);
+    if (options.attentionSoftmax && options.attentionGradient)
+      attentionBackward(b, k, layout, microBatch, *options.attentionSoftmax);
+    else if (options.attentionSoftmax)
+      attentionForward(b, k, layout, microBatch, *options.attentionSoftmax);
     else
       attention(b, k, layout, microBatch);
     break;
@@ -1298,12 +1572,15 @@ std::vector<Wavelet> wavelets(const std::vector<float> &elements,
 }
 
 void forEachDrained(const MeshProgram &mesh, const MeshResult &run,
-                    llvm::function_ref<void(int, int64_t, float)> fn) {
+                    llvm::function_ref<void(int, int64_t, float)> fn,
+                    std::optional<Port> port) {
   int record = 0;
   for (const Drain &drain : mesh.drains) {
     if (!drain.record)
       continue;
     const std::vector<Wavelet> &out = run.drained[record++];
+    if (port && drain.port != *port)
+      continue;
     int core = mesh.index(drain.x, drain.y);
     for (size_t w = 0; w < out.size(); ++w)
       fn(core, static_cast<int64_t>(w), out[w].lo);

@@ -191,70 +191,173 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   return true;
 }
 
+namespace {
+
+/// The kernels of an attention pass fused into its region, each reading
+/// what the one before made, from the product of queries and keys that
+/// begins it: forward, the softmax and the product by the values;
+/// backward, where the probabilities are recomputed, the values' gradient
+/// P^T dO, the probabilities' dO V^T, the softmax's gradient dS, and the
+/// queries' dS K and the keys' dS^T Q.
+struct AttentionKernels {
+  dataflow::MatmulOp scores;
+  dataflow::SoftmaxOp softmax;
+  dataflow::MatmulOp weighted;
+  dataflow::MatmulOp valueGrad, probabilityGrad, queryGrad, keyGrad;
+  dataflow::SoftmaxGradOp scoreGrad;
+};
+
+/// Whether `product` is op(A) op(B) as transposed here, unscaled and
+/// without a bias or a sum over the batch.
+bool isPlainProduct(dataflow::MatmulOp product, bool transposeLhs,
+                    bool transposeRhs) {
+  return product && product.getTransposeLhs() == transposeLhs &&
+         product.getTransposeRhs() == transposeRhs && !product.getBias() &&
+         !product.getScale() && !product.getReduceBatch();
+}
+
+/// The readers of `value` of type `Op` whose first operand it is.
+template <typename Op> llvm::SmallVector<Op, 2> readersOf(Value value) {
+  llvm::SmallVector<Op, 2> readers;
+  for (OpOperand &use : value.getUses())
+    if (auto reader = dyn_cast<Op>(use.getOwner());
+        reader && use.getOperandNumber() == 0)
+      readers.push_back(reader);
+  return readers;
+}
+
+/// Finds the pass `scores` begins into `pass`; returns why it is not one
+/// the programs compute, or nothing.
+std::string matchAttention(dataflow::MatmulOp scores, AttentionKernels &pass) {
+  pass.scores = scores;
+  if (!isPlainProduct(scores, false, true))
+    return "its product of queries and keys is scaled, biased or transposed "
+           "otherwise";
+  auto softmaxes = readersOf<dataflow::SoftmaxOp>(scores.getResult());
+  if (softmaxes.size() != 1 || !scores.getResult().hasOneUse())
+    return "its scores feed more than a softmax";
+  pass.softmax = softmaxes.front();
+  Value probabilities = pass.softmax.getResult();
+  auto products = readersOf<dataflow::MatmulOp>(probabilities);
+  auto gradients = readersOf<dataflow::SoftmaxGradOp>(probabilities);
+  size_t readers = std::distance(probabilities.getUses().begin(),
+                                 probabilities.getUses().end());
+  if (products.size() == 1 && readers == 1) {
+    pass.weighted = products.front();
+    return isPlainProduct(pass.weighted, false, false)
+               ? ""
+               : "its product by the values is transposed, scaled or biased";
+  }
+  if (products.size() != 1 || gradients.size() != 1 || readers != 2 ||
+      !isPlainProduct(products.front(), true, false))
+    return "its probabilities feed kernels other than a forward or a "
+           "backward pass";
+  pass.valueGrad = products.front();
+  pass.scoreGrad = gradients.front();
+  pass.probabilityGrad =
+      pass.scoreGrad.getGrad().getDefiningOp<dataflow::MatmulOp>();
+  if (!isPlainProduct(pass.probabilityGrad, false, true) ||
+      pass.probabilityGrad.getLhs() != pass.valueGrad.getRhs() ||
+      !pass.probabilityGrad.getResult().hasOneUse() ||
+      pass.scoreGrad.getScale() != pass.softmax.getScale())
+    return "its softmax's gradient is not of dO V^T at the softmax's scale";
+  Value scoreGrad = pass.scoreGrad.getResult();
+  for (auto product : readersOf<dataflow::MatmulOp>(scoreGrad)) {
+    if (isPlainProduct(product, false, false) &&
+        product.getRhs() == scores.getRhs())
+      pass.queryGrad = product;
+    else if (isPlainProduct(product, true, false) &&
+             product.getRhs() == scores.getLhs())
+      pass.keyGrad = product;
+  }
+  if (!pass.queryGrad || !pass.keyGrad ||
+      std::distance(scoreGrad.getUses().begin(), scoreGrad.getUses().end()) !=
+          2)
+    return "its scores' gradient feeds more than dS K and dS^T Q";
+  return "";
+}
+
+} // namespace
+
 FailureOr<bool> MeshKernelOffload::runAttention(Operation *op,
                                                 wafer::RegionOp region,
                                                 const Placed &where,
                                                 exec::KernelFrame &frame,
                                                 int64_t sequences) {
-  // Q K^T, its softmax, and that times V, each the only reader of the one
-  // before: the forward pass, whose scores and probabilities stay on the
-  // cores.
   auto scores = dyn_cast<dataflow::MatmulOp>(op);
-  if (!scores || !scores.getTransposeRhs())
+  if (!scores)
     return false;
-  auto onlyReader = [](Value value) -> Operation * {
-    return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
-  };
-  auto softmax =
-      dyn_cast_or_null<dataflow::SoftmaxOp>(onlyReader(scores.getResult()));
-  auto weighted = softmax ? dyn_cast_or_null<dataflow::MatmulOp>(
-                                onlyReader(softmax.getResult()))
-                          : nullptr;
-  auto plain = [](dataflow::MatmulOp product) {
-    return !product.getTransposeLhs() && !product.getBias() &&
-           !product.getScale() && !product.getReduceBatch();
-  };
+  AttentionKernels pass;
   std::string refusal = attentionRefusal(where.shape, where.layout, where.rect);
+  if (refusal.empty())
+    refusal = matchAttention(scores, pass);
+  bool backward = static_cast<bool>(pass.scoreGrad);
+  Value values = backward          ? pass.probabilityGrad.getRhs()
+                 : refusal.empty() ? pass.weighted.getRhs()
+                                   : Value();
+  llvm::SmallVector<Value, 4> operands = {scores.getLhs(), scores.getRhs(),
+                                          values};
+  if (backward)
+    operands.push_back(pass.valueGrad.getRhs());
+  const auto &shape = frame[scores.getLhs()].shape;
   if (refusal.empty() &&
-      (!weighted || weighted.getLhs() != softmax.getResult()))
-    refusal = "its probabilities feed more than the product by the values, "
-              "as the backward pass's do";
-  else if (refusal.empty() &&
-           (!plain(scores) || !plain(weighted) || weighted.getTransposeRhs()))
-    refusal = "its products are scaled, biased or transposed otherwise";
-  const Tensor *query = refusal.empty() ? &frame[scores.getLhs()] : nullptr;
-  if (query && (query->shape.size() != 4 ||
-                frame[scores.getRhs()].shape != query->shape ||
-                frame[weighted.getRhs()].shape != query->shape))
+      (shape.size() != 4 || llvm::any_of(operands, [&](Value operand) {
+         return frame[operand].shape != shape;
+       })))
     refusal = "its queries, keys and values are not alike [batch, heads, "
               "sequence, head size]";
   if (!refusal.empty()) {
     onHost(region, refusal);
     return false;
   }
-  const Tensor &value = frame[weighted.getRhs()];
-  AttentionOperands operands{query->data,
-                             frame[scores.getRhs()].data,
-                             value.data,
-                             {softmax.getScale().convertToDouble(),
-                              softmax.getCausal(), softmax.getAlibi()}};
+  AttentionSoftmax softmax{pass.softmax.getScale().convertToDouble(),
+                           pass.softmax.getCausal(), pass.softmax.getAlibi()};
+  auto result = [&](std::vector<float> &&data) {
+    Tensor tensor(shape);
+    tensor.data = std::move(data);
+    return tensor;
+  };
+  // The scores and probabilities (and their gradients) never leave the
+  // cores, and nothing but this pass reads them: the frame holds them
+  // empty.
+  frame.set(scores.getResult(), Tensor());
+  frame.set(pass.softmax.getResult(), Tensor());
   std::string error;
-  std::optional<AttentionRun> ran =
-      mesh::runAttention(where.shape, where.layout, sequences, *target,
-                         where.rect, operands, error);
+  if (!backward) {
+    std::optional<AttentionRun> ran = mesh::runAttention(
+        where.shape, where.layout, sequences, *target, where.rect,
+        {frame[operands[0]].data, frame[operands[1]].data,
+         frame[operands[2]].data, softmax},
+        error);
+    if (!ran)
+      return failedOnMesh(region, error);
+    ++attentionRuns;
+    meshCycles += ran->cycles;
+    frame.set(pass.weighted.getResult(), result(std::move(ran->output)));
+    for (Operation *fused :
+         {pass.softmax.getOperation(), pass.weighted.getOperation()})
+      done.insert(fused);
+    return true;
+  }
+  std::optional<AttentionGradRun> ran = mesh::runAttentionGrad(
+      where.shape, where.layout, sequences, *target, where.rect,
+      {frame[operands[0]].data, frame[operands[1]].data,
+       frame[operands[2]].data, frame[operands[3]].data, softmax},
+      error);
   if (!ran)
     return failedOnMesh(region, error);
-  ++attentionRuns;
+  ++attentionGradRuns;
   meshCycles += ran->cycles;
-  Tensor output(value.shape);
-  output.data = std::move(ran->output);
-  // The scores and probabilities never leave the cores, and nothing but
-  // this pass reads them: the frame holds them empty.
-  frame.set(scores.getResult(), Tensor());
-  frame.set(softmax.getResult(), Tensor());
-  frame.set(weighted.getResult(), std::move(output));
-  done.insert(softmax);
-  done.insert(weighted);
+  frame.set(pass.probabilityGrad.getResult(), Tensor());
+  frame.set(pass.scoreGrad.getResult(), Tensor());
+  frame.set(pass.valueGrad.getResult(), result(std::move(ran->value)));
+  frame.set(pass.queryGrad.getResult(), result(std::move(ran->query)));
+  frame.set(pass.keyGrad.getResult(), result(std::move(ran->key)));
+  for (Operation *fused :
+       {pass.softmax.getOperation(), pass.probabilityGrad.getOperation(),
+        pass.valueGrad.getOperation(), pass.scoreGrad.getOperation(),
+        pass.queryGrad.getOperation(), pass.keyGrad.getOperation()})
+    done.insert(fused);
   return true;
 }
 

@@ -13,7 +13,10 @@
 // of key groups takes each query's maximum score and sums the
 // exponentials and weighted values, so a wrong route, mask or statistic
 // gives a wrong number. The outputs are what leaves the east end of each
-// query group's segment.
+// query group's segment. The backward pass runs alike on its own program
+// (attentionBackward), the probabilities recomputed: the query gradients
+// leave east, the key and value gradients, summed down each column of
+// query groups, leave south.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +46,7 @@ std::string attentionRefusal(const wafer::KernelShape &kernel,
 /// and the softmax's scale, mask and biases.
 struct AttentionOperands {
   llvm::ArrayRef<float> query, key, value;
-  AttentionForward softmax;
+  AttentionSoftmax softmax;
 };
 
 /// Attention's output, and the cycles of its run on the mesh.
@@ -65,6 +68,32 @@ runAttention(const wafer::KernelShape &kernel, const wafer::Layout &layout,
              int64_t microBatch, const target::WaferTargetModel &target,
              const wafer::Rect &rect, const AttentionOperands &operands,
              std::string &error);
+
+/// The operands of attention's backward pass: those of its forward pass
+/// and the output's gradient, [pairs, S, D] row-major f32.
+struct AttentionGradOperands {
+  llvm::ArrayRef<float> query, key, value, outputGrad;
+  AttentionSoftmax softmax;
+};
+
+/// The gradients of attention's queries, keys and values, and the cycles
+/// of their run on the mesh.
+struct AttentionGradRun {
+  /// [pairs, S, D] row-major each.
+  std::vector<float> query, key, value;
+  /// The blocks run side by side: the cycles of the slowest, and the
+  /// blocks simulated.
+  int64_t cycles = 0, runs = 0;
+};
+
+/// Runs the backward pass of attention `kernel` as runAttention runs its
+/// forward pass (the probabilities recomputed on the cores), returning
+/// the gradients; refuses and fails alike.
+std::optional<AttentionGradRun>
+runAttentionGrad(const wafer::KernelShape &kernel, const wafer::Layout &layout,
+                 int64_t microBatch, const target::WaferTargetModel &target,
+                 const wafer::Rect &rect, const AttentionGradOperands &operands,
+                 std::string &error);
 
 } // namespace cgpt::sim::mesh
 

@@ -38,9 +38,10 @@ namespace cgpt::sim::mesh {
 /// chain down the columns on 4 and 5).
 constexpr int kStreamColor = 0, kChainColor = 1;
 
-/// Attention's forward pass with values (AttentionValues.h): the softmax's
-/// scale, and whether it is causal and adds ALiBi's biases.
-struct AttentionForward {
+/// Attention's softmax, for its programs that compute it
+/// (AttentionValues.h): its scale, and whether it is causal and adds
+/// ALiBi's biases.
+struct AttentionSoftmax {
   double scale = 1;
   bool causal = false, alibi = false;
 };
@@ -55,10 +56,13 @@ struct KernelProgramOptions {
   /// Whether the loss's program is of its last chunk of the vocabulary
   /// (or of its only one), which ends with the log-sum-exp and the loss.
   bool finalChunk = true;
-  /// For attention: its forward pass, computed (attentionForward in
-  /// KernelPrograms.cpp). Without it attention runs the vector operations
-  /// its FLOPs count, which time it but carry no values.
-  std::optional<AttentionForward> attentionForward;
+  /// For attention: with its softmax, a program that computes it, its
+  /// forward pass or, with `attentionGradient`, its backward pass
+  /// (attentionForward, attentionBackward in KernelPrograms.cpp). Without
+  /// it attention runs the vector operations its FLOPs count, which time
+  /// it but carry no values.
+  std::optional<AttentionSoftmax> attentionSoftmax;
+  bool attentionGradient = false;
 };
 
 /// The buffers a norm's program declares, in order: its tokens' rows
@@ -160,8 +164,39 @@ enum AttentionBuffer : int {
   kAttentionConstants,
 };
 
-/// Where attention's forward program (AttentionBuffer) keeps its mask
-/// among its constants: `keys` zeros, then `keys` of kMaskedScore, so
+/// The buffers attention's backward program declares, in order: the
+/// pair's keys transposed (a row a head dimension), its keys (a row a key)
+/// and its values transposed; the core's queries and output gradients (a
+/// row a query); the scores, then the probabilities, and their gradients
+/// (f32, as the other buffers after these); per query the maximum score,
+/// the sum of exponentials, the sum of the probabilities times their
+/// gradients and the sum's reciprocal; the query gradients; the key
+/// gradients then the value gradients (a row a key); per query the offset
+/// of its mask window, the core's key positions, each pair's ALiBi slope,
+/// the exponential's work rows and the constants.
+enum AttentionGradBuffer : int {
+  kAttentionGradKeysTransposed,
+  kAttentionGradKeys,
+  kAttentionGradValuesTransposed,
+  kAttentionGradQueries,
+  kAttentionGradOutputGrads,
+  kAttentionGradProbabilities,
+  kAttentionGradProbabilityGrads,
+  kAttentionGradStatistics,
+  kAttentionGradQueryGrads,
+  kAttentionGradKeyValueGrads,
+  kAttentionGradMaskOffsets,
+  kAttentionGradKeyPositions,
+  kAttentionGradSlopes,
+  kAttentionGradFraction,
+  kAttentionGradPowerOfTwo,
+  kAttentionGradPolynomial,
+  kAttentionGradConstants,
+};
+
+/// Where attention's programs (AttentionBuffer, AttentionGradBuffer) keep
+/// their mask
+/// among their constants: `keys` zeros, then `keys` of kMaskedScore, so
 /// that the window of `keys` at a query's offset adds nothing to the keys
 /// it sees and kMaskedScore to the others.
 constexpr int64_t kAttentionMaskAt = 6;
@@ -232,9 +267,11 @@ std::vector<Wavelet> wavelets(const std::vector<float> &elements,
                               int64_t perWavelet);
 
 /// Calls `fn(core, i, value)` for the value of each wavelet `i` that left
-/// `mesh` in `run` at a recording drain, `core` the one the drain is at.
+/// `mesh` in `run` at a recording drain (at `port`, when given), `core`
+/// the one the drain is at.
 void forEachDrained(const MeshProgram &mesh, const MeshResult &run,
-                    llvm::function_ref<void(int, int64_t, float)> fn);
+                    llvm::function_ref<void(int, int64_t, float)> fn,
+                    std::optional<Port> port = std::nullopt);
 
 /// Calls `fn(t, c, row, column)` for each of core `core`'s elements in
 /// `built`, a row kernel's program (its token `t` and feature `c`), that

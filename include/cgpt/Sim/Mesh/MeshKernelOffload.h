@@ -13,8 +13,9 @@
 // to it, and so does every layer and RMS norm and its gradient
 // (NormValues.h), the loss and its gradient (LossValues.h), and
 // attention's forward pass (AttentionValues.h: the scores, softmax and
-// weighted values of its region at once, as the flash-style program keeps
-// them on the cores); the other kernels stay with the executor. It counts what
+// weighted values of its region at once, as the flash-style programs keep
+// them on the cores) and its backward pass (the probabilities
+// recomputed); the other kernels stay with the executor. It counts what
 // ran where, and why a kernel of those kinds stayed on the host.
 //
 //===----------------------------------------------------------------------===//
@@ -51,13 +52,15 @@ public:
                             int64_t sequences) override;
   bool tookFused(mlir::Operation *op) override { return done.erase(op); }
 
-  /// Weight kernel, token sum, norm, norm gradient, attention, loss and
-  /// loss gradient runs on the mesh, and the simulated cycles of them all.
+  /// Weight kernel, token sum, norm, norm gradient, attention (forward and
+  /// backward), loss and loss gradient runs on the mesh, and the simulated
+  /// cycles of them all.
   int64_t getWeightKernelRuns() const { return weightKernelRuns; }
   int64_t getTokenSumRuns() const { return tokenSumRuns; }
   int64_t getNormRuns() const { return normRuns; }
   int64_t getNormGradRuns() const { return normGradRuns; }
   int64_t getAttentionRuns() const { return attentionRuns; }
+  int64_t getAttentionGradRuns() const { return attentionGradRuns; }
   int64_t getLossRuns() const { return lossRuns; }
   int64_t getLossGradRuns() const { return lossGradRuns; }
   int64_t getMeshCycles() const { return meshCycles; }
@@ -96,9 +99,9 @@ private:
                                     const Placed &where,
                                     exec::KernelFrame &frame,
                                     int64_t sequences);
-  /// Attention's forward pass on the mesh when `op` is the product of
-  /// its queries and keys that begins it; the softmax and the product by
-  /// the values that follow it are then done. False for any other op.
+  /// Attention's forward or backward pass on the mesh when `op` is the
+  /// product of its queries and keys that begins it; the kernels fused
+  /// after it are then done. False for any other op.
   mlir::FailureOr<bool>
   runAttention(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
                exec::KernelFrame &frame, int64_t sequences);
@@ -111,10 +114,10 @@ private:
   void onHost(wafer::RegionOp region, const std::string &reason);
 
   int64_t weightKernelRuns = 0, tokenSumRuns = 0, normRuns = 0,
-          normGradRuns = 0, attentionRuns = 0, lossRuns = 0, lossGradRuns = 0,
-          meshCycles = 0;
-  /// The kernels fused into attention's forward pass, which its run on the
-  /// mesh did.
+          normGradRuns = 0, attentionRuns = 0, attentionGradRuns = 0,
+          lossRuns = 0, lossGradRuns = 0, meshCycles = 0;
+  /// The kernels fused into an attention pass, which its run on the mesh
+  /// did.
   llvm::DenseSet<mlir::Operation *> done;
   std::map<std::string, int64_t> hostRuns;
 };
