@@ -702,135 +702,151 @@ const AttentionCase kAttentionCases[] = {
     {"16-bit operands", 1, 1, 9, 8, 2, {3, 3, Edge::none, 0}, {0, 0, 3, 3}},
 };
 
-TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
+/// The attention region's shape of case `c`, charged `perScore` FLOPs a
+/// score and head dimension (the programs that compute it read no FLOPs).
+KernelShape attentionKernel(const AttentionCase &c, int64_t perScore) {
+  KernelShape k;
+  k.kind = KernelKind::attention;
+  k.rows = c.heads * c.seq;
+  k.columns = c.seq;
+  k.contracted = c.headSize;
+  k.flops = c.heads * c.seq * c.seq * perScore * c.headSize;
+  k.elementBytes = c.bytes;
+  return k;
+}
+
+/// Each case, causal or not, with ALiBi's biases or not.
+template <typename Fn> void forEachAttention(Fn check) {
   for (const AttentionCase &c : kAttentionCases)
     for (bool causal : {true, false})
       for (bool alibi : {false, true}) {
         SCOPED_TRACE(::testing::Message()
                      << c.what << (causal ? ", causal" : "")
                      << (alibi ? ", ALiBi" : ""));
-        int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
-        KernelShape k;
-        k.kind = KernelKind::attention;
-        k.rows = c.heads * s;
-        k.columns = s;
-        k.contracted = d;
-        k.flops = c.heads * s * s * (4 * d + 44);
-        k.elementBytes = c.bytes;
-        // Scores of a few units, so that the softmax is far from even.
-        std::vector<float> query = random(pairs * s * d, 21),
-                           key = random(pairs * s * d, 22),
-                           value = random(pairs * s * d, 23);
-        for (float &q : query)
-          q *= 3.0f;
-        double scale = 1.0 / std::sqrt(static_cast<double>(d));
-        std::string error;
-        std::optional<AttentionRun> ran =
-            runAttention(k, c.layout, c.sequences, mini(), c.rect,
-                         {query, key, value, {scale, causal, alibi}}, error);
-        ASSERT_TRUE(ran) << error;
-        EXPECT_GT(ran->cycles, 0);
-        std::vector<double> slopes = exec::alibiSlopes(c.heads);
-        for (int64_t p = 0; p < pairs; ++p)
-          for (int64_t i = 0; i < s; ++i) {
-            std::vector<double> weights(s, 0.0);
-            double most = -INFINITY, sum = 0;
-            for (int64_t j = 0; j <= (causal ? i : s - 1); ++j) {
-              double score = 0;
-              for (int64_t e = 0; e < d; ++e)
-                score += static_cast<double>(query[(p * s + i) * d + e]) *
-                         key[(p * s + j) * d + e];
-              weights[j] =
-                  scale * score + (alibi ? slopes[p % c.heads] * (j - i) : 0.0);
-              most = std::max(most, weights[j]);
-            }
-            for (int64_t j = 0; j <= (causal ? i : s - 1); ++j)
-              sum += weights[j] = std::exp(weights[j] - most);
-            for (int64_t e = 0; e < d; ++e) {
-              double want = 0;
-              for (int64_t j = 0; j <= (causal ? i : s - 1); ++j)
-                want += weights[j] / sum * value[(p * s + j) * d + e];
-              EXPECT_NEAR(ran->output[(p * s + i) * d + e], want,
-                          1e-4 * (1.0 + std::abs(want)))
-                  << "pair " << p << ", query " << i << ", dimension " << e;
-            }
-          }
+        check(c, causal, alibi);
       }
 }
 
-TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
-  for (const AttentionCase &c : kAttentionCases)
-    for (bool causal : {true, false})
-      for (bool alibi : {false, true}) {
-        SCOPED_TRACE(::testing::Message()
-                     << c.what << (causal ? ", causal" : "")
-                     << (alibi ? ", ALiBi" : ""));
-        int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
-        KernelShape k;
-        k.kind = KernelKind::attention;
-        k.rows = c.heads * s;
-        k.columns = s;
-        k.contracted = d;
-        k.flops = c.heads * s * s * (10 * d + 54);
-        k.elementBytes = c.bytes;
-        std::vector<float> query = random(pairs * s * d, 31),
-                           key = random(pairs * s * d, 32),
-                           value = random(pairs * s * d, 33),
-                           outputGrad = random(pairs * s * d, 34);
-        for (float &q : query)
-          q *= 3.0f;
-        double scale = 1.0 / std::sqrt(static_cast<double>(d));
-        std::string error;
-        std::optional<AttentionGradRun> ran = runAttentionGrad(
-            k, c.layout, c.sequences, mini(), c.rect,
-            {query, key, value, outputGrad, {scale, causal, alibi}}, error);
-        ASSERT_TRUE(ran) << error;
-        EXPECT_GT(ran->cycles, 0);
-        std::vector<double> slopes = exec::alibiSlopes(c.heads);
-        std::vector<double> dq(pairs * s * d), dk(pairs * s * d),
-            dv(pairs * s * d);
-        auto at = [&](const std::vector<float> &m, int64_t p, int64_t i,
-                      int64_t e) {
-          return static_cast<double>(m[(p * s + i) * d + e]);
-        };
-        for (int64_t p = 0; p < pairs; ++p)
-          for (int64_t i = 0; i < s; ++i) {
-            int64_t seen = causal ? i + 1 : s;
-            std::vector<double> prob(seen), gradProb(seen);
-            double most = -INFINITY, sum = 0, dot = 0;
-            for (int64_t j = 0; j < seen; ++j) {
-              double score = 0;
-              for (int64_t e = 0; e < d; ++e)
-                score += at(query, p, i, e) * at(key, p, j, e);
-              prob[j] =
-                  scale * score + (alibi ? slopes[p % c.heads] * (j - i) : 0.0);
-              most = std::max(most, prob[j]);
-            }
-            for (int64_t j = 0; j < seen; ++j)
-              sum += prob[j] = std::exp(prob[j] - most);
-            for (int64_t j = 0; j < seen; ++j) {
-              prob[j] /= sum;
-              for (int64_t e = 0; e < d; ++e)
-                gradProb[j] += at(outputGrad, p, i, e) * at(value, p, j, e);
-              dot += prob[j] * gradProb[j];
-            }
-            for (int64_t j = 0; j < seen; ++j) {
-              double gradScore = scale * prob[j] * (gradProb[j] - dot);
-              for (int64_t e = 0; e < d; ++e) {
-                dv[(p * s + j) * d + e] += prob[j] * at(outputGrad, p, i, e);
-                dq[(p * s + i) * d + e] += gradScore * at(key, p, j, e);
-                dk[(p * s + j) * d + e] += gradScore * at(query, p, i, e);
-              }
-            }
-          }
-        for (auto [got, want, what] : {std::tuple{&ran->query, &dq, "query"},
-                                       std::tuple{&ran->key, &dk, "key"},
-                                       std::tuple{&ran->value, &dv, "value"}})
-          for (size_t e = 0; e < want->size(); ++e)
-            ASSERT_NEAR((*got)[e], (*want)[e],
-                        1e-4 * (1.0 + std::abs((*want)[e])))
-                << what << " gradient, element " << e;
+/// Case `c`'s random operands, [pairs, S, D] each: the queries three times
+/// the others' range, so that the softmax is far from even.
+struct AttentionInputs {
+  std::vector<float> query, key, value, outputGrad;
+  AttentionSoftmax softmax;
+};
+AttentionInputs attentionInputs(const AttentionCase &c, bool causal, bool alibi,
+                                unsigned seed) {
+  int64_t n = c.sequences * c.heads * c.seq * c.headSize;
+  AttentionInputs in{
+      random(n, seed),
+      random(n, seed + 1),
+      random(n, seed + 2),
+      random(n, seed + 3),
+      {1.0 / std::sqrt(static_cast<double>(c.headSize)), causal, alibi}};
+  for (float &q : in.query)
+    q *= 3.0f;
+  return in;
+}
+
+/// The probabilities of query `i` of pair `p` over the keys it sees, in
+/// float64, for case `c`'s operands [pairs, S, D].
+std::vector<double> probabilities(const AttentionCase &c,
+                                  const std::vector<float> &query,
+                                  const std::vector<float> &key, int64_t p,
+                                  int64_t i, bool causal, bool alibi) {
+  int64_t s = c.seq, d = c.headSize;
+  double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  double slope = exec::alibiSlopes(c.heads)[p % c.heads];
+  std::vector<double> weights(causal ? i + 1 : s);
+  double most = -INFINITY, sum = 0;
+  for (int64_t j = 0; j < static_cast<int64_t>(weights.size()); ++j) {
+    double score = 0;
+    for (int64_t e = 0; e < d; ++e)
+      score += static_cast<double>(query[(p * s + i) * d + e]) *
+               key[(p * s + j) * d + e];
+    weights[j] = scale * score + (alibi ? slope * (j - i) : 0.0);
+    most = std::max(most, weights[j]);
+  }
+  for (double &w : weights)
+    sum += w = std::exp(w - most);
+  for (double &w : weights)
+    w /= sum;
+  return weights;
+}
+
+TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
+  forEachAttention([&](const AttentionCase &c, bool causal, bool alibi) {
+    int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
+    AttentionInputs in = attentionInputs(c, causal, alibi, 21);
+    const std::vector<float> &query = in.query, &key = in.key,
+                             &value = in.value;
+    std::string error;
+    std::optional<AttentionRun> ran =
+        runAttention(attentionKernel(c, 4), c.layout, c.sequences, mini(),
+                     c.rect, {query, key, value, in.softmax}, error);
+    ASSERT_TRUE(ran) << error;
+    EXPECT_GT(ran->cycles, 0);
+    for (int64_t p = 0; p < pairs; ++p)
+      for (int64_t i = 0; i < s; ++i) {
+        std::vector<double> weights =
+            probabilities(c, query, key, p, i, causal, alibi);
+        for (int64_t e = 0; e < d; ++e) {
+          double want = 0;
+          for (size_t j = 0; j < weights.size(); ++j)
+            want += weights[j] * value[(p * s + j) * d + e];
+          EXPECT_NEAR(ran->output[(p * s + i) * d + e], want,
+                      1e-4 * (1.0 + std::abs(want)))
+              << "pair " << p << ", query " << i << ", dimension " << e;
+        }
       }
+  });
+}
+
+TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
+  forEachAttention([&](const AttentionCase &c, bool causal, bool alibi) {
+    int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
+    AttentionInputs in = attentionInputs(c, causal, alibi, 31);
+    const std::vector<float> &query = in.query, &key = in.key,
+                             &value = in.value, &outputGrad = in.outputGrad;
+    double scale = in.softmax.scale;
+    std::string error;
+    std::optional<AttentionGradRun> ran = runAttentionGrad(
+        attentionKernel(c, 10), c.layout, c.sequences, mini(), c.rect,
+        {query, key, value, outputGrad, in.softmax}, error);
+    ASSERT_TRUE(ran) << error;
+    EXPECT_GT(ran->cycles, 0);
+    std::vector<double> dq(pairs * s * d), dk(pairs * s * d), dv(pairs * s * d);
+    auto at = [&](const std::vector<float> &m, int64_t p, int64_t i,
+                  int64_t e) {
+      return static_cast<double>(m[(p * s + i) * d + e]);
+    };
+    for (int64_t p = 0; p < pairs; ++p)
+      for (int64_t i = 0; i < s; ++i) {
+        std::vector<double> prob =
+            probabilities(c, query, key, p, i, causal, alibi);
+        int64_t seen = static_cast<int64_t>(prob.size());
+        std::vector<double> gradProb(seen);
+        double dot = 0;
+        for (int64_t j = 0; j < seen; ++j) {
+          for (int64_t e = 0; e < d; ++e)
+            gradProb[j] += at(outputGrad, p, i, e) * at(value, p, j, e);
+          dot += prob[j] * gradProb[j];
+        }
+        for (int64_t j = 0; j < seen; ++j) {
+          double gradScore = scale * prob[j] * (gradProb[j] - dot);
+          for (int64_t e = 0; e < d; ++e) {
+            dv[(p * s + j) * d + e] += prob[j] * at(outputGrad, p, i, e);
+            dq[(p * s + i) * d + e] += gradScore * at(key, p, j, e);
+            dk[(p * s + j) * d + e] += gradScore * at(query, p, i, e);
+          }
+        }
+      }
+    for (auto [got, want, what] : {std::tuple{&ran->query, &dq, "query"},
+                                   std::tuple{&ran->key, &dk, "key"},
+                                   std::tuple{&ran->value, &dv, "value"}})
+      for (size_t e = 0; e < want->size(); ++e)
+        ASSERT_NEAR((*got)[e], (*want)[e], 1e-4 * (1.0 + std::abs((*want)[e])))
+            << what << " gradient, element " << e;
+  });
 }
 
 TEST_F(KernelValues, AttentionRefusesWhatItCannotCarry) {

@@ -97,6 +97,24 @@ public:
                                : element(operand, pair, group * keys + a, b));
   }
 
+  /// Reads, from what left the east end of each segment of `built`'s run
+  /// for pairs from `first` on, its query group's rows into `result`: a
+  /// row of the head's size a query, query by query, pair by pair.
+  void readQueryRows(const KernelProgram &built, const MeshResult &ran,
+                     int64_t first, std::vector<float> &result) const {
+    int64_t queries = built.tokens;
+    forEachDrained(
+        built.mesh, ran,
+        [&](int core, int64_t w, float value) {
+          int64_t group = built.tokenGroup[core];
+          int64_t position = group * queries + w / headSize % queries;
+          if (group >= 0 && position < seq)
+            result[place(first + w / (queries * headSize), position,
+                         w % headSize)] = value;
+        },
+        east);
+  }
+
   /// Runs every block with `softmax` (its backward pass with `gradient`):
   /// `inject(built, in, first, count)` returns the elements of injector
   /// `in` for pairs [first, first + count): the queries' stream along the
@@ -209,19 +227,9 @@ runAttention(const KernelShape &k, const Layout &layout, int64_t microBatch,
     }
     return elements;
   };
-  // What leaves a segment's east end: its query group's outputs, a row of
-  // the head's size a query, query by query, pair by pair.
   auto read = [&](const KernelProgram &built, const MeshResult &ran,
                   int64_t first) {
-    int64_t queries = built.tokens, d = blocks.headSize;
-    forEachDrained(built.mesh, ran, [&](int core, int64_t w, float value) {
-      int64_t group = built.tokenGroup[core];
-      int64_t position = group * queries + w / d % queries;
-      if (group >= 0 && position < blocks.seq)
-        outcome
-            .output[blocks.place(first + w / (queries * d), position, w % d)] =
-            value;
-    });
+    blocks.readQueryRows(built, ran, first, outcome.output);
   };
   std::optional<int64_t> cycles =
       blocks.run(operands.softmax, false, target, rect, inject, read, error);
@@ -282,17 +290,8 @@ runAttentionGrad(const KernelShape &k, const Layout &layout, int64_t microBatch,
   // size a key, pair by pair.
   auto read = [&](const KernelProgram &built, const MeshResult &ran,
                   int64_t first) {
-    int64_t queries = built.tokens, keys = built.features, d = blocks.headSize;
-    forEachDrained(
-        built.mesh, ran,
-        [&](int core, int64_t w, float value) {
-          int64_t group = built.tokenGroup[core];
-          int64_t position = group * queries + w / d % queries;
-          if (group >= 0 && position < blocks.seq)
-            outcome.query[blocks.place(first + w / (queries * d), position,
-                                       w % d)] = value;
-        },
-        east);
+    blocks.readQueryRows(built, ran, first, outcome.query);
+    int64_t keys = built.features, d = blocks.headSize;
     forEachDrained(
         built.mesh, ran,
         [&](int core, int64_t w, float value) {

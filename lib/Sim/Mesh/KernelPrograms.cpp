@@ -1128,6 +1128,37 @@ struct AttentionTask {
   ExponentialConstants exp;
 };
 
+/// A block's share of an attention pass: its queries and keys, recorded
+/// in `out`, and a row of the head's size in whole wavelets.
+struct AttentionSizes {
+  ElementType type;
+  int64_t perWavelet, headSize, queries, keys, rowElements;
+};
+AttentionSizes attentionSizes(KernelProgram &out, const KernelShape &k,
+                              const Layout &layout) {
+  AttentionSizes sizes;
+  sizes.type = elementTypeOf(k.elementBytes);
+  sizes.perWavelet = perWavelet(sizes.type);
+  sizes.headSize = k.contracted;
+  sizes.queries = out.tokens = ceilDiv(k.columns, layout.tokenGroups);
+  sizes.keys = out.features = ceilDiv(k.columns, layout.featureGroups);
+  sizes.rowElements =
+      ceilDiv(sizes.headSize, sizes.perWavelet) * sizes.perWavelet;
+  return sizes;
+}
+
+/// The routes of core `s` of a segment, at (x, y), in attention's
+/// programs: the statistics' chains, and from the last core the query
+/// rows' results, out east.
+void routeAttention(Builder &b, int x, int y, int s) {
+  if (b.out.segment > 1)
+    routeStatistics(b, x, y, s);
+  if (s + 1 == b.out.segment) {
+    b.route(x, y, kAttentionOutputColor, bit(ramp), bit(east));
+    b.mesh.drains.push_back({x, y, east, kAttentionOutputColor, true});
+  }
+}
+
 /// Attention's forward pass with values, on one block of query groups by
 /// key groups, for `pairs` (sequence, head) pairs one after another. Each
 /// pair's keys (transposed) and values stream down the block's columns
@@ -1145,29 +1176,21 @@ struct AttentionTask {
 void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
                       int64_t pairs, const AttentionSoftmax &softmax) {
   constexpr ElementType f32 = ElementType::f32;
-  ElementType type = elementTypeOf(k.elementBytes);
-  int64_t epw = perWavelet(type);
   KernelProgram &out = b.out;
-  int64_t seq = k.columns, headSize = k.contracted;
   // Named, not bound: lambdas capture them (C++17).
-  int64_t queries = ceilDiv(seq, layout.tokenGroups);
-  int64_t keys = ceilDiv(seq, layout.featureGroups);
-  out.tokens = queries;
-  out.features = keys;
-  int64_t queryElements = ceilDiv(headSize, epw) * epw;
+  AttentionSizes sizes = attentionSizes(out, k, layout);
+  ElementType type = sizes.type;
+  int64_t epw = sizes.perWavelet, headSize = sizes.headSize;
+  int64_t queries = sizes.queries, keys = sizes.keys;
+  int64_t queryElements = sizes.rowElements;
   int64_t keyValueElements = ceilDiv(2 * keys * headSize, epw) * epw;
   int64_t valuesAt = keys * headSize, sumsAt = queries * headSize;
   b.alongSegments(kStreamColor, pairs * queries * (queryElements / epw));
   b.downColumns(kKeysValuesColor, pairs * (keyValueElements / epw));
   bool reduce = out.segment > 1;
   b.forEachCore([&](int x, int y, int s) {
-    if (reduce)
-      routeStatistics(b, x, y, s);
+    routeAttention(b, x, y, s);
     bool last = s + 1 == out.segment;
-    if (last) {
-      b.route(x, y, kAttentionOutputColor, bit(ramp), bit(east));
-      b.mesh.drains.push_back({x, y, east, kAttentionOutputColor, true});
-    }
     b.assign(x, y, statisticsPart(s, out.segment), [&] {
       CoreProgram p;
       int64_t widest = std::max(keys, queries);
@@ -1273,29 +1296,21 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
 void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
                        int64_t pairs, const AttentionSoftmax &softmax) {
   constexpr ElementType f32 = ElementType::f32;
-  ElementType type = elementTypeOf(k.elementBytes);
-  int64_t epw = perWavelet(type);
   KernelProgram &out = b.out;
-  int64_t seq = k.columns, headSize = k.contracted;
   // Named, not bound: lambdas capture them (C++17).
-  int64_t queries = ceilDiv(seq, layout.tokenGroups);
-  int64_t keys = ceilDiv(seq, layout.featureGroups);
-  out.tokens = queries;
-  out.features = keys;
-  int64_t rowElements = ceilDiv(headSize, epw) * epw;
+  AttentionSizes sizes = attentionSizes(out, k, layout);
+  ElementType type = sizes.type;
+  int64_t epw = sizes.perWavelet, headSize = sizes.headSize;
+  int64_t queries = sizes.queries, keys = sizes.keys;
+  int64_t rowElements = sizes.rowElements;
   int64_t keyElements = ceilDiv(keys * headSize, epw) * epw;
   int64_t gradients = 2 * keys * headSize;
   b.alongSegments(kStreamColor, pairs * 2 * queries * (rowElements / epw));
   b.downColumns(kKeysValuesColor, pairs * 3 * (keyElements / epw));
   bool reduce = out.segment > 1;
   b.forEachCore([&](int x, int y, int s) {
-    if (reduce)
-      routeStatistics(b, x, y, s);
+    routeAttention(b, x, y, s);
     bool last = s + 1 == out.segment;
-    if (last) {
-      b.route(x, y, kAttentionOutputColor, bit(ramp), bit(east));
-      b.mesh.drains.push_back({x, y, east, kAttentionOutputColor, true});
-    }
     std::pair<int, int> colors =
         b.chainStep(x, y, y, out.rows, south, kKeyValueGradColor);
     int part = statisticsPart(s, out.segment) * 8 + chainPart(y, out.rows);
