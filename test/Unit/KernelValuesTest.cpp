@@ -20,7 +20,8 @@
 // gives the softmax of the scores times the values, causal or not, with
 // ALiBi's biases or not, on one core, on blocks of query groups by key
 // groups that do not divide the sequence (a key group all padding among
-// them), and on blocks side by side, and its backward pass the gradients
+// them), on blocks side by side, and on queries too many for a core's
+// buffers, taken a chunk at a time; and its backward pass the gradients
 // of the queries, keys and values. The engine
 // sums in another order than the reference, hence the tolerance.
 //
@@ -700,6 +701,16 @@ const AttentionCase kAttentionCases[] = {
      {0, 0, 4, 2}},
     {"blocks side by side", 1, 3, 7, 4, 4, {2, 3, Edge::none, 0}, {0, 0, 6, 4}},
     {"16-bit operands", 1, 1, 9, 8, 2, {3, 3, Edge::none, 0}, {0, 0, 3, 3}},
+    // Scores of every query would not fit a core: a chunk at a time.
+    {"queries in chunks", 1, 1, 256, 4, 4, {1, 1, Edge::none, 0}, {0, 0, 1, 1}},
+    {"queries in chunks along a segment",
+     1,
+     2,
+     256,
+     4,
+     4,
+     {2, 2, Edge::none, 0},
+     {0, 0, 2, 2}},
 };
 
 /// The attention region's shape of case `c`, charged `perScore` FLOPs a
@@ -725,6 +736,16 @@ template <typename Fn> void forEachAttention(Fn check) {
                      << (alibi ? ", ALiBi" : ""));
         check(c, causal, alibi);
       }
+}
+
+/// A core takes its block's queries in chunks for the cases named so,
+/// and all at once for the others.
+void expectChunks(const AttentionCase &c, int64_t queriesAtOnce) {
+  int64_t queries = (c.seq + c.layout.tokenGroups - 1) / c.layout.tokenGroups;
+  if (llvm::StringRef(c.what).starts_with("queries in chunks"))
+    EXPECT_LT(queriesAtOnce, queries);
+  else
+    EXPECT_EQ(queriesAtOnce, queries);
 }
 
 /// Case `c`'s random operands, [pairs, S, D] each: the queries three times
@@ -785,6 +806,7 @@ TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
                      c.rect, {query, key, value, in.softmax}, error);
     ASSERT_TRUE(ran) << error;
     EXPECT_GT(ran->cycles, 0);
+    expectChunks(c, ran->queriesAtOnce);
     for (int64_t p = 0; p < pairs; ++p)
       for (int64_t i = 0; i < s; ++i) {
         std::vector<double> weights =
@@ -814,6 +836,7 @@ TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
         {query, key, value, outputGrad, in.softmax}, error);
     ASSERT_TRUE(ran) << error;
     EXPECT_GT(ran->cycles, 0);
+    expectChunks(c, ran->queriesAtOnce);
     std::vector<double> dq(pairs * s * d), dk(pairs * s * d), dv(pairs * s * d);
     auto at = [&](const std::vector<float> &m, int64_t p, int64_t i,
                   int64_t e) {

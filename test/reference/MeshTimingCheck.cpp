@@ -30,6 +30,10 @@
 // `--engine-only` prints the engine's cycles alone (no analytic term can
 // move them: scripts/mutation-check.py). `--bench` runs only a large case
 // and prints simulated core-cycles per second (bench/run-all.py).
+// `--computed-attention` runs, for each attention kernel of the placed IR,
+// the program that computes its pass with values (attentionForward or
+// attentionBackward, causal, without ALiBi) beside the stand-in the timing
+// runs, and prints both (docs/runtime.md, "Attention on the mesh").
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +90,10 @@ llvm::cl::opt<std::string>
                               "regular expression matches"),
                llvm::cl::value_desc("regex"));
 llvm::cl::opt<bool> bench("bench", llvm::cl::desc("Time one large case only"));
+llvm::cl::opt<bool> computedAttention(
+    "computed-attention",
+    llvm::cl::desc("For the placed attention kernels, the cycles of the "
+                   "programs that compute them beside the stand-ins'"));
 llvm::cl::opt<bool> benchWholeMesh(
     "bench-whole-mesh",
     llvm::cl::desc("Time one kernel on the target's whole mesh, with the "
@@ -111,6 +119,8 @@ struct Case {
   const target::WaferTargetModel *target;
   /// From placed IR: a program that does not load is listed, not failed.
   bool placed = false;
+  /// Attention's backward pass (its region fuses the softmax's gradient).
+  bool attentionBackward = false;
 };
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -416,19 +426,76 @@ bool placedCases(const std::string &path, mlir::MLIRContext &context,
         Case c = windowOf(
             model + " " + stage.name + " @" + region.op.getSymName().str(),
             region.shape, at.layout, at.rect, device.getMicroBatch(), t);
+        c.attentionBackward = llvm::any_of(
+            region.op.getFused().getAsValueRange<mlir::StringAttr>(),
+            [](llvm::StringRef kernel) {
+              return kernel == "dataflow.softmax_grad";
+            });
         const KernelShape &k = c.kernel;
         const Layout &l = c.layout;
         std::string key = llvm::formatv(
-            "{0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12}",
+            "{0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {11} {12} {13}",
             static_cast<int>(k.kind), k.rows, k.columns, k.contracted, k.flops,
             k.elementBytes, k.weightBytes, k.accumulator, l.tokenGroups,
             l.featureGroups, static_cast<int>(l.weights), l.sumBlock,
-            c.microBatch);
+            c.microBatch, c.attentionBackward);
         if (seen.insert(key).second)
           cases.push_back(std::move(c));
       }
   }
   return true;
+}
+
+/// Each attention kernel of `table`: the cycles of its stand-in program and
+/// of the program that computes its pass, on the same block and pairs (a
+/// computed program whose buffers do not fit a core is listed as such).
+/// Returns 2 when one cannot run otherwise.
+int computedAttentionTable(const std::vector<Case> &table,
+                           llvm::raw_ostream &out) {
+  out << llvm::formatv("{0,-40} {1,9} {2,9} {3,13} {4,13} {5,8}\n", "case",
+                       "mesh", "pass", "stand-in", "computed", "more");
+  for (const Case &c : table) {
+    if (c.kernel.kind != KernelKind::attention)
+      continue;
+    wafer::Rect rect{0, 0, c.width, c.height};
+    sim::mesh::KernelProgramOptions computed;
+    computed.attentionSoftmax = sim::mesh::AttentionSoftmax{1.0, true, false};
+    computed.attentionGradient = c.attentionBackward;
+    int64_t cycles[2];
+    for (int which = 0; which < 2; ++which) {
+      std::string error;
+      std::optional<sim::mesh::MeshResult> result = sim::mesh::simulate(
+          sim::mesh::buildKernelProgram(
+              c.kernel, c.layout, c.microBatch, *c.target, rect,
+              which ? computed : sim::mesh::KernelProgramOptions{})
+              .mesh,
+          sim::mesh::meshConfig(*c.target), error);
+      if (!result && which && error.find("cannot load") != std::string::npos) {
+        cycles[which] = -1;
+        out << llvm::formatv(
+            "{0,-40} {1,9} {2,9} computed does not load: "
+            "{3}\n",
+            c.what, std::to_string(c.width) + " x " + std::to_string(c.height),
+            c.attentionBackward ? "backward" : "forward", error);
+        break;
+      }
+      if (!result) {
+        llvm::errs() << "cgpt-mesh-timing-check: " << c.what << ": " << error
+                     << "\n";
+        return 2;
+      }
+      cycles[which] = result->cycles;
+    }
+    if (cycles[1] < 0)
+      continue;
+    out << llvm::formatv(
+        "{0,-40} {1,9} {2,9} {3,13} {4,13} {5,7:f1}%\n", c.what,
+        std::to_string(c.width) + " x " + std::to_string(c.height),
+        c.attentionBackward ? "backward" : "forward", cycles[0], cycles[1],
+        100.0 * static_cast<double>(cycles[1] - cycles[0]) /
+            static_cast<double>(cycles[0]));
+  }
+  return 0;
 }
 
 } // namespace
@@ -500,6 +567,8 @@ int main(int argc, char **argv) {
       return 2;
     }
 
+  if (computedAttention)
+    return computedAttentionTable(table, out);
   if (engineOnly)
     out << llvm::formatv("{0,-40} {1,9} {2,13}\n", "case", "mesh", "simulated");
   else if (!bench && !benchWholeMesh)

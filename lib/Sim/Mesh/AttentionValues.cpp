@@ -73,15 +73,29 @@ public:
     return (pair * seq + position) * headSize + d;
   }
 
-  /// Appends query group `group`'s rows of `operand` for `pair` (each
-  /// padded to whole wavelets) to `elements`.
+  /// The chunks of queries `built`'s cores take (the last padded), and
+  /// the rows a pair's chunks stream.
+  static int64_t chunksOf(const KernelProgram &built) {
+    return llvm::divideCeilSigned(built.tokens, built.tokensAtOnce);
+  }
+  static int64_t rowsPerPair(const KernelProgram &built) {
+    return chunksOf(built) * built.tokensAtOnce;
+  }
+
+  /// Appends the rows of chunk `chunk` of the queries of `built`'s core
+  /// `core` (its query group's), of `operand` for `pair`, each padded to
+  /// whole wavelets, to `elements`; the padding rows of the last chunk
+  /// are zeros.
   void appendRows(std::vector<float> &elements, llvm::ArrayRef<float> operand,
-                  int64_t pair, int64_t group, int64_t queries) const {
+                  int64_t pair, const KernelProgram &built, int core,
+                  int64_t chunk) const {
     int64_t rowElements =
         llvm::divideCeilSigned(headSize, perWavelet) * perWavelet;
-    for (int64_t i = 0; i < queries; ++i)
+    int64_t group = built.tokenGroup[core], queries = built.tokens;
+    for (int64_t i = chunk * built.tokensAtOnce;
+         i < (chunk + 1) * built.tokensAtOnce; ++i)
       for (int64_t d = 0; d < rowElements; ++d)
-        elements.push_back(d < headSize
+        elements.push_back(group >= 0 && i < queries && d < headSize
                                ? element(operand, pair, group * queries + i, d)
                                : 0.0f);
   }
@@ -99,17 +113,18 @@ public:
 
   /// Reads, from what left the east end of each segment of `built`'s run
   /// for pairs from `first` on, its query group's rows into `result`: a
-  /// row of the head's size a query, query by query, pair by pair.
+  /// row of the head's size a query, chunk by chunk (the padding rows
+  /// left out), pair by pair.
   void readQueryRows(const KernelProgram &built, const MeshResult &ran,
                      int64_t first, std::vector<float> &result) const {
-    int64_t queries = built.tokens;
+    int64_t queries = built.tokens, rows = rowsPerPair(built);
     forEachDrained(
         built.mesh, ran,
         [&](int core, int64_t w, float value) {
-          int64_t group = built.tokenGroup[core];
-          int64_t position = group * queries + w / headSize % queries;
-          if (group >= 0 && position < seq)
-            result[place(first + w / (queries * headSize), position,
+          int64_t group = built.tokenGroup[core], row = w / headSize % rows;
+          int64_t position = group * queries + row;
+          if (group >= 0 && row < queries && position < seq)
+            result[place(first + w / (rows * headSize), position,
                          w % headSize)] = value;
         },
         east);
@@ -153,7 +168,7 @@ public:
       auto load = [&](int core, std::vector<std::vector<float>> &memory) {
         int64_t group = std::max(0, built.tokenGroup[core]);
         int64_t firstKey = built.placeInSegment(core) * keys;
-        for (int64_t i = 0; i < queries; ++i)
+        for (int64_t i = 0; i < rowsPerPair(built); ++i)
           memory[offsetsBuffer][i] = maskOffset(group * queries + i, firstKey,
                                                 keys, seq, softmax.causal);
         for (int64_t j = 0; j < keys; ++j)
@@ -168,6 +183,7 @@ public:
         return std::nullopt;
       cycles = std::max(cycles, ran->cycles);
       ++runs;
+      queriesAtOnce = built.tokensAtOnce;
       read(built, *ran, first);
     }
     return cycles;
@@ -175,7 +191,7 @@ public:
 
   wafer::AttentionPass pass;
   int64_t seq, headSize, heads, pairs, perWavelet;
-  int64_t runs = 0;
+  int64_t runs = 0, queriesAtOnce = 0;
 };
 
 } // namespace
@@ -204,16 +220,17 @@ runAttention(const KernelShape &k, const Layout &layout, int64_t microBatch,
   AttentionRun outcome;
   outcome.output.assign(
       static_cast<size_t>(blocks.pairs * blocks.seq * blocks.headSize), 0.0f);
-  // Along a row its query group's queries; down a column its key group's
-  // keys (transposed) and values; pair by pair.
+  // Along a row its query group's queries, chunk by chunk; down a column
+  // its key group's keys (transposed) and values; pair by pair.
   auto inject = [&](const KernelProgram &built, const Injector &in,
                     int64_t first, int64_t count) {
     int core = built.mesh.index(in.x, in.y);
     std::vector<float> elements;
     for (int64_t p = first; p < first + count; ++p) {
       if (in.color == kStreamColor) {
-        blocks.appendRows(elements, operands.query, p, built.tokenGroup[core],
-                          built.tokens);
+        for (int64_t chunk = 0; chunk < AttentionBlocks::chunksOf(built);
+             ++chunk)
+          blocks.appendRows(elements, operands.query, p, built, core, chunk);
         continue;
       }
       int64_t group = built.placeInSegment(core);
@@ -237,6 +254,7 @@ runAttention(const KernelShape &k, const Layout &layout, int64_t microBatch,
     return std::nullopt;
   outcome.cycles = *cycles;
   outcome.runs = blocks.runs;
+  outcome.queriesAtOnce = blocks.queriesAtOnce;
   return outcome;
 }
 
@@ -258,7 +276,8 @@ runAttentionGrad(const KernelShape &k, const Layout &layout, int64_t microBatch,
        {&outcome.query, &outcome.key, &outcome.value})
     gradient->assign(
         static_cast<size_t>(blocks.pairs * blocks.seq * blocks.headSize), 0.0f);
-  // Along a row its query group's queries, then their output gradients;
+  // Along a row its query group's queries, then their output gradients,
+  // chunk by chunk;
   // down a column its key group's keys transposed, keys and values
   // transposed; pair by pair.
   auto inject = [&](const KernelProgram &built, const Injector &in,
@@ -267,9 +286,11 @@ runAttentionGrad(const KernelShape &k, const Layout &layout, int64_t microBatch,
     std::vector<float> elements;
     for (int64_t p = first; p < first + count; ++p) {
       if (in.color == kStreamColor) {
-        for (llvm::ArrayRef<float> rows : {operands.query, operands.outputGrad})
-          blocks.appendRows(elements, rows, p, built.tokenGroup[core],
-                            built.tokens);
+        for (int64_t chunk = 0; chunk < AttentionBlocks::chunksOf(built);
+             ++chunk)
+          for (llvm::ArrayRef<float> rows :
+               {operands.query, operands.outputGrad})
+            blocks.appendRows(elements, rows, p, built, core, chunk);
         continue;
       }
       int64_t group = built.placeInSegment(core);
@@ -312,6 +333,7 @@ runAttentionGrad(const KernelShape &k, const Layout &layout, int64_t microBatch,
     return std::nullopt;
   outcome.cycles = *cycles;
   outcome.runs = blocks.runs;
+  outcome.queriesAtOnce = blocks.queriesAtOnce;
   return outcome;
 }
 

@@ -1033,6 +1033,22 @@ struct AttentionTask {
   AttentionTask(CoreProgram &p, int64_t queries, int64_t keys)
       : task(p, queries, keys), queries(queries), keys(keys) {}
 
+  /// Declares the buffers both programs end with, in their order: each of
+  /// `offsetRows` queries' mask offset, the key positions, each of
+  /// `pairs` slopes, the exponential's work rows, and the constants.
+  void addLastBuffers(CoreProgram &p, int64_t offsetRows, int64_t pairs,
+                      const AttentionSoftmax &softmax) {
+    constexpr ElementType f32 = ElementType::f32;
+    int64_t widest = std::max(keys, queries);
+    offsets = p.addBuffer("mask offsets", offsetRows, f32);
+    positions = p.addBuffer("key positions", keys, f32);
+    slopes = p.addBuffer("slopes", pairs, f32);
+    rows = {Dsd::memory(p.addBuffer("exponent fraction", widest, f32)),
+            Dsd::memory(p.addBuffer("power of two", widest, f32)),
+            Dsd::memory(p.addBuffer("polynomial", widest, f32))};
+    addConstants(p, softmax);
+  }
+
   /// Declares the constants (the softmax's scale, the mask for `keys`
   /// keys, the exponential's).
   void addConstants(CoreProgram &p, const AttentionSoftmax &softmax) {
@@ -1068,17 +1084,18 @@ struct AttentionTask {
   /// One query's scores against the core's keys into `row` (f32): the
   /// products of the query (`query`) with the keys transposed at `keysT`;
   /// the scale; ALiBi's key-position bias times the pair's slope; the
-  /// mask, a window of the constants at the query's offset (`offsets`);
+  /// mask, a window of the constants at the query's offset (element
+  /// `offsetCursor` of `offsets`);
   /// and their maximum into `rowMax`.
   void scores(Dsd row, Dsd rowMax, int keysT, Dsd query, int64_t headSize,
               ElementType type, const AttentionSoftmax &softmax, int offsets,
-              Dsd positions, Dsd slope) {
+              int offsetCursor, Dsd positions, Dsd slope) {
     constexpr ElementType f32 = ElementType::f32;
     products(row, keysT, query, headSize, type);
     task.vector(Op::Kind::fmul, row, row, constant(kAttentionScale), keys, f32);
     if (softmax.alibi)
       task.fmac(row, row, positions, slope, keys, f32);
-    Dsd window = Dsd::indexed(constants, offsets, task.tokenCursor);
+    Dsd window = Dsd::indexed(constants, offsets, offsetCursor);
     window.offset = kAttentionMaskAt;
     task.vector(Op::Kind::fadd, row, row, window, keys, f32);
     task.vector(Op::Kind::fmax, rowMax, rowMax, row, keys, f32);
@@ -1124,15 +1141,37 @@ struct AttentionTask {
 
   RowTask task;
   int64_t queries, keys;
-  int constants = -1;
+  int offsets = -1, positions = -1, slopes = -1, constants = -1;
+  ExponentialRows rows;
   ExponentialConstants exp;
 };
 
 /// A block's share of an attention pass: its queries and keys, recorded
-/// in `out`, and a row of the head's size in whole wavelets.
+/// in `out`, and a row of the head's size in whole wavelets; the queries a
+/// core takes at once (`chunk`, the most whose buffers fit), and the
+/// chunks, the last padded.
 struct AttentionSizes {
   ElementType type;
   int64_t perWavelet, headSize, queries, keys, rowElements;
+  int64_t chunk = 1, chunks = 1;
+
+  /// Sets `chunk` to the most queries for which `program(chunk)` fits a
+  /// core of `target` (one when none does: the program then fails to
+  /// load, naming the buffer), and records it in `out`.
+  void chooseChunk(KernelProgram &out, const target::WaferTargetModel &target,
+                   const std::function<CoreProgram(int64_t)> &program) {
+    int64_t room = target.getCoreSramBytes() - target.getReservedBytes();
+    int64_t low = 1, high = queries;
+    while (low < high) {
+      int64_t middle = (low + high + 1) / 2;
+      if (program(middle).bytes() <= room)
+        low = middle;
+      else
+        high = middle - 1;
+    }
+    chunk = out.tokensAtOnce = low;
+    chunks = ceilDiv(queries, chunk);
+  }
 };
 AttentionSizes attentionSizes(KernelProgram &out, const KernelShape &k,
                               const Layout &layout) {
@@ -1162,19 +1201,21 @@ void routeAttention(Builder &b, int x, int y, int s) {
 /// Attention's forward pass with values, on one block of query groups by
 /// key groups, for `pairs` (sequence, head) pairs one after another. Each
 /// pair's keys (transposed) and values stream down the block's columns
-/// into memory, its queries along the rows. A core takes, query by query,
-/// the scores against its keys (AttentionTask::scores: ALiBi's bias as
-/// the key's position times the slope, since the query's own term is the
-/// same along its row and the softmax takes no notice of it; the mask
-/// places kMaskedScore on the future keys and the padding ones), and
-/// their maxima, which the segment takes the maximum of (sumStatistics, as
-/// a maximum). Then the exponentials of the scores less it, their sum,
-/// and the values weighted by them, key by key; the segment sums those
-/// (sumStatistics), every core divides by the sum, and the segment's last
-/// core sends its query group's outputs out east. The buffers are declared
-/// in AttentionBuffer's order.
+/// into memory, its queries along the rows, which a core takes a chunk at
+/// a time (as many as its buffers hold: AttentionSizes::chooseChunk). Per
+/// chunk, query by query, the scores against its keys
+/// (AttentionTask::scores: ALiBi's bias as the key's position times the
+/// slope, since the query's own term is the same along its row and the
+/// softmax takes no notice of it; the mask places kMaskedScore on the
+/// future keys and the padding ones), and their maxima, which the segment
+/// takes the maximum of (sumStatistics, as a maximum). Then the
+/// exponentials of the scores less it, their sum, and the values weighted
+/// by them, key by key; the segment sums those (sumStatistics), every core
+/// divides by the sum, and the segment's last core sends the chunk's
+/// outputs out east. The buffers are declared in AttentionBuffer's order.
 void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
-                      int64_t pairs, const AttentionSoftmax &softmax) {
+                      int64_t pairs, const target::WaferTargetModel &target,
+                      const AttentionSoftmax &softmax) {
   constexpr ElementType f32 = ElementType::f32;
   KernelProgram &out = b.out;
   // Named, not bound: lambdas capture them (C++17).
@@ -1184,66 +1225,61 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
   int64_t queries = sizes.queries, keys = sizes.keys;
   int64_t queryElements = sizes.rowElements;
   int64_t keyValueElements = ceilDiv(2 * keys * headSize, epw) * epw;
-  int64_t valuesAt = keys * headSize, sumsAt = queries * headSize;
-  b.alongSegments(kStreamColor, pairs * queries * (queryElements / epw));
-  b.downColumns(kKeysValuesColor, pairs * (keyValueElements / epw));
+  int64_t valuesAt = keys * headSize;
   bool reduce = out.segment > 1;
-  b.forEachCore([&](int x, int y, int s) {
-    routeAttention(b, x, y, s);
+  // Core `s` of its segment's program, taking `chunk` queries at once.
+  auto program = [&](int64_t chunk, int s) {
+    int64_t chunks = ceilDiv(queries, chunk), sumsAt = chunk * headSize;
     bool last = s + 1 == out.segment;
-    b.assign(x, y, statisticsPart(s, out.segment), [&] {
-      CoreProgram p;
-      int64_t widest = std::max(keys, queries);
-      int kv = p.addBuffer("keys and values", keyValueElements, type);
-      int query = p.addBuffer("query row", queryElements, type);
-      int scores = p.addBuffer("scores", queries * keys, f32);
-      int maxima = p.addBuffer("row maxima", queries, f32);
-      int partials = p.addBuffer("partial outputs and sums",
-                                 queries * (headSize + 1), f32);
-      int offsets = p.addBuffer("mask offsets", queries, f32);
-      int positions = p.addBuffer("key positions", keys, f32);
-      int slopes = p.addBuffer("slopes", pairs, f32);
-      int fraction = p.addBuffer("exponent fraction", widest, f32);
-      int power = p.addBuffer("power of two", widest, f32);
-      int polynomial = p.addBuffer("polynomial", widest, f32);
-      AttentionTask at(p, queries, keys);
-      at.addConstants(p, softmax);
-      assert(
-          kv == kAttentionKeysValues && query == kAttentionQuery &&
-          scores == kAttentionScores && maxima == kAttentionMaxima &&
-          partials == kAttentionPartials && offsets == kAttentionMaskOffsets &&
-          positions == kAttentionKeyPositions && slopes == kAttentionSlopes &&
-          fraction == kAttentionFraction && power == kAttentionPowerOfTwo &&
-          polynomial == kAttentionPolynomial &&
-          at.constants == kAttentionConstants &&
-          "the buffers in AttentionBuffer's order");
-      RowTask &task = at.task;
-      int outputCursor = p.addCursor({headSize, sumsAt});
-      int keyCursor = p.addCursor({1, keys});
-      int valueCursor = p.addCursor({headSize, valuesAt});
-      int pairCursor = p.addCursor({1, pairs});
-      Dsd row = Dsd::memory(scores, 0, task.rowCursor);
-      Dsd rowMax = scalar(maxima, 0, task.tokenCursor);
-      Dsd rowOutput = Dsd::memory(partials, 0, outputCursor);
-      Dsd rowSum = scalar(partials, sumsAt, task.tokenCursor);
-      ExponentialRows rows{Dsd::memory(fraction), Dsd::memory(power),
-                           Dsd::memory(polynomial)};
-      at.loop(pairs, [&] {
-        task.vector(Op::Kind::fmov, Dsd::memory(kv), Dsd::in(kKeysValuesColor),
-                    Dsd(), keyValueElements, type);
+    CoreProgram p;
+    int kv = p.addBuffer("keys and values", keyValueElements, type);
+    int query = p.addBuffer("query row", queryElements, type);
+    int scores = p.addBuffer("scores", chunk * keys, f32);
+    int maxima = p.addBuffer("row maxima", chunk, f32);
+    int partials =
+        p.addBuffer("partial outputs and sums", chunk * (headSize + 1), f32);
+    AttentionTask at(p, chunk, keys);
+    at.addLastBuffers(p, chunks * chunk, pairs, softmax);
+    int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
+    int fraction = at.rows.fraction.buffer, power = at.rows.power.buffer,
+        polynomial = at.rows.polynomial.buffer;
+    assert(kv == kAttentionKeysValues && query == kAttentionQuery &&
+           scores == kAttentionScores && maxima == kAttentionMaxima &&
+           partials == kAttentionPartials && offsets == kAttentionMaskOffsets &&
+           positions == kAttentionKeyPositions && slopes == kAttentionSlopes &&
+           fraction == kAttentionFraction && power == kAttentionPowerOfTwo &&
+           polynomial == kAttentionPolynomial &&
+           at.constants == kAttentionConstants &&
+           "the buffers in AttentionBuffer's order");
+    RowTask &task = at.task;
+    int outputCursor = p.addCursor({headSize, sumsAt});
+    int keyCursor = p.addCursor({1, keys});
+    int valueCursor = p.addCursor({headSize, valuesAt});
+    int offsetCursor = p.addCursor({1, chunks * chunk});
+    int pairCursor = p.addCursor({1, pairs});
+    Dsd row = Dsd::memory(scores, 0, task.rowCursor);
+    Dsd rowMax = scalar(maxima, 0, task.tokenCursor);
+    Dsd rowOutput = Dsd::memory(partials, 0, outputCursor);
+    Dsd rowSum = scalar(partials, sumsAt, task.tokenCursor);
+    const ExponentialRows &rows = at.rows;
+    at.loop(pairs, [&] {
+      task.vector(Op::Kind::fmov, Dsd::memory(kv), Dsd::in(kKeysValuesColor),
+                  Dsd(), keyValueElements, type);
+      at.loop(chunks, [&] {
         task.vector(Op::Kind::fmov, Dsd::memory(maxima),
-                    at.constant(kAttentionLowest), Dsd(), queries, f32);
+                    at.constant(kAttentionLowest), Dsd(), chunk, f32);
         task.vector(Op::Kind::fmov, Dsd::memory(partials), Dsd::zero(), Dsd(),
-                    queries * (headSize + 1), f32);
+                    chunk * (headSize + 1), f32);
         task.eachToken([&] {
           task.vector(Op::Kind::fmov, Dsd::memory(query), Dsd::in(kStreamColor),
                       Dsd(), queryElements, type);
           at.scores(row, rowMax, kv, Dsd::memory(query), headSize, type,
-                    softmax, offsets, Dsd::memory(positions),
+                    softmax, offsets, offsetCursor, Dsd::memory(positions),
                     scalar(slopes, 0, pairCursor));
+          at.advance(offsetCursor);
         });
         if (reduce)
-          sumStatistics(task.ops, s, out.segment, maxima, queries,
+          sumStatistics(task.ops, s, out.segment, maxima, chunk,
                         Op::Kind::fmax);
         // The exponentials, their sums and the values they weigh.
         task.eachToken([&] {
@@ -1259,7 +1295,7 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
         });
         if (reduce)
           sumStatistics(task.ops, s, out.segment, partials,
-                        queries * (headSize + 1));
+                        chunk * (headSize + 1));
         at.reciprocalOf(Dsd::memory(fraction), Dsd::memory(partials, sumsAt),
                         Dsd::memory(power));
         task.eachToken([&] {
@@ -1270,31 +1306,42 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
                         rowOutput, Dsd(), headSize, f32);
           at.advance(outputCursor);
         });
-        at.advance(pairCursor);
       });
-      p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
-      return p;
+      at.advance(pairCursor);
     });
+    p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
+    return p;
+  };
+  sizes.chooseChunk(out, target,
+                    [&](int64_t chunk) { return program(chunk, 0); });
+  int64_t rowsPerPair = sizes.chunks * sizes.chunk;
+  b.alongSegments(kStreamColor, pairs * rowsPerPair * (queryElements / epw));
+  b.downColumns(kKeysValuesColor, pairs * (keyValueElements / epw));
+  b.forEachCore([&](int x, int y, int s) {
+    routeAttention(b, x, y, s);
+    b.assign(x, y, statisticsPart(s, out.segment),
+             [&] { return program(sizes.chunk, s); });
   });
 }
 
 /// Attention's backward pass with values, on one block of query groups by
 /// key groups, for `pairs` (sequence, head) pairs one after another, the
 /// flash way: the probabilities are recomputed, never stored beyond the
-/// core's block. Each pair's keys (transposed, then as rows) and values
-/// (transposed) stream down the block's columns into memory; its queries,
-/// then their output gradients, along the rows. A core takes its scores
-/// and maxima as the forward pass does (the segment's maximum, the
-/// exponentials and their sums, the segment's sums, the reciprocal), the
-/// probabilities P; then, query by query, dP = dO V^T over its keys, the
-/// sum of P dP (the segment sums it), and dV += P^T dO key by key; then
-/// dS = scale P (dP - sum), dK += dS^T Q and the partial dQ = dS K key by
-/// key. The segment sums dQ and its last core sends it out east; each
-/// column of query groups sums dK and dV down a chain (chainOps), the last
-/// sending them out south. The buffers are declared in
-/// AttentionGradBuffer's order.
+/// core's chunk of queries. Each pair's keys (transposed, then as rows) and
+/// values (transposed) stream down the block's columns into memory; its
+/// queries, then their output gradients, a chunk at a time, along the
+/// rows. Per chunk, a core takes its scores and maxima as the forward pass
+/// does (the segment's maximum, the exponentials and their sums, the
+/// segment's sums, the reciprocal), the probabilities P; then, query by
+/// query, dP = dO V^T over its keys, the sum of P dP (the segment sums it),
+/// and dV += P^T dO key by key; then dS = scale P (dP - sum), dK += dS^T Q
+/// and the partial dQ = dS K key by key. The segment sums dQ and its last
+/// core sends it out east. After the pair's chunks, each column of query
+/// groups sums dK and dV down a chain (chainOps), the last sending them out
+/// south. The buffers are declared in AttentionGradBuffer's order.
 void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
-                       int64_t pairs, const AttentionSoftmax &softmax) {
+                       int64_t pairs, const target::WaferTargetModel &target,
+                       const AttentionSoftmax &softmax) {
   constexpr ElementType f32 = ElementType::f32;
   KernelProgram &out = b.out;
   // Named, not bound: lambdas capture them (C++17).
@@ -1305,109 +1352,104 @@ void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
   int64_t rowElements = sizes.rowElements;
   int64_t keyElements = ceilDiv(keys * headSize, epw) * epw;
   int64_t gradients = 2 * keys * headSize;
-  b.alongSegments(kStreamColor, pairs * 2 * queries * (rowElements / epw));
-  b.downColumns(kKeysValuesColor, pairs * 3 * (keyElements / epw));
   bool reduce = out.segment > 1;
-  b.forEachCore([&](int x, int y, int s) {
-    routeAttention(b, x, y, s);
+  // Core `s` of its segment's program, step `y` of its column's chain
+  // (`colors`), taking `chunk` queries at once.
+  auto program = [&](int64_t chunk, int s, int y, std::pair<int, int> colors) {
+    int64_t chunks = ceilDiv(queries, chunk);
     bool last = s + 1 == out.segment;
-    std::pair<int, int> colors =
-        b.chainStep(x, y, y, out.rows, south, kKeyValueGradColor);
-    int part = statisticsPart(s, out.segment) * 8 + chainPart(y, out.rows);
-    b.assign(x, y, part, [&] {
-      CoreProgram p;
-      int64_t widest = std::max(keys, queries);
-      int keysT = p.addBuffer("keys transposed", keyElements, type);
-      int keyRows = p.addBuffer("keys", keyElements, type);
-      int valuesT = p.addBuffer("values transposed", keyElements, type);
-      int queryRows = p.addBuffer("queries", queries * rowElements, type);
-      int outputGrads =
-          p.addBuffer("output gradients", queries * rowElements, type);
-      int probabilities = p.addBuffer("probabilities", queries * keys, f32);
-      int probabilityGrads =
-          p.addBuffer("probability gradients", queries * keys, f32);
-      int stats = p.addBuffer("statistics", 4 * queries, f32);
-      int queryGrads = p.addBuffer("query gradients", queries * headSize, f32);
-      int keyValueGrads =
-          p.addBuffer("key and value gradients", gradients, f32);
-      int offsets = p.addBuffer("mask offsets", queries, f32);
-      int positions = p.addBuffer("key positions", keys, f32);
-      int slopes = p.addBuffer("slopes", pairs, f32);
-      int fraction = p.addBuffer("exponent fraction", widest, f32);
-      int power = p.addBuffer("power of two", widest, f32);
-      int polynomial = p.addBuffer("polynomial", widest, f32);
-      AttentionTask at(p, queries, keys);
-      at.addConstants(p, softmax);
-      assert(keysT == kAttentionGradKeysTransposed &&
-             keyRows == kAttentionGradKeys &&
-             valuesT == kAttentionGradValuesTransposed &&
-             queryRows == kAttentionGradQueries &&
-             outputGrads == kAttentionGradOutputGrads &&
-             probabilities == kAttentionGradProbabilities &&
-             probabilityGrads == kAttentionGradProbabilityGrads &&
-             stats == kAttentionGradStatistics &&
-             queryGrads == kAttentionGradQueryGrads &&
-             keyValueGrads == kAttentionGradKeyValueGrads &&
-             offsets == kAttentionGradMaskOffsets &&
-             positions == kAttentionGradKeyPositions &&
-             slopes == kAttentionGradSlopes &&
-             fraction == kAttentionGradFraction &&
-             power == kAttentionGradPowerOfTwo &&
-             polynomial == kAttentionGradPolynomial &&
-             at.constants == kAttentionGradConstants &&
-             "the buffers in AttentionGradBuffer's order");
-      RowTask &task = at.task;
-      int rowCursor = p.addCursor({rowElements, queries * rowElements});
-      int gradCursor = p.addCursor({headSize, queries * headSize});
-      int elementCursor = p.addCursor({1, queries * keys});
-      int keyCursor = p.addCursor({headSize, keys * headSize});
-      int pairCursor = p.addCursor({1, pairs});
-      Dsd row = Dsd::memory(probabilities, 0, task.rowCursor);
-      Dsd gradRow = Dsd::memory(probabilityGrads, 0, task.rowCursor);
-      Dsd query = Dsd::memory(queryRows, 0, rowCursor);
-      Dsd outputGrad = Dsd::memory(outputGrads, 0, rowCursor);
-      Dsd perQuery[4];
-      for (int which = 0; which < 4; ++which)
-        perQuery[which] = scalar(stats, which * queries, task.tokenCursor);
-      auto [rowMax, rowSum, rowDot, rowReciprocal] = perQuery;
-      ExponentialRows rows{Dsd::memory(fraction), Dsd::memory(power),
-                           Dsd::memory(polynomial)};
-      at.loop(pairs, [&] {
-        for (int buffer : {keysT, keyRows, valuesT})
-          task.vector(Op::Kind::fmov, Dsd::memory(buffer),
-                      Dsd::in(kKeysValuesColor), Dsd(), keyElements, type);
+    CoreProgram p;
+    int keysT = p.addBuffer("keys transposed", keyElements, type);
+    int keyRows = p.addBuffer("keys", keyElements, type);
+    int valuesT = p.addBuffer("values transposed", keyElements, type);
+    int queryRows = p.addBuffer("queries", chunk * rowElements, type);
+    int outputGrads =
+        p.addBuffer("output gradients", chunk * rowElements, type);
+    int probabilities = p.addBuffer("probabilities", chunk * keys, f32);
+    int probabilityGrads =
+        p.addBuffer("probability gradients", chunk * keys, f32);
+    int stats = p.addBuffer("statistics", 4 * chunk, f32);
+    int queryGrads = p.addBuffer("query gradients", chunk * headSize, f32);
+    int keyValueGrads = p.addBuffer("key and value gradients", gradients, f32);
+    AttentionTask at(p, chunk, keys);
+    at.addLastBuffers(p, chunks * chunk, pairs, softmax);
+    int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
+    int fraction = at.rows.fraction.buffer;
+    assert(keysT == kAttentionGradKeysTransposed &&
+           keyRows == kAttentionGradKeys &&
+           valuesT == kAttentionGradValuesTransposed &&
+           queryRows == kAttentionGradQueries &&
+           outputGrads == kAttentionGradOutputGrads &&
+           probabilities == kAttentionGradProbabilities &&
+           probabilityGrads == kAttentionGradProbabilityGrads &&
+           stats == kAttentionGradStatistics &&
+           queryGrads == kAttentionGradQueryGrads &&
+           keyValueGrads == kAttentionGradKeyValueGrads &&
+           offsets == kAttentionGradMaskOffsets &&
+           positions == kAttentionGradKeyPositions &&
+           slopes == kAttentionGradSlopes &&
+           fraction == kAttentionGradFraction &&
+           at.rows.power.buffer == kAttentionGradPowerOfTwo &&
+           at.rows.polynomial.buffer == kAttentionGradPolynomial &&
+           at.constants == kAttentionGradConstants &&
+           "the buffers in AttentionGradBuffer's order");
+    RowTask &task = at.task;
+    int rowCursor = p.addCursor({rowElements, chunk * rowElements});
+    int gradCursor = p.addCursor({headSize, chunk * headSize});
+    int elementCursor = p.addCursor({1, chunk * keys});
+    int keyCursor = p.addCursor({headSize, keys * headSize});
+    int offsetCursor = p.addCursor({1, chunks * chunk});
+    int pairCursor = p.addCursor({1, pairs});
+    Dsd row = Dsd::memory(probabilities, 0, task.rowCursor);
+    Dsd gradRow = Dsd::memory(probabilityGrads, 0, task.rowCursor);
+    Dsd query = Dsd::memory(queryRows, 0, rowCursor);
+    Dsd outputGrad = Dsd::memory(outputGrads, 0, rowCursor);
+    Dsd rowMax = scalar(stats, 0, task.tokenCursor),
+        rowSum = scalar(stats, chunk, task.tokenCursor),
+        rowDot = scalar(stats, 2 * chunk, task.tokenCursor),
+        rowReciprocal = scalar(stats, 3 * chunk, task.tokenCursor);
+    const ExponentialRows &rows = at.rows;
+    Dsd valueGrad = Dsd::memory(keyValueGrads, keys * headSize, keyCursor);
+    Dsd keyGrad = Dsd::memory(keyValueGrads, 0, keyCursor);
+    Dsd key = Dsd::memory(keyRows, 0, keyCursor);
+    Dsd queryGrad = Dsd::memory(queryGrads, 0, gradCursor);
+    Dsd gradScore = scalar(probabilityGrads, 0, elementCursor);
+    at.loop(pairs, [&] {
+      for (int buffer : {keysT, keyRows, valuesT})
+        task.vector(Op::Kind::fmov, Dsd::memory(buffer),
+                    Dsd::in(kKeysValuesColor), Dsd(), keyElements, type);
+      task.vector(Op::Kind::fmov, Dsd::memory(keyValueGrads), Dsd::zero(),
+                  Dsd(), gradients, f32);
+      at.loop(chunks, [&] {
         for (int buffer : {queryRows, outputGrads})
           task.vector(Op::Kind::fmov, Dsd::memory(buffer),
-                      Dsd::in(kStreamColor), Dsd(), queries * rowElements,
-                      type);
+                      Dsd::in(kStreamColor), Dsd(), chunk * rowElements, type);
         task.vector(Op::Kind::fmov, Dsd::memory(stats),
-                    at.constant(kAttentionLowest), Dsd(), queries, f32);
-        task.vector(Op::Kind::fmov, Dsd::memory(stats, queries), Dsd::zero(),
-                    Dsd(), 3 * queries, f32);
+                    at.constant(kAttentionLowest), Dsd(), chunk, f32);
+        task.vector(Op::Kind::fmov, Dsd::memory(stats, chunk), Dsd::zero(),
+                    Dsd(), 3 * chunk, f32);
         task.vector(Op::Kind::fmov, Dsd::memory(queryGrads), Dsd::zero(), Dsd(),
-                    queries * headSize, f32);
-        task.vector(Op::Kind::fmov, Dsd::memory(keyValueGrads), Dsd::zero(),
-                    Dsd(), gradients, f32);
+                    chunk * headSize, f32);
         // The probabilities, recomputed.
         task.eachToken([&] {
           at.scores(row, rowMax, keysT, query, headSize, type, softmax, offsets,
-                    Dsd::memory(positions), scalar(slopes, 0, pairCursor));
+                    offsetCursor, Dsd::memory(positions),
+                    scalar(slopes, 0, pairCursor));
           at.advance(rowCursor);
+          at.advance(offsetCursor);
         });
         if (reduce)
-          sumStatistics(task.ops, s, out.segment, stats, queries,
-                        Op::Kind::fmax);
+          sumStatistics(task.ops, s, out.segment, stats, chunk, Op::Kind::fmax);
         task.eachToken([&] {
           at.exponentials(row, rowMax, rowSum, rows);
           task.vector(Op::Kind::fmov, row, rows.polynomial, Dsd(), keys, f32);
         });
         if (reduce)
-          sumStatistics(task.ops, s, out.segment, stats, queries,
-                        Op::Kind::fadd, queries);
-        at.reciprocalOf(Dsd::memory(stats, 3 * queries),
-                        Dsd::memory(stats, queries), Dsd::memory(fraction));
+          sumStatistics(task.ops, s, out.segment, stats, chunk, Op::Kind::fadd,
+                        chunk);
+        at.reciprocalOf(Dsd::memory(stats, 3 * chunk),
+                        Dsd::memory(stats, chunk), Dsd::memory(fraction));
         // P, dP = dO V^T, the sum of P dP, and dV += P^T dO.
-        Dsd valueGrad = Dsd::memory(keyValueGrads, keys * headSize, keyCursor);
         task.eachToken([&] {
           task.fmac(row, Dsd::zero(), row, rowReciprocal, keys, f32);
           at.products(gradRow, valuesT, outputGrad, headSize, type);
@@ -1423,13 +1465,9 @@ void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
           at.advance(rowCursor);
         });
         if (reduce)
-          sumStatistics(task.ops, s, out.segment, stats, queries,
-                        Op::Kind::fadd, 2 * queries);
+          sumStatistics(task.ops, s, out.segment, stats, chunk, Op::Kind::fadd,
+                        2 * chunk);
         // dS = scale P (dP - sum), dK += dS^T Q, dQ = dS K.
-        Dsd keyGrad = Dsd::memory(keyValueGrads, 0, keyCursor);
-        Dsd key = Dsd::memory(keyRows, 0, keyCursor);
-        Dsd queryGrad = Dsd::memory(queryGrads, 0, gradCursor);
-        Dsd gradScore = scalar(probabilityGrads, 0, elementCursor);
         task.eachToken([&] {
           task.fmac(gradRow, gradRow, rowDot, at.constant(kAttentionMinusOne),
                     keys, f32);
@@ -1446,18 +1484,30 @@ void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
           at.advance(gradCursor);
         });
         if (reduce)
-          sumStatistics(task.ops, s, out.segment, queryGrads,
-                        queries * headSize);
+          sumStatistics(task.ops, s, out.segment, queryGrads, chunk * headSize);
         if (last)
           task.vector(Op::Kind::fmov, Dsd::out(kAttentionOutputColor),
-                      Dsd::memory(queryGrads), Dsd(), queries * headSize, f32);
-        chainOps(task.ops, y, keyValueGrads, gradients, colors,
-                 /*another=*/false);
-        at.advance(pairCursor);
+                      Dsd::memory(queryGrads), Dsd(), chunk * headSize, f32);
       });
-      p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
-      return p;
+      chainOps(task.ops, y, keyValueGrads, gradients, colors,
+               /*another=*/false);
+      at.advance(pairCursor);
     });
+    p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
+    return p;
+  };
+  sizes.chooseChunk(out, target, [&](int64_t chunk) {
+    return program(chunk, 0, 0, {kKeyValueGradColor, kKeyValueGradColor});
+  });
+  int64_t rowsPerPair = sizes.chunks * sizes.chunk;
+  b.alongSegments(kStreamColor, pairs * 2 * rowsPerPair * (rowElements / epw));
+  b.downColumns(kKeysValuesColor, pairs * 3 * (keyElements / epw));
+  b.forEachCore([&](int x, int y, int s) {
+    routeAttention(b, x, y, s);
+    std::pair<int, int> colors =
+        b.chainStep(x, y, y, out.rows, south, kKeyValueGradColor);
+    b.assign(x, y, statisticsPart(s, out.segment) * 8 + chainPart(y, out.rows),
+             [&] { return program(sizes.chunk, s, y, colors); });
   });
 }
 
@@ -1549,9 +1599,11 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
   case KernelKind::attention:
     // One head per sequence: the micro-batch is the pairs.
     if (options.attentionSoftmax && options.attentionGradient)
-      attentionBackward(b, k, layout, microBatch, *options.attentionSoftmax);
+      attentionBackward(b, k, layout, microBatch, target,
+                        *options.attentionSoftmax);
     else if (options.attentionSoftmax)
-      attentionForward(b, k, layout, microBatch, *options.attentionSoftmax);
+      attentionForward(b, k, layout, microBatch, target,
+                       *options.attentionSoftmax);
     else
       attention(b, k, layout, microBatch);
     break;

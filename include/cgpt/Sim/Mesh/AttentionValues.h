@@ -56,6 +56,8 @@ struct AttentionRun {
   /// The blocks run side by side: the cycles of the slowest, and the
   /// blocks simulated.
   int64_t cycles = 0, runs = 0;
+  /// The queries a core took at once, as many as its buffers hold.
+  int64_t queriesAtOnce = 0;
 };
 
 /// Runs the forward pass of attention `kernel` (its region's shape: rows
@@ -84,6 +86,8 @@ struct AttentionGradRun {
   /// The blocks run side by side: the cycles of the slowest, and the
   /// blocks simulated.
   int64_t cycles = 0, runs = 0;
+  /// The queries a core took at once, as many as its buffers hold.
+  int64_t queriesAtOnce = 0;
 };
 
 /// Runs the backward pass of attention `kernel` as runAttention runs its

@@ -220,6 +220,9 @@ struct KernelProgram {
   int64_t blockColumns = 0, blocks = 1;
   /// A core's tokens and features, for the other kernels.
   int64_t tokens = 0, features = 0;
+  /// Attention's programs that compute it: the queries a core takes at
+  /// once (its tokens in chunks of as many, the last padded).
+  int64_t tokensAtOnce = 0;
 };
 
 /// The grid one column of segments takes of `rect` under `layout` (one the
