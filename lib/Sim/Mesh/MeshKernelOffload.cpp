@@ -277,6 +277,20 @@ std::string matchAttention(dataflow::MatmulOp scores, AttentionKernels &pass) {
   return "";
 }
 
+/// Whether every op of `ops` is among the kernels fused into `region`
+/// after `kernel`, its own: the stage's next as many kernels as the region
+/// names, as the executor pairs them.
+bool fusedAfter(Operation *kernel, wafer::RegionOp region,
+                llvm::ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 8> fused;
+  size_t count = region.getFused().size();
+  for (Operation *next = kernel->getNextNode(); next && fused.size() < count;
+       next = next->getNextNode())
+    if (isa<dataflow::KernelOpInterface>(next))
+      fused.insert(next);
+  return llvm::all_of(ops, [&](Operation *op) { return fused.contains(op); });
+}
+
 } // namespace
 
 FailureOr<bool> MeshKernelOffload::runAttention(Operation *op,
@@ -291,14 +305,21 @@ FailureOr<bool> MeshKernelOffload::runAttention(Operation *op,
   std::string refusal = attentionRefusal(where.shape, where.layout, where.rect);
   if (refusal.empty())
     refusal = matchAttention(scores, pass);
-  bool backward = static_cast<bool>(pass.scoreGrad);
-  Value values = backward          ? pass.probabilityGrad.getRhs()
-                 : refusal.empty() ? pass.weighted.getRhs()
-                                   : Value();
-  llvm::SmallVector<Value, 4> operands = {scores.getLhs(), scores.getRhs(),
-                                          values};
+  bool backward = refusal.empty() && pass.scoreGrad;
+  llvm::SmallVector<Operation *, 6> after = {pass.softmax, pass.weighted};
   if (backward)
-    operands.push_back(pass.valueGrad.getRhs());
+    after = {pass.softmax,   pass.probabilityGrad, pass.valueGrad,
+             pass.scoreGrad, pass.queryGrad,       pass.keyGrad};
+  if (refusal.empty() && !fusedAfter(op, region, after))
+    refusal = "its kernels are not all fused into its region";
+  llvm::SmallVector<Value, 4> operands;
+  if (refusal.empty()) {
+    operands = {scores.getLhs(), scores.getRhs(),
+                backward ? pass.probabilityGrad.getRhs()
+                         : pass.weighted.getRhs()};
+    if (backward)
+      operands.push_back(pass.valueGrad.getRhs());
+  }
   const auto &shape = frame[scores.getLhs()].shape;
   if (refusal.empty() &&
       (shape.size() != 4 || llvm::any_of(operands, [&](Value operand) {
@@ -334,9 +355,7 @@ FailureOr<bool> MeshKernelOffload::runAttention(Operation *op,
     ++attentionRuns;
     meshCycles += ran->cycles;
     frame.set(pass.weighted.getResult(), result(std::move(ran->output)));
-    for (Operation *fused :
-         {pass.softmax.getOperation(), pass.weighted.getOperation()})
-      done.insert(fused);
+    done.insert(after.begin(), after.end());
     return true;
   }
   std::optional<AttentionGradRun> ran = mesh::runAttentionGrad(
@@ -353,11 +372,7 @@ FailureOr<bool> MeshKernelOffload::runAttention(Operation *op,
   frame.set(pass.valueGrad.getResult(), result(std::move(ran->value)));
   frame.set(pass.queryGrad.getResult(), result(std::move(ran->query)));
   frame.set(pass.keyGrad.getResult(), result(std::move(ran->key)));
-  for (Operation *fused :
-       {pass.softmax.getOperation(), pass.probabilityGrad.getOperation(),
-        pass.valueGrad.getOperation(), pass.scoreGrad.getOperation(),
-        pass.queryGrad.getOperation(), pass.keyGrad.getOperation()})
-    done.insert(fused);
+  done.insert(after.begin(), after.end());
   return true;
 }
 
