@@ -1085,8 +1085,7 @@ struct AttentionTask {
   /// products of the query (`query`) with the keys transposed at `keysT`;
   /// the scale; ALiBi's key-position bias times the pair's slope; the
   /// mask, a window of the constants at the query's offset (element
-  /// `offsetCursor` of `offsets`);
-  /// and their maximum into `rowMax`.
+  /// `offsetCursor` of `offsets`); and their maximum into `rowMax`.
   void scores(Dsd row, Dsd rowMax, int keysT, Dsd query, int64_t headSize,
               ElementType type, const AttentionSoftmax &softmax, int offsets,
               int offsetCursor, Dsd positions, Dsd slope) {
