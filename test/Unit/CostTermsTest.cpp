@@ -96,9 +96,12 @@ TEST_F(CostTerms, OptimizerTailByHand) {
 
 /// An attention region on the whole mini mesh (16 x 12 = 192 cores) after
 /// the QKV product that left its operands there. A core holds its share of
-/// the live activations as the product spread them, and, for the online
-/// softmax, one row of f32 scores and one of their gradient over the keys
-/// of its feature group, for each (sequence, head) block it takes.
+/// the live activations as the product spread them, and attention's
+/// buffers (wafer::AttentionBlock) for the (sequence, head) blocks it
+/// takes: the keys and values of its key group, a query row, and for each
+/// query it takes at once its f32 scores, maximum, partial output and sum
+/// and mask offset; the key positions, slopes, the exponential's rows and
+/// the constants.
 TEST_F(CostTerms, AttentionStageLiveBytesByHand) {
   DeviceOp device = parseText(R"mlir(
 wafer.device @attend target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 16 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 12288 : i64, seq_len = 64 : i64} {
@@ -121,12 +124,22 @@ wafer.device @attend target "mini" attributes {flops_per_sequence = 1 : i64, glo
   ASSERT_EQ(qkv.tokenGroups, 11);
   ASSERT_EQ(qkv.featureGroups, 16);
   int64_t spread = 6 * 32;
-  // 4 heads of 64 queries: 4 (sequence, head) blocks, at most one a core;
-  // the 64 keys over the attention's feature groups.
-  int64_t keys = (64 + attend.featureGroups - 1) / attend.featureGroups;
   CoreMemory memory =
       regionMemory(program, placement, 0, 1, 1, {Kind::keep, 0});
-  EXPECT_EQ(memory.live, spread + 2 * keys * 4);
+  EXPECT_EQ(memory.live, spread);
+  // 4 heads of 64 queries over the attention's query groups, the 64 keys
+  // over its key groups; the blocks the mesh holds take the 4 pairs in
+  // turn; head size 16, bf16.
+  int64_t queries = (64 + attend.tokenGroups - 1) / attend.tokenGroups;
+  int64_t keys = (64 + attend.featureGroups - 1) / attend.featureGroups;
+  int64_t blocks = (16 / attend.featureGroups) * (12 / attend.tokenGroups);
+  int64_t pairs = (4 + blocks - 1) / blocks;
+  int64_t chunk = attend.sumBlock > 0 ? attend.sumBlock : queries;
+  int64_t chunks = (queries + chunk - 1) / chunk;
+  EXPECT_EQ(memory.attention,
+            (2 * keys * 16 + 16) * 2 +
+                (chunk * keys + chunk + chunk * 17 + chunks * chunk) * 4 +
+                (keys + pairs + 3 * keys + 16 + 2 * keys) * 4);
 }
 
 /// The layer norms' FLOPs per element of their [tokens, d] input, counted

@@ -244,17 +244,24 @@ TEST(KernelCost, AttentionBlocksTakeTurns) {
   EXPECT_GT(crowded.compute, 1.9 * (roomy.compute - 2 * 2));
 }
 
-/// What a core of an attention block holds, by hand: the forward (two
-/// products) of 64-token sequences, head size 16, bf16, on blocks of 2
-/// query by 4 key groups: 16 keys a core, their keys and values 2 x 16 x 16
-/// = 512 elements and a query row of 16, (512 + 16) x 2 = 1,056 B; 16 f32
-/// scores, 64 B; two buffers of the row's f32 partials, its statistics and
-/// output (2 + 16 each), 144 B. With one key group nothing passes along
-/// the row. Four heads of one sequence on one such block take it in turn;
-/// on a rectangle of four blocks, one each.
+/// What a core of an attention block holds, by hand: 64-token sequences,
+/// head size 16, bf16, on blocks of 2 query by 4 key groups: 32 queries
+/// and 16 keys a core, four heads of one sequence taking the block in
+/// turn. Forward, all queries at once: keys and values 2 x 16 x 16 x 2 =
+/// 1,024 B, a query row 32 B, f32 scores 32 x 16 x 4 = 2,048 B, maxima
+/// 128 B, partial outputs and sums 32 x 17 x 4 = 2,176 B, mask offsets
+/// 128 B, key positions 64 B, slopes 16 B, the exponential's three rows of
+/// 16 keys 192 B, the constants (6, the mask's 32, the exponential's 10)
+/// 192 B: 6,000 B. In chunks of 5 (7 chunks, the offsets padded to 35):
+/// 2,340 B. Backward: the keys twice and the values, 3 x 256 x 2 =
+/// 1,536 B; queries and output gradients 2 x 1,024 B; probabilities and
+/// their gradients 2 x 2,048 B; statistics 4 x 32 x 4 = 512 B; query
+/// gradients 2,048 B; key and value gradients 2 x 16 x 16 x 4 = 2,048 B;
+/// then as forward, 592 B: 12,880 B.
 TEST(KernelCost, AttentionBlockBytesByHand) {
   KernelShape shape;
   shape.kind = KernelKind::attention;
+  shape.function = RowFunction::attention;
   shape.rows = 4 * 64;
   shape.columns = 64;
   shape.contracted = 16;
@@ -263,14 +270,22 @@ TEST(KernelCost, AttentionBlockBytesByHand) {
   Rect rect{0, 0, 4, 2};
   AttentionBlock block =
       attentionBlock(attentionPass(shape, {2, 4, Edge::none}, rect, 1), 2);
+  EXPECT_EQ(block.queries, 32);
   EXPECT_EQ(block.keys, 16);
-  EXPECT_EQ(block.keyValueElements, 512);
-  EXPECT_EQ(block.rowElements, 16);
-  EXPECT_EQ(block.rowPartials, 18);
-  EXPECT_EQ(block.bytes(2), (512 + 16) * 2 + (16 + 2 * 18) * 4);
-  AttentionBlock alone =
-      attentionBlock(attentionPass(shape, {2, 1, Edge::none}, rect, 1), 2);
-  EXPECT_EQ(alone.bytes(2), (2 * 64 * 16 + 16) * 2 + 64 * 4);
+  EXPECT_EQ(block.pairs, 4);
+  EXPECT_EQ(block.bytes(0), 6000);
+  EXPECT_EQ(block.chunks(5), 7);
+  EXPECT_EQ(block.bytes(5), 2340);
+  // The fewest even chunks that fit: 7 of 5 queries in 2,340 B, 8 of 4 in
+  // one byte less (2,192 B), all at once in 6,000 B.
+  EXPECT_EQ(attentionChunkFor(block, 2340), 5);
+  EXPECT_EQ(attentionChunkFor(block, 2339), 4);
+  EXPECT_EQ(attentionChunkFor(block, 6000), 0);
+  EXPECT_EQ(attentionChunkFor(block, 100), 1);
+  shape.function = RowFunction::attentionGrad;
+  AttentionBlock backward =
+      attentionBlock(attentionPass(shape, {2, 4, Edge::none}, rect, 1), 2);
+  EXPECT_EQ(backward.bytes(0), 12880);
   EXPECT_EQ(attentionPass(shape, {2, 4, Edge::none}, rect, 1).pairsPerBlock, 4);
   EXPECT_EQ(
       attentionPass(shape, {2, 4, Edge::none}, {0, 0, 8, 4}, 1).pairsPerBlock,

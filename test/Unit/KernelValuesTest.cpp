@@ -701,15 +701,16 @@ const AttentionCase kAttentionCases[] = {
      {0, 0, 4, 2}},
     {"blocks side by side", 1, 3, 7, 4, 4, {2, 3, Edge::none, 0}, {0, 0, 6, 4}},
     {"16-bit operands", 1, 1, 9, 8, 2, {3, 3, Edge::none, 0}, {0, 0, 3, 3}},
-    // Scores of every query would not fit a core: a chunk at a time.
-    {"queries in chunks", 1, 1, 256, 4, 4, {1, 1, Edge::none, 0}, {0, 0, 1, 1}},
+    // A core's queries a chunk at a time (the layout's `sum_block`): 52
+    // chunks of 5 (the last padded), and 32 of 4.
+    {"queries in chunks", 1, 1, 256, 4, 4, {1, 1, Edge::none, 5}, {0, 0, 1, 1}},
     {"queries in chunks along a segment",
      1,
      2,
      256,
      4,
      4,
-     {2, 2, Edge::none, 0},
+     {2, 2, Edge::none, 4},
      {0, 0, 2, 2}},
 };
 
@@ -738,14 +739,13 @@ template <typename Fn> void forEachAttention(Fn check) {
       }
 }
 
-/// A core takes its block's queries in chunks for the cases named so,
-/// and all at once for the others.
+/// A core takes its block's queries the layout's `sum_block` at a time,
+/// or all at once.
 void expectChunks(const AttentionCase &c, int64_t queriesAtOnce) {
   int64_t queries = (c.seq + c.layout.tokenGroups - 1) / c.layout.tokenGroups;
-  if (llvm::StringRef(c.what).starts_with("queries in chunks"))
-    EXPECT_LT(queriesAtOnce, queries);
-  else
-    EXPECT_EQ(queriesAtOnce, queries);
+  EXPECT_EQ(queriesAtOnce, c.layout.sumBlock > 0
+                               ? std::min(c.layout.sumBlock, queries)
+                               : queries);
 }
 
 /// Case `c`'s random operands, [pairs, S, D] each: the queries three times
@@ -870,6 +870,42 @@ TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
         ASSERT_NEAR((*got)[e], (*want)[e], 1e-4 * (1.0 + std::abs((*want)[e])))
             << what << " gradient, element " << e;
   });
+}
+
+/// The buffers attention's programs declare are the ones the memory model
+/// counts (wafer::AttentionBlock), name by name and byte by byte: forward
+/// and backward, 16-bit and f32 operands, all queries at once and in
+/// chunks of 3 (the last padded).
+TEST_F(KernelValues, AttentionProgramsHoldWhatMemoryCounts) {
+  for (auto function :
+       {wafer::RowFunction::attention, wafer::RowFunction::attentionGrad})
+    for (int64_t bytes : {2, 4})
+      for (int64_t sumBlock : {0, 3}) {
+        SCOPED_TRACE(::testing::Message()
+                     << (function == wafer::RowFunction::attention ? "forward"
+                                                                   : "backward")
+                     << ", " << bytes << "-byte operands, sum_block "
+                     << sumBlock);
+        AttentionCase c{
+            "", 1, 4, 20, 6, bytes, {2, 4, Edge::none, sumBlock}, {0, 0, 4, 2}};
+        KernelShape k = attentionKernel(c, 4);
+        k.function = function;
+        wafer::AttentionPass pass =
+            wafer::attentionPass(k, c.layout, c.rect, c.sequences);
+        KernelProgram built = buildKernelProgram(
+            pass.pair, pass.block, pass.pairsPerBlock, mini(), c.rect);
+        std::vector<wafer::CoreBuffer> counted =
+            wafer::attentionBlock(pass,
+                                  wafer::elementsPerWavelet(mini(), bytes))
+                .buffers(sumBlock);
+        const std::vector<BufferDecl> &held =
+            built.mesh.programs.front().buffers;
+        ASSERT_EQ(held.size(), counted.size());
+        for (auto [decl, count] : llvm::zip_equal(held, counted)) {
+          EXPECT_EQ(decl.name, count.name);
+          EXPECT_EQ(decl.bytes(), count.bytes) << decl.name;
+        }
+      }
 }
 
 TEST_F(KernelValues, AttentionRefusesWhatItCannotCarry) {

@@ -188,8 +188,7 @@ TEST_F(MemoryModelTest, OneAccountServesEveryPolicy) {
       Placement blocked = placement;
       for (const PlacedMemory::SumBlock &block :
            memory.sumBlocks(policy, &peak))
-        blocked.regions[block.stage][block.region].layout.sumBlock =
-            block.block;
+        blocked.regions[block.stage][block.region].layout = block.layout;
       MemoryPeak largest;
       for (auto [s, stage] : llvm::enumerate(program.getStages()))
         for (auto [r, region] : llvm::enumerate(stage.regions)) {

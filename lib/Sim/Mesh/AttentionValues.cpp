@@ -151,17 +151,20 @@ public:
                                      : std::vector<double>(heads, 0.0);
     KernelProgramOptions options;
     options.attentionSoftmax = softmax;
-    options.attentionGradient = gradient;
+    KernelShape pair = pass.pair;
+    pair.function = gradient ? wafer::RowFunction::attentionGrad
+                             : wafer::RowFunction::attention;
     int offsetsBuffer =
-        gradient ? kAttentionGradMaskOffsets : kAttentionMaskOffsets;
-    int positionsBuffer =
-        gradient ? kAttentionGradKeyPositions : kAttentionKeyPositions;
-    int slopesBuffer = gradient ? kAttentionGradSlopes : kAttentionSlopes;
+        gradient ? int{kAttentionGradMaskOffsets} : int{kAttentionMaskOffsets};
+    int positionsBuffer = gradient ? int{kAttentionGradKeyPositions}
+                                   : int{kAttentionKeyPositions};
+    int slopesBuffer =
+        gradient ? int{kAttentionGradSlopes} : int{kAttentionSlopes};
     int64_t cycles = 0;
     for (int64_t first = 0; first < pairs; first += pass.pairsPerBlock) {
       int64_t count = std::min(pass.pairsPerBlock, pairs - first);
-      KernelProgram built = buildKernelProgram(pass.pair, pass.block, count,
-                                               target, rect, options);
+      KernelProgram built =
+          buildKernelProgram(pair, pass.block, count, target, rect, options);
       int64_t queries = built.tokens, keys = built.features;
       for (Injector &in : built.mesh.injectors)
         in.payload = wavelets(inject(built, in, first, count), perWavelet);

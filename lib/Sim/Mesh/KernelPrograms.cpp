@@ -939,75 +939,6 @@ void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
   });
 }
 
-/// Attention on one block of query blocks by key blocks, for `pairs`
-/// (sequence, head) pairs one after another (wafer::attentionBlock): each
-/// pair's keys and values stream down the block's columns into memory;
-/// then its queries, one row at a time, along the block's rows, each row
-/// taking vector operations along the core's keys and passing its softmax
-/// statistics and partial outputs along the row of cores. One task, two
-/// loops.
-void attention(Builder &b, const KernelShape &k, const Layout &layout,
-               int64_t pairs) {
-  ElementType type = elementTypeOf(k.elementBytes);
-  int64_t epw = perWavelet(type);
-  KernelProgram &out = b.out;
-  wafer::AttentionBlock block = wafer::attentionBlock({k, layout, pairs}, epw);
-  out.tokens = block.queries;
-  out.features = block.keys;
-  b.alongSegments(kStreamColor,
-                  pairs * block.queries * (block.rowElements / epw));
-  b.downColumns(kStreamColor + 3, pairs * block.keyValueElements / epw);
-  b.forEachCore([&](int x, int y, int s) {
-    std::pair<int, int> colors{0, 0};
-    if (out.segment > 1)
-      colors = b.chainStep(x, y, s, out.segment, east, kChainColor);
-    int part = (s == 0 ? 0 : (s + 1 == out.segment ? 2 : 1)) + 3 * (s % 2);
-    b.assign(x, y, part, [&] {
-      CoreProgram p;
-      int kv = p.addBuffer("keys and values", block.keyValueElements, type);
-      int query = p.addBuffer("query row", block.rowElements, type);
-      int scores = p.addBuffer("scores", block.keys, ElementType::f32);
-      // Two buffers of row partials, taken in turn: a row's pass along the
-      // chain runs asynchronously from one while the next row's operations
-      // fill the other.
-      int sums = out.segment > 1
-                     ? p.addBuffer("row partial outputs", 2 * block.rowPartials,
-                                   ElementType::f32)
-                     : -1;
-      std::vector<Op> row;
-      row.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(query),
-                               Dsd::in(kStreamColor), Dsd(), block.rowElements,
-                               type));
-      for (int64_t i = 0; i < block.rowOperations; ++i)
-        row.push_back(Op::vector(Op::Kind::fmul, Dsd::memory(scores),
-                                 Dsd::memory(scores), Dsd::memory(scores),
-                                 block.keys, ElementType::f32));
-      if (sums >= 0) {
-        // Asynchronous, as the SDK's checkerboard GEMV passes its partial
-        // sums (an async `@faddh` of what comes from the west and its own,
-        // out to the east): the task goes on while the microthread sends,
-        // and the next row's pass waits for it.
-        int turn = p.addCursor({block.rowPartials, 2 * block.rowPartials});
-        Op pass =
-            chainOp(s, Dsd::memory(sums, 0, turn), block.rowPartials, colors);
-        pass.async = true;
-        row.push_back(pass);
-        row.push_back(Op::advanceOp(turn));
-      }
-      Task work{false, -1, {}};
-      work.body.push_back(Op::loopOp(static_cast<int>(row.size()) + 2, pairs));
-      work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(kv),
-                                     Dsd::in(kStreamColor + 3), Dsd(),
-                                     block.keyValueElements, type));
-      work.body.push_back(
-          Op::loopOp(static_cast<int>(row.size()), block.queries));
-      work.body.insert(work.body.end(), row.begin(), row.end());
-      p.startActive.push_back(p.addTask(std::move(work)));
-      return p;
-    });
-  });
-}
-
 /// The colors of attention's programs, beside the queries' stream and the
 /// statistics' chains: the keys and values stream down the columns, the
 /// query rows' results leave east, and the backward pass's key and value
@@ -1039,13 +970,12 @@ struct AttentionTask {
   void addLastBuffers(CoreProgram &p, int64_t offsetRows, int64_t pairs,
                       const AttentionSoftmax &softmax) {
     constexpr ElementType f32 = ElementType::f32;
-    int64_t widest = std::max(keys, queries);
     offsets = p.addBuffer("mask offsets", offsetRows, f32);
     positions = p.addBuffer("key positions", keys, f32);
     slopes = p.addBuffer("slopes", pairs, f32);
-    rows = {Dsd::memory(p.addBuffer("exponent fraction", widest, f32)),
-            Dsd::memory(p.addBuffer("power of two", widest, f32)),
-            Dsd::memory(p.addBuffer("polynomial", widest, f32))};
+    rows = {Dsd::memory(p.addBuffer("exponent fraction", keys, f32)),
+            Dsd::memory(p.addBuffer("power of two", keys, f32)),
+            Dsd::memory(p.addBuffer("polynomial", keys, f32))};
     addConstants(p, softmax);
   }
 
@@ -1147,30 +1077,12 @@ struct AttentionTask {
 
 /// A block's share of an attention pass: its queries and keys, recorded
 /// in `out`, and a row of the head's size in whole wavelets; the queries a
-/// core takes at once (`chunk`, the most whose buffers fit), and the
-/// chunks, the last padded.
+/// core takes at once (`chunk`, the layout's `sum_block`, or all), also
+/// recorded, and the chunks, the last padded.
 struct AttentionSizes {
   ElementType type;
   int64_t perWavelet, headSize, queries, keys, rowElements;
   int64_t chunk = 1, chunks = 1;
-
-  /// Sets `chunk` to the most queries for which `program(chunk)` fits a
-  /// core of `target` (one when none does: the program then fails to
-  /// load, naming the buffer), and records it in `out`.
-  void chooseChunk(KernelProgram &out, const target::WaferTargetModel &target,
-                   const std::function<CoreProgram(int64_t)> &program) {
-    int64_t room = target.getCoreSramBytes() - target.getReservedBytes();
-    int64_t low = 1, high = queries;
-    while (low < high) {
-      int64_t middle = (low + high + 1) / 2;
-      if (program(middle).bytes() <= room)
-        low = middle;
-      else
-        high = middle - 1;
-    }
-    chunk = out.tokensAtOnce = low;
-    chunks = ceilDiv(queries, chunk);
-  }
 };
 AttentionSizes attentionSizes(KernelProgram &out, const KernelShape &k,
                               const Layout &layout) {
@@ -1182,6 +1094,10 @@ AttentionSizes attentionSizes(KernelProgram &out, const KernelShape &k,
   sizes.keys = out.features = ceilDiv(k.columns, layout.featureGroups);
   sizes.rowElements =
       ceilDiv(sizes.headSize, sizes.perWavelet) * sizes.perWavelet;
+  sizes.chunk = out.tokensAtOnce =
+      layout.sumBlock > 0 ? std::min(layout.sumBlock, sizes.queries)
+                          : sizes.queries;
+  sizes.chunks = ceilDiv(sizes.queries, sizes.chunk);
   return sizes;
 }
 
@@ -1201,7 +1117,7 @@ void routeAttention(Builder &b, int x, int y, int s) {
 /// key groups, for `pairs` (sequence, head) pairs one after another. Each
 /// pair's keys (transposed) and values stream down the block's columns
 /// into memory, its queries along the rows, which a core takes a chunk at
-/// a time (as many as its buffers hold: AttentionSizes::chooseChunk). Per
+/// a time (the layout's `sum_block`: AttentionSizes). Per
 /// chunk, query by query, the scores against its keys
 /// (AttentionTask::scores: ALiBi's bias as the key's position times the
 /// slope, since the query's own term is the same along its row and the
@@ -1213,22 +1129,20 @@ void routeAttention(Builder &b, int x, int y, int s) {
 /// divides by the sum, and the segment's last core sends the chunk's
 /// outputs out east. The buffers are declared in AttentionBuffer's order.
 void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
-                      int64_t pairs, const target::WaferTargetModel &target,
-                      const AttentionSoftmax &softmax) {
+                      int64_t pairs, const AttentionSoftmax &softmax) {
   constexpr ElementType f32 = ElementType::f32;
   KernelProgram &out = b.out;
   // Named, not bound: lambdas capture them (C++17).
   AttentionSizes sizes = attentionSizes(out, k, layout);
   ElementType type = sizes.type;
   int64_t epw = sizes.perWavelet, headSize = sizes.headSize;
-  int64_t queries = sizes.queries, keys = sizes.keys;
+  int64_t keys = sizes.keys, chunk = sizes.chunk, chunks = sizes.chunks;
   int64_t queryElements = sizes.rowElements;
   int64_t keyValueElements = ceilDiv(2 * keys * headSize, epw) * epw;
-  int64_t valuesAt = keys * headSize;
+  int64_t valuesAt = keys * headSize, sumsAt = chunk * headSize;
   bool reduce = out.segment > 1;
-  // Core `s` of its segment's program, taking `chunk` queries at once.
-  auto program = [&](int64_t chunk, int s) {
-    int64_t chunks = ceilDiv(queries, chunk), sumsAt = chunk * headSize;
+  // Core `s` of its segment's program.
+  auto program = [&](int s) {
     bool last = s + 1 == out.segment;
     CoreProgram p;
     int kv = p.addBuffer("keys and values", keyValueElements, type);
@@ -1240,13 +1154,13 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
     AttentionTask at(p, chunk, keys);
     at.addLastBuffers(p, chunks * chunk, pairs, softmax);
     int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
-    int fraction = at.rows.fraction.buffer, power = at.rows.power.buffer,
-        polynomial = at.rows.polynomial.buffer;
+    int polynomial = at.rows.polynomial.buffer;
     assert(kv == kAttentionKeysValues && query == kAttentionQuery &&
            scores == kAttentionScores && maxima == kAttentionMaxima &&
            partials == kAttentionPartials && offsets == kAttentionMaskOffsets &&
            positions == kAttentionKeyPositions && slopes == kAttentionSlopes &&
-           fraction == kAttentionFraction && power == kAttentionPowerOfTwo &&
+           at.rows.fraction.buffer == kAttentionFraction &&
+           at.rows.power.buffer == kAttentionPowerOfTwo &&
            polynomial == kAttentionPolynomial &&
            at.constants == kAttentionConstants &&
            "the buffers in AttentionBuffer's order");
@@ -1295,11 +1209,13 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
         if (reduce)
           sumStatistics(task.ops, s, out.segment, partials,
                         chunk * (headSize + 1));
-        at.reciprocalOf(Dsd::memory(fraction), Dsd::memory(partials, sumsAt),
-                        Dsd::memory(power));
+        // The reciprocals of the sums in place of the maxima, the scores
+        // the work row: neither is read again in this chunk.
+        at.reciprocalOf(Dsd::memory(maxima), Dsd::memory(partials, sumsAt),
+                        Dsd::memory(scores));
         task.eachToken([&] {
           task.fmac(rowOutput, Dsd::zero(), rowOutput,
-                    scalar(fraction, 0, task.tokenCursor), headSize, f32);
+                    scalar(maxima, 0, task.tokenCursor), headSize, f32);
           if (last)
             task.vector(Op::Kind::fmov, Dsd::out(kAttentionOutputColor),
                         rowOutput, Dsd(), headSize, f32);
@@ -1311,15 +1227,11 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
     p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
     return p;
   };
-  sizes.chooseChunk(out, target,
-                    [&](int64_t chunk) { return program(chunk, 0); });
-  int64_t rowsPerPair = sizes.chunks * sizes.chunk;
-  b.alongSegments(kStreamColor, pairs * rowsPerPair * (queryElements / epw));
+  b.alongSegments(kStreamColor, pairs * chunks * chunk * (queryElements / epw));
   b.downColumns(kKeysValuesColor, pairs * (keyValueElements / epw));
   b.forEachCore([&](int x, int y, int s) {
     routeAttention(b, x, y, s);
-    b.assign(x, y, statisticsPart(s, out.segment),
-             [&] { return program(sizes.chunk, s); });
+    b.assign(x, y, statisticsPart(s, out.segment), [&] { return program(s); });
   });
 }
 
@@ -1339,23 +1251,21 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
 /// groups sums dK and dV down a chain (chainOps), the last sending them out
 /// south. The buffers are declared in AttentionGradBuffer's order.
 void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
-                       int64_t pairs, const target::WaferTargetModel &target,
-                       const AttentionSoftmax &softmax) {
+                       int64_t pairs, const AttentionSoftmax &softmax) {
   constexpr ElementType f32 = ElementType::f32;
   KernelProgram &out = b.out;
   // Named, not bound: lambdas capture them (C++17).
   AttentionSizes sizes = attentionSizes(out, k, layout);
   ElementType type = sizes.type;
   int64_t epw = sizes.perWavelet, headSize = sizes.headSize;
-  int64_t queries = sizes.queries, keys = sizes.keys;
+  int64_t keys = sizes.keys, chunk = sizes.chunk, chunks = sizes.chunks;
   int64_t rowElements = sizes.rowElements;
   int64_t keyElements = ceilDiv(keys * headSize, epw) * epw;
   int64_t gradients = 2 * keys * headSize;
   bool reduce = out.segment > 1;
   // Core `s` of its segment's program, step `y` of its column's chain
-  // (`colors`), taking `chunk` queries at once.
-  auto program = [&](int64_t chunk, int s, int y, std::pair<int, int> colors) {
-    int64_t chunks = ceilDiv(queries, chunk);
+  // (`colors`).
+  auto program = [&](int s, int y, std::pair<int, int> colors) {
     bool last = s + 1 == out.segment;
     CoreProgram p;
     int keysT = p.addBuffer("keys transposed", keyElements, type);
@@ -1373,7 +1283,6 @@ void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
     AttentionTask at(p, chunk, keys);
     at.addLastBuffers(p, chunks * chunk, pairs, softmax);
     int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
-    int fraction = at.rows.fraction.buffer;
     assert(keysT == kAttentionGradKeysTransposed &&
            keyRows == kAttentionGradKeys &&
            valuesT == kAttentionGradValuesTransposed &&
@@ -1387,7 +1296,7 @@ void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
            offsets == kAttentionGradMaskOffsets &&
            positions == kAttentionGradKeyPositions &&
            slopes == kAttentionGradSlopes &&
-           fraction == kAttentionGradFraction &&
+           at.rows.fraction.buffer == kAttentionGradFraction &&
            at.rows.power.buffer == kAttentionGradPowerOfTwo &&
            at.rows.polynomial.buffer == kAttentionGradPolynomial &&
            at.constants == kAttentionGradConstants &&
@@ -1446,8 +1355,11 @@ void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
         if (reduce)
           sumStatistics(task.ops, s, out.segment, stats, chunk, Op::Kind::fadd,
                         chunk);
+        // The probabilities' gradients are the work row: they are made
+        // after.
         at.reciprocalOf(Dsd::memory(stats, 3 * chunk),
-                        Dsd::memory(stats, chunk), Dsd::memory(fraction));
+                        Dsd::memory(stats, chunk),
+                        Dsd::memory(probabilityGrads));
         // P, dP = dO V^T, the sum of P dP, and dV += P^T dO.
         task.eachToken([&] {
           task.fmac(row, Dsd::zero(), row, rowReciprocal, keys, f32);
@@ -1495,18 +1407,15 @@ void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
     p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
     return p;
   };
-  sizes.chooseChunk(out, target, [&](int64_t chunk) {
-    return program(chunk, 0, 0, {kKeyValueGradColor, kKeyValueGradColor});
-  });
-  int64_t rowsPerPair = sizes.chunks * sizes.chunk;
-  b.alongSegments(kStreamColor, pairs * 2 * rowsPerPair * (rowElements / epw));
+  b.alongSegments(kStreamColor,
+                  pairs * 2 * chunks * chunk * (rowElements / epw));
   b.downColumns(kKeysValuesColor, pairs * 3 * (keyElements / epw));
   b.forEachCore([&](int x, int y, int s) {
     routeAttention(b, x, y, s);
     std::pair<int, int> colors =
         b.chainStep(x, y, y, out.rows, south, kKeyValueGradColor);
     b.assign(x, y, statisticsPart(s, out.segment) * 8 + chainPart(y, out.rows),
-             [&] { return program(sizes.chunk, s, y, colors); });
+             [&] { return program(s, y, colors); });
   });
 }
 
@@ -1595,17 +1504,18 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
     else
       residentWeightGrad(b, k, layout, microBatch, type);
     break;
-  case KernelKind::attention:
-    // One head per sequence: the micro-batch is the pairs.
-    if (options.attentionSoftmax && options.attentionGradient)
-      attentionBackward(b, k, layout, microBatch, target,
-                        *options.attentionSoftmax);
-    else if (options.attentionSoftmax)
-      attentionForward(b, k, layout, microBatch, target,
-                       *options.attentionSoftmax);
+  case KernelKind::attention: {
+    // One head per sequence: the micro-batch is the pairs. The softmax's
+    // constants do not change the time.
+    AttentionSoftmax softmax =
+        options.attentionSoftmax.value_or(AttentionSoftmax{
+            1.0 / std::sqrt(static_cast<double>(k.contracted)), true, false});
+    if (k.function == wafer::RowFunction::attentionGrad)
+      attentionBackward(b, k, layout, microBatch, softmax);
     else
-      attention(b, k, layout, microBatch);
+      attentionForward(b, k, layout, microBatch, softmax);
     break;
+  }
   case KernelKind::token_sum:
     tokenSum(b, k, layout, microBatch);
     break;

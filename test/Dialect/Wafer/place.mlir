@@ -31,7 +31,7 @@
 // RUN: cgpt-opt %S/../../Conversion/TransformerToDataflow/Inputs/one-layer.mlir --cgpt-lower-to-dataflow=target=mini --convert-dataflow-to-wafer --wafer-place | FileCheck %s --check-prefix=ATTENTION
 // ATTENTION-LABEL: wafer.stage @h.0.forward
 // ATTENTION: wafer.region @matmul.1 weight_matmul {{.*}} layout <token_groups = 24, feature_groups = 8, weights = north, partials = rows> wave 1
-// ATTENTION-NEXT: wafer.region @matmul.2 attention {{.*}} layout <token_groups = 4, feature_groups = 4, weights = none, partials = rows> wave 2
+// ATTENTION-NEXT: wafer.region @matmul.2 attention {{.*}} layout <token_groups = 4, feature_groups = 2, weights = none, partials = rows> wave 2
 // ATTENTION-NEXT: wafer.region @matmul.3 weight_matmul {{.*}} layout <token_groups = 24, feature_groups = 8, weights = north, partials = rows> wave 3
 
 // Independent regions stay one after another on the whole mesh.

@@ -56,13 +56,11 @@ struct KernelProgramOptions {
   /// Whether the loss's program is of its last chunk of the vocabulary
   /// (or of its only one), which ends with the log-sum-exp and the loss.
   bool finalChunk = true;
-  /// For attention: with its softmax, a program that computes it, its
-  /// forward pass or, with `attentionGradient`, its backward pass
-  /// (attentionForward, attentionBackward in KernelPrograms.cpp). Without
-  /// it attention runs the vector operations its FLOPs count, which time
-  /// it but carry no values.
+  /// Attention's softmax, for its programs (attentionForward and, for
+  /// RowFunction::attentionGrad, attentionBackward in KernelPrograms.cpp);
+  /// without it, a causal one scaled by the head's size without ALiBi,
+  /// which times the same but for ALiBi's one multiply-add a query.
   std::optional<AttentionSoftmax> attentionSoftmax;
-  bool attentionGradient = false;
 };
 
 /// The buffers a norm's program declares, in order: its tokens' rows
@@ -148,7 +146,8 @@ enum LossBuffer : int {
 /// outputs (a row of the head's size a query) then each query's sum of
 /// exponentials, per query the offset of its mask window, the core's key
 /// positions, each pair's ALiBi slope, work rows for the exponential (its
-/// fraction, power of two and polynomial), and its constants.
+/// fraction, power of two and polynomial, a key's each), and its
+/// constants; as wafer::AttentionBlock::buffers counts them.
 enum AttentionBuffer : int {
   kAttentionKeysValues,
   kAttentionQuery,
@@ -173,7 +172,8 @@ enum AttentionBuffer : int {
 /// gradients and the sum's reciprocal; the query gradients; the key
 /// gradients then the value gradients (a row a key); per query the offset
 /// of its mask window, the core's key positions, each pair's ALiBi slope,
-/// the exponential's work rows and the constants.
+/// the exponential's work rows and the constants; as
+/// wafer::AttentionBlock::buffers counts them.
 enum AttentionGradBuffer : int {
   kAttentionGradKeysTransposed,
   kAttentionGradKeys,
@@ -220,8 +220,8 @@ struct KernelProgram {
   int64_t blockColumns = 0, blocks = 1;
   /// A core's tokens and features, for the other kernels.
   int64_t tokens = 0, features = 0;
-  /// Attention's programs that compute it: the queries a core takes at
-  /// once (its tokens in chunks of as many, the last padded).
+  /// Attention's: the queries a core takes at once (its tokens in chunks
+  /// of as many, the last padded; the layout's `sum_block`).
   int64_t tokensAtOnce = 0;
 };
 

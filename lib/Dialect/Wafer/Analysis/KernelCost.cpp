@@ -77,6 +77,12 @@ KernelShape shapeOf(RegionOp region) {
     shape.function = RowFunction::crossEntropy;
   else if (kernel == dataflow::CrossEntropyGradOp::getOperationName())
     shape.function = RowFunction::crossEntropyGrad;
+  else if (shape.kind == KernelKind::attention)
+    shape.function =
+        llvm::is_contained(region.getFused().getAsValueRange<StringAttr>(),
+                           dataflow::SoftmaxGradOp::getOperationName())
+            ? RowFunction::attentionGrad
+            : RowFunction::attention;
   return shape;
 }
 
@@ -199,34 +205,89 @@ SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
 }
 
 AttentionBlock attentionBlock(const AttentionPass &pass, int64_t perWavelet) {
-  int64_t seq = pass.pair.columns, headSize = pass.pair.contracted;
-  double pairFlops = static_cast<double>(pass.pair.flops);
-  // Products of S x S x head_size per pair: 2 forward, 5 backward (the
-  // flash backward's recomputed scores among them). The streams follow the
-  // operands: forward Q, K and V; backward also dO and the gradients dQ,
-  // dK and dV, twice as much. The recomputed scores read the Q and K the
-  // core already holds.
-  double products = std::max(
-      1.0, pairFlops / (2.0 * static_cast<double>(seq) * seq * headSize));
-  double streamed = std::min(products, 4.0) / 2;
-  auto scaled = [&](int64_t elements) {
-    return static_cast<int64_t>(
-        std::llround(static_cast<double>(elements) * streamed));
-  };
-  auto whole = [&](int64_t elements) {
-    return ceilDiv(elements, perWavelet) * perWavelet;
-  };
-  int64_t ck = pass.block.featureGroups;
   AttentionBlock block;
-  block.queries = ceilDiv(seq, pass.block.tokenGroups);
-  block.keys = ceilDiv(seq, ck);
-  block.keyValueElements = whole(scaled(2 * block.keys * headSize));
-  block.rowElements = whole(scaled(headSize));
-  // A row's FLOPs along the core's keys, two to an operation.
-  block.rowOperations = std::max<int64_t>(
-      1, std::llround(pairFlops / (2.0 * static_cast<double>(seq) * seq)));
-  block.rowPartials = ck > 1 ? scaled(2 + headSize) : 0;
+  block.gradient = pass.pair.function == RowFunction::attentionGrad;
+  block.pairs = pass.pairsPerBlock;
+  block.queries = ceilDiv(pass.pair.columns, pass.block.tokenGroups);
+  block.keys = ceilDiv(pass.pair.columns, pass.block.featureGroups);
+  block.headSize = pass.pair.contracted;
+  block.elementBytes = pass.pair.elementBytes;
+  block.perWavelet = perWavelet;
   return block;
+}
+
+void AttentionBlock::forEachBuffer(
+    int64_t sumBlock,
+    llvm::function_ref<void(const char *, int64_t)> buffer) const {
+  constexpr int64_t f32 = kPartialSumBytes;
+  int64_t c = chunk(sumBlock), eb = elementBytes;
+  if (gradient) {
+    buffer("keys transposed", keyElements() * eb);
+    buffer("keys", keyElements() * eb);
+    buffer("values transposed", keyElements() * eb);
+    buffer("queries", c * rowElements() * eb);
+    buffer("output gradients", c * rowElements() * eb);
+    buffer("probabilities", c * keys * f32);
+    buffer("probability gradients", c * keys * f32);
+    buffer("statistics", 4 * c * f32);
+    buffer("query gradients", c * headSize * f32);
+    buffer("key and value gradients", 2 * keys * headSize * f32);
+  } else {
+    buffer("keys and values", whole(2 * keys * headSize) * eb);
+    buffer("query row", rowElements() * eb);
+    buffer("scores", c * keys * f32);
+    buffer("row maxima", c * f32);
+    buffer("partial outputs and sums", c * (headSize + 1) * f32);
+  }
+  // The softmax's: each query's mask offset, the key positions and each
+  // pair's slope (ALiBi's), the exponential's three work rows, and the
+  // constants (six, the mask's window and the exponential's).
+  buffer("mask offsets", chunks(sumBlock) * c * f32);
+  buffer("key positions", keys * f32);
+  buffer("slopes", pairs * f32);
+  buffer("exponent fraction", keys * f32);
+  buffer("power of two", keys * f32);
+  buffer("polynomial", keys * f32);
+  buffer("constants",
+         (6 + 2 * keys + 3 + dataflow::kExponentialDegree + 1) * f32);
+}
+
+std::vector<CoreBuffer> AttentionBlock::buffers(int64_t sumBlock) const {
+  std::vector<CoreBuffer> out;
+  forEachBuffer(sumBlock, [&](const char *name, int64_t bytes) {
+    out.push_back({name, bytes});
+  });
+  return out;
+}
+
+int64_t AttentionBlock::bytes(int64_t sumBlock) const {
+  int64_t total = 0;
+  forEachBuffer(sumBlock, [&](const char *, int64_t bytes) { total += bytes; });
+  return total;
+}
+
+int64_t attentionChunkFor(const AttentionBlock &block, int64_t room) {
+  int64_t queries = block.queries;
+  if (block.bytes(0) <= room)
+    return 0;
+  // The bytes are those of no query plus, per query at once, those of one
+  // beside the mask offsets, and the offsets of every query, the last
+  // chunk's padding among them (less than a chunk): at most as many at
+  // once as fit with a chunk's padding counted whole, then as few even
+  // chunks as still fit.
+  AttentionBlock two = block;
+  two.queries = 2;
+  int64_t perQuery = two.bytes(2) - two.bytes(1);
+  int64_t none = two.bytes(1) - perQuery - 2 * kPartialSumBytes;
+  int64_t fit = (room - none - (queries - 1) * kPartialSumBytes) /
+                (perQuery + kPartialSumBytes);
+  if (fit < 1)
+    return 1;
+  int64_t chunks = ceilDiv(queries, std::min(fit, queries));
+  while (chunks > 1 && block.bytes(ceilDiv(queries, chunks - 1)) <= room)
+    --chunks;
+  int64_t chunk = ceilDiv(queries, chunks);
+  return chunk == queries ? 0 : chunk;
 }
 
 int64_t streamPacking(int64_t elements, int64_t perWavelet) {
@@ -264,6 +325,8 @@ int64_t fusedOperations(const KernelShape &k) {
     own = dataflow::kCrossEntropyGradOperations;
     break;
   case RowFunction::other:
+  case RowFunction::attention:
+  case RowFunction::attentionGrad:
     return 0;
   }
   double rows = static_cast<double>(k.rows);
@@ -305,18 +368,18 @@ public:
   /// Fabric operations over `wavelets` in all, as fast as the queues let
   /// them come.
   void stream(double wavelets) { add(wavelets * perWavelet); }
-  /// `rows` times the work of `row`, each followed by a pass of `pass`
-  /// cycles that runs asynchronously beside the next row's work: the rows
-  /// pipeline through the two, the first row's work, then the slower of
-  /// the two for every row after it, then the last pass.
-  void pipelinedRows(const CoreWork &row, double rows, double pass) {
-    auto pipelined = [&](double rowWork) {
-      if (pass == 0)
-        return rows * rowWork;
-      return rowWork + (rows - 1) * std::max(rowWork, pass) + pass;
-    };
-    compute += pipelined(row.compute);
-    sram += pipelined(row.sram);
+  /// `cycles` in which the core waits (a chain's round trip).
+  void wait(double cycles) { add(cycles); }
+  /// `times` the work of `other`.
+  void repeat(const CoreWork &other, double times) {
+    compute += times * other.compute;
+    sram += times * other.sram;
+  }
+  /// Work at this one's rates, none yet.
+  CoreWork empty() const {
+    CoreWork none = *this;
+    none.compute = none.sram = 0;
+    return none;
   }
 
   double compute = 0, sram = 0;
@@ -503,6 +566,143 @@ void crossEntropyOperations(CoreWork &work, const target::WaferTargetModel &t,
   work.operations(1, 1, f32Ops, 2 * f32, f32);
 }
 
+/// The scores of one query against a core's `keys` keys, in f32 (the
+/// query's `headSize` elements of `elementBytes` each multiplying the keys
+/// transposed, a multiply-add a head dimension), the scale (a product),
+/// the mask (a sum) and the row's maximum (a maximum), `count` times.
+void scoreOperations(CoreWork &work, const target::WaferTargetModel &t,
+                     double count, int64_t keys, int64_t headSize,
+                     int64_t elementBytes) {
+  constexpr double f32 = kPartialSumBytes;
+  double eb = static_cast<double>(elementBytes);
+  int64_t lanes = fmacLanes(t, elementBytes);
+  work.operations(count, keys, lanes, eb, f32);
+  work.operations(count * static_cast<double>(headSize - 1), keys, lanes,
+                  f32 + eb, f32);
+  work.operations(3 * count, keys, t.getF32OpsPerCycle(), 2 * f32, f32);
+}
+
+/// A reciprocal over `n` f32 elements: the square of the reciprocal square
+/// root, from the estimate of the bits (two 32-bit passes) by three Newton
+/// steps of three products and a multiply-add.
+void reciprocalOperations(CoreWork &work, const target::WaferTargetModel &t,
+                          int64_t n) {
+  constexpr double f32 = kPartialSumBytes;
+  int64_t f32Ops = t.getF32OpsPerCycle();
+  work.operations(1, n, f32Ops, f32, f32, /*passes=*/2);
+  work.operations(3 * 3 + 1, n, f32Ops, 2 * f32, f32);
+  work.operations(3, n, t.getF32FmacsPerCycle(), 2 * f32, f32);
+}
+
+/// Attention's operations on one core of a block (docs/runtime.md,
+/// "Attention on the mesh"), pair after pair, its queries a chunk at a
+/// time (`sumBlock`); returns the wavelets its ramp takes in. Each
+/// statistics chain along the segment moves its f32 values east and back
+/// and waits `chain` cycles for the round trip (none when `chain` < 0: a
+/// segment of one core). Forward, per pair: the keys and values in; per
+/// chunk, the maxima's and the partials' starts, then per query its row
+/// in and its scores (scoreOperations); the maxima's chain; per query the
+/// difference from the maximum (a multiply-add), the exponential, its sum,
+/// and a multiply-add of a head's size a key into the partial output; the
+/// partials' chain; the reciprocal of the sums; per query the division (a
+/// multiply-add of a head's size) and the row out east. Backward, per
+/// pair: the keys (twice) and values in and the gradients' start; per
+/// chunk, its queries and output gradients in and the statistics' and dQ's
+/// starts; the scores, the maxima's chain, the exponentials and their sums
+/// with a move, the sums' chain and the reciprocal; per query P (a
+/// multiply-add), dP (a multiply-add a head dimension), P dP and its sum,
+/// dV (a multiply-add of a head's size a key); the sums' chain; per query
+/// dS (a multiply-add and two products), dK and dQ (two multiply-adds of a
+/// head's size a key); dQ's chain and out east; then per pair the keys'
+/// and values' gradients down the column's chain (`columnChain` cycles to
+/// fill).
+double attentionOperations(CoreWork &work, const target::WaferTargetModel &t,
+                           const AttentionBlock &block, int64_t sumBlock,
+                           double chain, double columnChain) {
+  constexpr double f32 = kPartialSumBytes;
+  double eb = static_cast<double>(block.elementBytes);
+  double epw = static_cast<double>(block.perWavelet);
+  int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
+  int64_t lanes = fmacLanes(t, block.elementBytes);
+  int64_t keys = block.keys, headSize = block.headSize;
+  int64_t c = block.chunk(sumBlock);
+  double queries = static_cast<double>(c);
+  double keyCount = static_cast<double>(keys);
+  // Everything per chunk, then times the chunks and the pairs.
+  CoreWork perChunk = work.empty();
+  double inPerChunk = 0;
+  auto statistics = [&](int64_t n) {
+    if (chain < 0)
+      return;
+    double values = static_cast<double>(n);
+    perChunk.stream(2 * values);
+    perChunk.wait(chain);
+    inPerChunk += values;
+  };
+  auto exponentials = [&] {
+    perChunk.operations(queries, keys, f32Fmacs, 2 * f32, f32);
+    exponentialOperations(perChunk, t, queries, keys);
+    perChunk.operations(queries, keys, f32Ops, 2 * f32, f32);
+  };
+  double rows = static_cast<double>(block.rowElements()) / epw;
+  double perPairIn = 0, gradientsOut = 0;
+  if (!block.gradient) {
+    perPairIn = std::ceil(2.0 * keyCount * headSize / epw);
+    perChunk.operations(1, c, f32Ops, f32, f32);
+    perChunk.operations(1, c * (headSize + 1), f32Ops, 0, f32);
+    perChunk.stream(queries * rows);
+    inPerChunk += queries * rows;
+    scoreOperations(perChunk, t, queries, keys, headSize, block.elementBytes);
+    statistics(c);
+    exponentials();
+    perChunk.operations(queries * keyCount, headSize, lanes, f32 + eb, f32);
+    statistics(c * (headSize + 1));
+    reciprocalOperations(perChunk, t, c);
+    perChunk.operations(queries, headSize, f32Fmacs, f32, f32);
+    perChunk.stream(queries * static_cast<double>(headSize));
+  } else {
+    perPairIn = 3 * static_cast<double>(block.keyElements()) / epw;
+    gradientsOut = static_cast<double>(2 * keys * headSize);
+    perChunk.stream(2 * queries * rows);
+    inPerChunk += 2 * queries * rows;
+    perChunk.operations(1, c, f32Ops, f32, f32);
+    perChunk.operations(1, 3 * c, f32Ops, 0, f32);
+    perChunk.operations(1, c * headSize, f32Ops, 0, f32);
+    scoreOperations(perChunk, t, queries, keys, headSize, block.elementBytes);
+    statistics(c);
+    exponentials();
+    perChunk.operations(queries, keys, f32Ops, f32, f32);
+    statistics(c);
+    reciprocalOperations(perChunk, t, c);
+    // P, dP, P dP and its sum, dV.
+    perChunk.operations(queries, keys, f32Fmacs, f32, f32);
+    perChunk.operations(queries, keys, lanes, eb, f32);
+    perChunk.operations(queries * static_cast<double>(headSize - 1), keys,
+                        lanes, f32 + eb, f32);
+    perChunk.operations(2 * queries, keys, f32Ops, 2 * f32, f32);
+    perChunk.operations(queries * keyCount, headSize, lanes, f32 + eb, f32);
+    statistics(c);
+    // dS, dK and dQ.
+    perChunk.operations(queries, keys, f32Fmacs, 2 * f32, f32);
+    perChunk.operations(2 * queries, keys, f32Ops, 2 * f32, f32);
+    perChunk.operations(2 * queries * keyCount, headSize, lanes, f32 + eb, f32);
+    statistics(c * headSize);
+    perChunk.stream(static_cast<double>(c * headSize));
+  }
+  double chunks = static_cast<double>(block.chunks(sumBlock));
+  double pairs = static_cast<double>(block.pairs);
+  work.tasks(1);
+  work.stream(pairs * perPairIn);
+  if (block.gradient) {
+    work.operations(pairs, 2 * keys * headSize, f32Ops, 0, f32);
+    // The gradients' chain down the column: out, the last core's way.
+    work.stream(pairs * gradientsOut);
+    work.wait(pairs * columnChain);
+  }
+  work.repeat(perChunk, pairs * chunks);
+  return pairs * (perPairIn + chunks * inPerChunk);
+}
+
 /// One run of the standard algorithm of the query's kind; `finalChunk`:
 /// whether a loss's run ends its tokens' vocabulary (with the logarithm
 /// and its sum) or leaves running statistics for the next chunk.
@@ -625,40 +825,19 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     break;
   }
   case KernelKind::attention: {
-    // One block of query blocks by key blocks per (sequence, head); the
-    // scores stay in the block. For each pair in turn, each core stores its
-    // keys and values as they stream in (and their gradients, backward),
-    // then, query row by query row, runs vector operations along its keys
-    // and passes the row's softmax statistics and partial outputs along
-    // the row of cores, all in one task; the pass runs asynchronously, from
-    // one of two buffers, beside the next row's work. Pairs that outnumber
-    // the rectangle's blocks take turns.
+    // One block of query blocks by key blocks per (sequence, head), the
+    // pairs one after another: attentionOperations, on the segment's last
+    // core (it also sends the results east).
     AttentionPass pass = attentionPass(k, layout, query.rect, microBatch);
-    int64_t cq = pass.block.tokenGroups, ck = pass.block.featureGroups;
-    double pairs = static_cast<double>(pass.pairsPerBlock);
-    int64_t packed = elementsPerWavelet(t, k.elementBytes);
-    AttentionBlock block = attentionBlock(pass, packed);
-    double rows = pairs * static_cast<double>(block.queries);
-    double keysAndValues =
-        pairs * static_cast<double>(block.keyValueElements / packed);
-    // One row's work in the task (its query in, scores f32) and its
-    // partials' pass along the chain.
-    CoreWork row(t);
-    row.stream(static_cast<double>(block.rowElements / packed));
-    row.operations(static_cast<double>(block.rowOperations), block.keys,
-                   t.getF32OpsPerCycle(), 2 * kPartialSumBytes,
-                   kPartialSumBytes);
-    double partials =
-        static_cast<double>(block.rowPartials) * kPartialSumBytes / link;
-    work.tasks(1);
-    work.stream(keysAndValues);
-    work.pipelinedRows(row, rows, partials);
-    // The ramp takes in the keys and values, each row's query and the
-    // partials from the west.
-    time.fabric =
-        keysAndValues +
-        rows * (static_cast<double>(block.rowElements / packed) + partials);
-    time.fixed = multicastFill(std::max(cq, ck)) + chainFill(ck);
+    AttentionBlock block =
+        attentionBlock(pass, elementsPerWavelet(t, k.elementBytes));
+    int64_t segment = pass.block.featureGroups;
+    double chain = chainFill(segment) + multicastFill(segment);
+    time.fabric = attentionOperations(work, t, block, layout.sumBlock,
+                                      segment > 1 ? chain : -1,
+                                      chainFill(pass.block.tokenGroups));
+    time.fixed = multicastFill(
+        std::max(pass.block.tokenGroups, pass.block.featureGroups));
     break;
   }
   case KernelKind::token_sum: {

@@ -111,50 +111,68 @@ static Layout searchStageLayout(const StepProgram &program, size_t s, Rect rect,
   return best;
 }
 
-/// bestRegionLayout, searched.
+/// bestRegionLayout, searched; for attention, bestAttentionLayout with
+/// `room` bytes a core.
 static std::pair<Layout, KernelTime>
 searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
-                   Rect rect, int64_t microBatch, Edge weights) {
+                   Rect rect, int64_t microBatch, Edge weights, int64_t room) {
   const target::WaferTargetModel &target = program.getTarget();
   const KernelShape &shape = region.shape;
   auto timeOf = [&](Layout layout) {
     return region.cost({shape, layout, rect, microBatch, target});
   };
-  // The fastest layout, and for attention the fastest whose block's
-  // buffers a core holds beside its reserve: a block that does not fit is
-  // chosen only when none does. Whether one fits is asked only of a layout
-  // faster than the fastest that fits so far.
-  std::pair<Layout, KernelTime> best, bestFitting;
-  double bestCycles = -1, bestFittingCycles = -1;
-  auto weigh = [&](Layout layout, llvm::function_ref<bool()> fits) {
+  // The fastest layout; for attention, the fastest whose block's buffers
+  // a core holds in `room`.
+  std::pair<Layout, KernelTime> best;
+  double bestCycles = -1;
+  auto weigh = [&](Layout layout) {
     KernelTime time = timeOf(layout);
     CGPT_DEBUG(CGPT_DBGS() << "@" << region.op.getSymName() << " on " << rect.w
                            << " x " << rect.h << ": " << layout.tokenGroups
                            << " token x " << layout.featureGroups
                            << " feature groups, "
                            << llvm::formatv("{0:f0}", time.cycles())
-                           << " cycles (" << time.bound() << ")"
-                           << (fits() ? "" : ", does not fit") << "\n");
+                           << " cycles (" << time.bound() << ")\n");
     if (bestCycles < 0 || time.cycles() < bestCycles) {
       best = {layout, time};
       bestCycles = time.cycles();
     }
-    if ((bestFittingCycles < 0 || time.cycles() < bestFittingCycles) &&
-        fits()) {
-      bestFitting = {layout, time};
-      bestFittingCycles = time.cycles();
-    }
   };
   if (shape.kind == KernelKind::attention) {
-    int64_t room = target.getCoreSramBytes() - target.getReservedBytes();
     int64_t perWavelet = elementsPerWavelet(target, shape.elementBytes);
-    for (Layout block : attentionCandidates(shape.columns, rect, weights))
-      weigh(block, [&] {
-        AttentionPass pass = attentionPass(shape, block, rect, microBatch);
-        return attentionBlock(pass, perWavelet).bytes(shape.elementBytes) <=
-               room;
+    auto &order = program.getLayoutSearchMemo().attentionOrder;
+    auto [known, inserted] =
+        order.try_emplace({region.costClass, rect.x, rect.y, rect.w, rect.h,
+                           microBatch, static_cast<int64_t>(weights)});
+    if (inserted) {
+      for (Layout block : attentionCandidates(shape.columns, rect, weights))
+        known->second.push_back({timeOf(block).cycles(), block});
+      llvm::stable_sort(known->second, [](const auto &a, const auto &b) {
+        return a.first < b.first;
       });
-    return bestFittingCycles < 0 ? best : bestFitting;
+    }
+    // Where none fits, the one that needs the fewest bytes, so that the
+    // memory check names the smallest shortfall.
+    std::pair<Layout, KernelTime> smallest;
+    int64_t smallestBytes = -1;
+    for (auto [allAtOnce, block] : known->second) {
+      // Queries in chunks never make a block faster than all at once: past
+      // the fastest that fits, no block can be faster.
+      if (bestCycles >= 0 && allAtOnce >= bestCycles)
+        break;
+      // Timed with as many queries at once as the room holds.
+      AttentionBlock buffers = attentionBlock(
+          attentionPass(shape, block, rect, microBatch), perWavelet);
+      block.sumBlock = attentionChunkFor(buffers, room);
+      int64_t bytes = buffers.bytes(block.sumBlock);
+      if (bytes <= room) {
+        weigh(block);
+      } else if (smallestBytes < 0 || bytes < smallestBytes) {
+        smallest = {block, timeOf(block)};
+        smallestBytes = bytes;
+      }
+    }
+    return bestCycles < 0 ? smallest : best;
   }
   // What the token groups split: a resident weight's output columns, the
   // tokens a weight gradient sums over, or the tokens of the rows.
@@ -166,7 +184,7 @@ searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
     extent = microBatch * shape.contracted;
   for (Layout layout : layoutCandidates(
            rect, extent, fmacLanes(target, shape.elementBytes), weights))
-    weigh(layout, [] { return true; });
+    weigh(layout);
   return best;
 }
 
@@ -185,12 +203,32 @@ std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
                                                const ProgramRegion &region,
                                                Rect rect, int64_t microBatch,
                                                Edge weights) {
+  const target::WaferTargetModel &target = program.getTarget();
+  if (region.shape.kind == KernelKind::attention)
+    return bestAttentionLayout(program, region, rect, microBatch, weights,
+                               target.getCoreSramBytes() -
+                                   target.getReservedBytes());
   auto &memo = program.getLayoutSearchMemo().regions;
   auto [it, inserted] =
       memo.try_emplace({region.costClass, rect.x, rect.y, rect.w, rect.h,
                         microBatch, static_cast<int64_t>(weights)});
   if (inserted)
-    it->second = searchRegionLayout(program, region, rect, microBatch, weights);
+    it->second =
+        searchRegionLayout(program, region, rect, microBatch, weights, 0);
+  return it->second;
+}
+
+std::pair<Layout, KernelTime> bestAttentionLayout(const StepProgram &program,
+                                                  const ProgramRegion &region,
+                                                  Rect rect, int64_t microBatch,
+                                                  Edge weights, int64_t room) {
+  auto &memo = program.getLayoutSearchMemo().attention;
+  auto [it, inserted] =
+      memo.try_emplace({region.costClass, rect.x, rect.y, rect.w, rect.h,
+                        microBatch, static_cast<int64_t>(weights), room});
+  if (inserted)
+    it->second =
+        searchRegionLayout(program, region, rect, microBatch, weights, room);
   return it->second;
 }
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Dialect/Wafer/Analysis/MemoryModel.h"
+#include "cgpt/Dialect/Wafer/Analysis/LayoutSearch.h"
 
 #include "cgpt/Support/Format.h"
 
@@ -38,7 +39,9 @@ std::string CoreMemory::describe() const {
          formatGrouped(checkpoints) + " B, live activations " +
          formatGrouped(live) + " B, gradient accumulator " +
          formatGrouped(accumulator) + " B, partial sums " +
-         formatGrouped(sums) + " B";
+         formatGrouped(sums) + " B" +
+         (attention ? ", attention buffers " + formatGrouped(attention) + " B"
+                    : "");
 }
 
 namespace {
@@ -95,6 +98,17 @@ public:
   /// How the cores of region `r` of stage `s` share the checkpoints a
   /// policy keeps (none, layer pipelined: a slot's are its own).
   SequenceSpread checkpointSpread(size_t s, size_t r) const;
+  /// What a core of region `r` of stage `s` holds for attention; none for
+  /// another kernel.
+  std::optional<AttentionBlock> attentionBuffers(size_t s, size_t r) const {
+    const ProgramRegion &region = program.getStages()[s].regions[r];
+    if (region.shape.kind != KernelKind::attention)
+      return std::nullopt;
+    const RegionPlacement &placed = placement.regions[s][r];
+    return attentionBlock(
+        attentionPass(region.shape, placed.layout, placed.rect, microBatch),
+        elementsPerWavelet(program.getTarget(), region.shape.elementBytes));
+  }
 
 private:
   /// What each pipeline slot holds for the whole step.
@@ -187,15 +201,8 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
     memory.live = ceilDiv(microBatch * region.live, meshCores) +
                   spread(s, r, region.operandBytes);
   }
-  if (region.shape.kind == KernelKind::attention) {
-    // A core takes its queries one row at a time against all its keys, with
-    // a running maximum and sum (the online softmax): one row of f32 scores
-    // and their gradient per (sequence, head) it holds.
-    int64_t pairs = microBatch * std::max<int64_t>(1, region.shape.rows /
-                                                          region.shape.columns);
-    int64_t keys = ceilDiv(region.shape.columns, placed.layout.featureGroups);
-    memory.live += 2 * keys * kPartialSumBytes * ceilDiv(pairs, cores);
-  }
+  if (std::optional<AttentionBlock> block = attentionBuffers(s, r))
+    memory.attention = block->bytes(placed.layout.sumBlock);
   if (placement.mode == ExecutionMode::layer_pipelined) {
     const Slot &slot = slots.find(*placement.slots[s])->second;
     memory.resident = true;
@@ -277,30 +284,39 @@ PlacedMemory::PlacedMemory(const StepProgram &program,
                            const Placement &placement, int64_t microBatch)
     : program(program), placement(placement), microBatch(microBatch) {
   MemoryAccount account(program, placement, microBatch, std::nullopt);
-  std::map<std::array<int64_t, 9>, int32_t> known;
+  std::map<std::array<int64_t, 15>, int32_t> known;
   for (auto [s, stage] : llvm::enumerate(program.getStages()))
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
       CoreMemory memory = account.of(s, r);
       Need need;
-      need.fixed = memory.total() - memory.sums;
+      need.fixed = memory.total() - memory.blocked();
       need.checkpoints = account.checkpointSpread(s, r);
       need.sums = sumBlockShape(region.shape, placement.regions[s][r].layout,
                                 microBatch);
       if (need.sums.blockable())
         need.perWavelet =
             elementsPerWavelet(program.getTarget(), region.shape.elementBytes);
+      int64_t attentionClass = -1;
+      if (region.shape.kind == KernelKind::attention) {
+        const RegionPlacement &placed = placement.regions[s][r];
+        need.attention = &region;
+        need.rect = placed.rect;
+        need.weights = placed.layout.weights;
+        attentionClass = region.costClass;
+      }
       std::array<int64_t, 4> spread = need.checkpoints.key();
-      auto [it, inserted] =
-          known.try_emplace({need.fixed, spread[0], spread[1], spread[2],
-                             spread[3], need.sums.columns, need.sums.perColumn,
-                             need.sums.streamed, need.perWavelet},
-                            static_cast<int32_t>(needs.size()));
+      auto [it, inserted] = known.try_emplace(
+          {need.fixed, spread[0], spread[1], spread[2], spread[3],
+           need.sums.columns, need.sums.perColumn, need.sums.streamed,
+           need.perWavelet, attentionClass, need.rect.x, need.rect.y,
+           need.rect.w, need.rect.h, static_cast<int64_t>(need.weights)},
+          static_cast<int32_t>(needs.size()));
       if (inserted) {
         needs.push_back(need);
         firstOf.push_back({s, r});
       }
-      if (need.sums.blockable()) {
-        weightKernels.push_back({s, r, 0});
+      if (need.sums.blockable() || need.attention) {
+        weightKernels.push_back({s, r, Layout{}});
         weightKernelNeeds.push_back(it->second);
       }
     }
@@ -312,10 +328,11 @@ PlacedMemory::sumBlocks(CheckpointPolicy policy, MemoryPeak *peak) const {
   int64_t checkpointBytes = placement.mode == ExecutionMode::layer_pipelined
                                 ? 0
                                 : checkpointBytesPerSequence(program, policy);
-  // Each need under the policy: its sum block and its sums' bytes, and
-  // what a core holds in all.
+  // Each need under the policy: its sum block and its sums' bytes (or
+  // attention's layout and buffers), and what a core holds in all.
   struct UnderPolicy {
     int64_t block = 0, sumBytes = 0, total = 0;
+    Layout attention;
   };
   std::vector<UnderPolicy> under;
   under.reserve(needs.size());
@@ -325,12 +342,29 @@ PlacedMemory::sumBlocks(CheckpointPolicy policy, MemoryPeak *peak) const {
     if (need.sums.blockable()) {
       u.block = sumBlockFor(need.sums, need.perWavelet, sram - u.total);
       u.sumBytes = need.sums.bytes(u.block);
-      u.total += u.sumBytes;
+    } else if (need.attention) {
+      u.attention =
+          bestAttentionLayout(program, *need.attention, need.rect, microBatch,
+                              need.weights, sram - u.total)
+              .first;
+      u.sumBytes =
+          attentionBlock(attentionPass(need.attention->shape, u.attention,
+                                       need.rect, microBatch),
+                         elementsPerWavelet(program.getTarget(),
+                                            need.attention->shape.elementBytes))
+              .bytes(u.attention.sumBlock);
     }
+    u.total += u.sumBytes;
   }
   std::vector<SumBlock> blocks = weightKernels;
-  for (auto [block, need] : llvm::zip_equal(blocks, weightKernelNeeds))
-    block.block = under[need].block;
+  for (auto [block, need] : llvm::zip_equal(blocks, weightKernelNeeds)) {
+    if (needs[need].attention) {
+      block.layout = under[need].attention;
+      continue;
+    }
+    block.layout = placement.regions[block.stage][block.region].layout;
+    block.layout.sumBlock = under[need].block;
+  }
   // The peak is the first region, in program order, that holds the most:
   // the first region of the first need that does (needs are in the order
   // of their first regions).
@@ -348,7 +382,9 @@ PlacedMemory::sumBlocks(CheckpointPolicy policy, MemoryPeak *peak) const {
       auto [s, r] = *highest;
       CoreMemory memory =
           MemoryAccount(program, placement, microBatch, policy).of(s, r);
-      memory.sums = highestSums;
+      (program.getStages()[s].regions[r].shape.kind == KernelKind::attention
+           ? memory.attention
+           : memory.sums) = highestSums;
       *peak = {program.getStages()[s].regions[r].op, memory};
     }
   }
@@ -361,7 +397,7 @@ Placement withSumBlocks(const StepProgram &program, Placement placement,
   std::vector<PlacedMemory::SumBlock> blocks =
       PlacedMemory(program, placement, microBatch).sumBlocks(policy, peak);
   for (const PlacedMemory::SumBlock &block : blocks)
-    placement.regions[block.stage][block.region].layout.sumBlock = block.block;
+    placement.regions[block.stage][block.region].layout = block.layout;
   return placement;
 }
 

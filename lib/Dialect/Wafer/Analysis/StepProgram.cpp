@@ -287,12 +287,12 @@ void TimedPlacement::time(const StepProgram &program, size_t s, size_t r) {
     shortTimes[s][r] = it->second.second;
 }
 
-void TimedPlacement::setSumBlock(const StepProgram &program, size_t s, size_t r,
-                                 int64_t sumBlock) {
-  int64_t &block = placement.regions[s][r].layout.sumBlock;
-  if (block == sumBlock)
+void TimedPlacement::setLayout(const StepProgram &program, size_t s, size_t r,
+                               const Layout &layout) {
+  Layout &placed = placement.regions[s][r].layout;
+  if (placed == layout)
     return;
-  block = sumBlock;
+  placed = layout;
   time(program, s, r);
 }
 

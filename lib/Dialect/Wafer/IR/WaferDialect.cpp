@@ -436,19 +436,22 @@ LogicalResult RegionOp::verify() {
                            << rect.w / gk << " a row)";
     // Only a weight kernel sums output columns (a resident weight
     // gradient's sums are the gradient it keeps), and a token sum its
-    // features.
+    // features; attention takes its queries in blocks.
     bool sums = getKind() == KernelKind::weight_matmul ||
                 getKind() == KernelKind::token_sum ||
                 (getKind() == KernelKind::weight_grad &&
                  layout.getWeights() != Edge::resident);
-    if (layout.getSumBlock() < 0 || (layout.getSumBlock() > 0 && !sums))
+    bool blocks = sums || getKind() == KernelKind::attention;
+    if (layout.getSumBlock() < 0 || (layout.getSumBlock() > 0 && !blocks))
       return emitOpError() << "layout " << layout << " sums "
                            << layout.getSumBlock()
                            << " output columns at a time; "
-                           << (sums ? "a block has at least one"
-                                    : "a " +
-                                          stringifyKernelKind(getKind()).str() +
-                                          " kernel here has no sums to block");
+                           << (blocks
+                                   ? "a block has at least one"
+                                   : "a " +
+                                         stringifyKernelKind(getKind()).str() +
+                                         " kernel here has no sums to "
+                                         "block");
   }
   if (std::optional<ArrayRef<int64_t>> colors = getColors()) {
     for (int64_t color : *colors)

@@ -125,9 +125,9 @@ public:
           if (!timed)
             timed = TimedPlacement::of(program, *placement, microBatch);
           for (auto [i, block] : llvm::enumerate(blocks))
-            if (timedBlocks.empty() || timedBlocks[i].block != block.block)
-              timed->setSumBlock(program, block.stage, block.region,
-                                 block.block);
+            if (timedBlocks.empty() || !(timedBlocks[i].layout == block.layout))
+              timed->setLayout(program, block.stage, block.region,
+                               block.layout);
           timedBlocks = std::move(blocks);
           c.cost = scheduler.estimate(*timed, policy);
         }

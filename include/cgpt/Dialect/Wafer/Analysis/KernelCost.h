@@ -21,6 +21,11 @@
 #include "cgpt/Dialect/Wafer/IR/Wafer.h"
 #include "cgpt/Target/WaferTargetModel.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <algorithm>
+#include <vector>
+
 namespace cgpt::wafer {
 
 /// Partial sums and weight gradients are f32.
@@ -102,26 +107,58 @@ SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
 /// that a block never shares a wavelet with the next.
 int64_t streamPacking(int64_t elements, int64_t perWavelet);
 
-/// What one core of an attention block holds and does for one (sequence,
-/// head) pair, as the standard algorithm runs it: it stores the keys and
-/// values of its key block (with their gradients, backward; whole
-/// wavelets), then takes its queries one row at a time: the row's elements,
-/// vector operations along its keys, and the f32 statistics and partial
-/// outputs it passes along the row (none when the block has one key
-/// block).
+/// One buffer a kernel's core program declares: its name and bytes.
+struct CoreBuffer {
+  const char *name;
+  int64_t bytes;
+};
+
+/// What one core of an attention block holds for its (sequence, head)
+/// pairs, as attention's programs run it (docs/runtime.md, "Attention on
+/// the mesh"; attentionForward and attentionBackward in
+/// lib/Sim/Mesh/KernelPrograms.cpp): its keys and values, streamed in whole
+/// wavelets, and its queries taken a chunk at a time, the layout's
+/// `sum_block` of them (0: all), each chunk's scores, statistics and
+/// partial outputs in f32 (backward: the recomputed probabilities, their
+/// gradients, the queries and their output gradients, and the keys' and
+/// values' f32 gradients), then the constants and work rows of the softmax.
 struct AttentionBlock {
-  int64_t queries = 0, keys = 0;
-  int64_t keyValueElements = 0;
-  int64_t rowElements = 0, rowOperations = 0, rowPartials = 0;
-  /// The buffers a core holds for it, with elements of `elementBytes`:
-  /// the keys and values, a query row, a row of f32 scores and two
-  /// buffers of f32 row partials, taken in turn.
-  int64_t bytes(int64_t elementBytes) const {
-    return (keyValueElements + rowElements) * elementBytes +
-           (keys + 2 * rowPartials) * kPartialSumBytes;
+  /// The backward pass (RowFunction::attentionGrad).
+  bool gradient = false;
+  int64_t pairs = 1, queries = 1, keys = 1, headSize = 1;
+  int64_t elementBytes = 2, perWavelet = 2;
+
+  /// The queries a core takes at once under a layout's `sumBlock`, and the
+  /// chunks they make, the last padded.
+  int64_t chunk(int64_t sumBlock) const {
+    return sumBlock > 0 ? std::min(sumBlock, queries) : queries;
+  }
+  int64_t chunks(int64_t sumBlock) const {
+    return (queries + chunk(sumBlock) - 1) / chunk(sumBlock);
+  }
+  /// Elements of a head's row, and of a pair's keys (or values), in whole
+  /// wavelets.
+  int64_t rowElements() const { return whole(headSize); }
+  int64_t keyElements() const { return whole(keys * headSize); }
+  /// The buffers a core holds under `sumBlock`, in the programs' order.
+  std::vector<CoreBuffer> buffers(int64_t sumBlock) const;
+  int64_t bytes(int64_t sumBlock) const;
+
+private:
+  void
+  forEachBuffer(int64_t sumBlock,
+                llvm::function_ref<void(const char *, int64_t)> buffer) const;
+  int64_t whole(int64_t elements) const {
+    return (elements + perWavelet - 1) / perWavelet * perWavelet;
   }
 };
 AttentionBlock attentionBlock(const AttentionPass &pass, int64_t perWavelet);
+
+/// Attention's `sum_block` for `block` on a core with `room` bytes beside
+/// everything else: 0 (all queries at once) where they fit, else the
+/// queries of the fewest even chunks that fit, or about as few (one
+/// query when none does: the memory check then refuses the region).
+int64_t attentionChunkFor(const AttentionBlock &block, int64_t room);
 
 /// The vector operations an elementwise, reduction or embedding kernel runs
 /// over each element: its FLOPs per element, two to an operation.

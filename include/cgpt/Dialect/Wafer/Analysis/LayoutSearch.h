@@ -49,13 +49,21 @@ Layout bestStageLayout(const StepProgram &program, size_t s, Rect rect,
                        int64_t microBatch);
 
 /// The layout that makes `region` fastest on `rect` with its weights from
-/// `weights` (of layoutCandidates, or for attention of the
-/// attentionCandidates whose block's buffers a core holds beside its
-/// reserve, all of them when none does), and that time.
+/// `weights` (of layoutCandidates, or for attention bestAttentionLayout
+/// with a core's room beside its reserve), and that time.
 std::pair<Layout, KernelTime> bestRegionLayout(const StepProgram &program,
                                                const ProgramRegion &region,
                                                Rect rect, int64_t microBatch,
                                                Edge weights);
+/// The attention layout that makes `region` fastest on `rect` with `room`
+/// bytes a core beside everything else: of the attentionCandidates, each
+/// taking as many queries at once as fit (its `sum_block`,
+/// attentionChunkFor), the fastest whose buffers fit, or the fastest of
+/// all when none does; and that time.
+std::pair<Layout, KernelTime> bestAttentionLayout(const StepProgram &program,
+                                                  const ProgramRegion &region,
+                                                  Rect rect, int64_t microBatch,
+                                                  Edge weights, int64_t room);
 
 } // namespace cgpt::wafer
 

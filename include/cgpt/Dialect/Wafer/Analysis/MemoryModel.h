@@ -40,18 +40,26 @@ struct CoreMemory {
   /// the micro-batches in flight through the slot.
   int64_t checkpoints = 0;
   /// Activations live while the region runs (with the uneven split's
-  /// imbalance), and attention's score rows.
+  /// imbalance).
   int64_t live = 0;
   /// The share of the weight gradients summed on the core.
   int64_t accumulator = 0;
   /// A weight kernel's f32 sums of one block of its output columns (the
   /// layout's `sum_block`, or all of them); a token sum's of its features.
   int64_t sums = 0;
+  /// Attention's buffers (AttentionBlock) for the layout's `sum_block`
+  /// queries at a time.
+  int64_t attention = 0;
 
+  /// What the layout's `sum_block` decides: the sums or attention's
+  /// buffers.
+  int64_t blocked() const { return sums + attention; }
   int64_t total() const {
-    return reserve + weightBuffers + checkpoints + live + accumulator + sums;
+    return reserve + weightBuffers + checkpoints + live + accumulator +
+           blocked();
   }
-  /// "reserve 8,192 B, weight buffers 134 B, ...".
+  /// "reserve 8,192 B, weight buffers 134 B, ...", attention's buffers
+  /// named where it has them.
   std::string describe() const;
 };
 
@@ -101,26 +109,34 @@ public:
   PlacedMemory(const StepProgram &program, const Placement &placement,
                int64_t microBatch);
 
-  /// A weight kernel's `sum_block`: region `region` of stage `stage`.
+  /// The layout of region `region` of stage `stage` with its `sum_block`
+  /// set: a weight kernel's; attention's, with its blocks chosen again for
+  /// the room the region leaves (bestAttentionLayout).
   struct SumBlock {
     size_t stage, region;
-    int64_t block;
+    Layout layout;
   };
-  /// The `sum_block` of every weight kernel under `policy`, as
+  /// The `sum_block` of every weight kernel and attention under `policy`,
+  /// as
   /// withSumBlocks sets them, in program order; with `peak`, also the
   /// memoryPeak of the placement with them.
   std::vector<SumBlock> sumBlocks(CheckpointPolicy policy,
                                   MemoryPeak *peak = nullptr) const;
 
 private:
-  /// What a region asks of a core: its bytes without checkpoints or sums,
-  /// how it shares the checkpoints, and a weight kernel's sums (none where
-  /// not `blockable`) with its stream's elements a wavelet.
+  /// What a region asks of a core: its bytes without checkpoints or what
+  /// `sum_block` decides, how it shares the checkpoints, and a weight
+  /// kernel's sums (none where not `blockable`) with its stream's elements
+  /// a wavelet, or an attention region (whose own layout changes nothing
+  /// else it holds) on its rectangle.
   struct Need {
     int64_t fixed = 0;
     SequenceSpread checkpoints;
     SumBlockShape sums;
     int64_t perWavelet = 1;
+    const ProgramRegion *attention = nullptr;
+    Rect rect;
+    Edge weights = Edge::none;
   };
   const StepProgram &program;
   const Placement &placement;
@@ -130,7 +146,8 @@ private:
   std::vector<Need> needs;
   /// The first region of each need.
   std::vector<std::pair<size_t, size_t>> firstOf;
-  /// The weight kernels (`block` unset), and the need of each.
+  /// The weight kernels and attention regions (`block` unset), and the
+  /// need of each.
   std::vector<SumBlock> weightKernels;
   std::vector<int32_t> weightKernelNeeds;
 };
@@ -151,8 +168,9 @@ MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
 /// `placement` with each weight kernel's `sum_block` set: all its output
 /// columns at once where their sums fit beside everything else its cores
 /// hold at `microBatch` under `policy`, else as many as fit (at least one),
-/// spread evenly over the blocks. With `peak`, also its memoryPeak, from
-/// the same account (a block changes only its region's sums).
+/// spread evenly over the blocks; and attention's, its queries at once
+/// (attentionChunkFor). With `peak`, also its memoryPeak, from the same
+/// account (a block changes only its region's sums or buffers).
 Placement withSumBlocks(const StepProgram &program, Placement placement,
                         int64_t microBatch, CheckpointPolicy policy,
                         MemoryPeak *peak = nullptr);

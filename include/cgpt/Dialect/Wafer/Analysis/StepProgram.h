@@ -80,6 +80,12 @@ struct LayoutSearchMemo {
   /// bestRegionLayout's, by cost class, rectangle, micro-batch and
   /// weights edge.
   std::map<std::array<int64_t, 7>, std::pair<Layout, KernelTime>> regions;
+  /// bestAttentionLayout's, by the same and a core's room.
+  std::map<std::array<int64_t, 8>, std::pair<Layout, KernelTime>> attention;
+  /// Attention's candidates, by the same as `regions`, with their cycles
+  /// taking all queries at once, fastest first.
+  std::map<std::array<int64_t, 7>, std::vector<std::pair<double, Layout>>>
+      attentionOrder;
 };
 
 /// A device's step, read once from its IR.
@@ -179,11 +185,11 @@ struct TimedPlacement {
   static TimedPlacement of(const StepProgram &program, Placement placement,
                            int64_t microBatch);
 
-  /// Sets the `sum_block` of region `r` of stage `s` and times it again if
-  /// it changed: the policies weighed for one placement change only the
-  /// sum blocks of a few regions.
-  void setSumBlock(const StepProgram &program, size_t s, size_t r,
-                   int64_t sumBlock);
+  /// Sets the layout of region `r` of stage `s` and times it again if it
+  /// changed: the policies weighed for one placement change only the sum
+  /// blocks of a few regions and attention's blocks.
+  void setLayout(const StepProgram &program, size_t s, size_t r,
+                 const Layout &layout);
 
 private:
   /// Times region `r` of stage `s` as placed into `times` and, for an

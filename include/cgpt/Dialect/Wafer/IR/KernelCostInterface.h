@@ -58,8 +58,8 @@ struct Rect {
 struct Layout {
   int64_t tokenGroups = 1, featureGroups = 1;
   Edge weights = Edge::none;
-  /// Output columns (resident: tokens) a weight kernel sums at once; 0:
-  /// all of them.
+  /// Output columns (resident: tokens) a weight kernel sums at once, or
+  /// the queries attention takes at once; 0: all of them.
   int64_t sumBlock = 0;
   bool operator==(const Layout &other) const {
     return tokenGroups == other.tokenGroups &&
@@ -88,9 +88,11 @@ inline int64_t tokenRowsOn(const Rect &rect, int64_t tokenGroups) {
   return std::min(tokenGroups, rect.h);
 }
 
-/// A row kernel whose mesh program is its own algorithm, read from the
-/// region's kernel: a norm, its gradient, the loss or its gradient; the
-/// others' programs run their executed FLOPs as vector operations
+/// A kernel whose mesh program is its own algorithm, read from the
+/// region's kernel: a norm, its gradient, the loss or its gradient; and
+/// attention's forward or backward pass, read from the kernels fused into
+/// its region (the backward one fuses the softmax's gradient). The other
+/// row kernels' programs run their executed FLOPs as vector operations
 /// (docs/runtime.md).
 enum class RowFunction : uint8_t {
   other,
@@ -100,6 +102,8 @@ enum class RowFunction : uint8_t {
   rmsNormGrad,
   crossEntropy,
   crossEntropyGrad,
+  attention,
+  attentionGrad,
 };
 
 /// Whether `function` is a norm's gradient, whose gain (and shift)

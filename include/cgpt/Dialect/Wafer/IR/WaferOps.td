@@ -100,6 +100,9 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
     once (for resident weights: how many tokens; for a token sum: how many
     of its features), so that the sums fit beside everything else the core
     holds. Blocks run one after another, each ending in its own chain.
+    Attention takes `sum_block` of a core's queries at once, each block's
+    scores and statistics (and, backward, its probabilities and their
+    gradients) beside the keys and values.
     `wafer-plan-batch` sets it from the SRAM the region leaves; absent (0),
     the kernel sums all its columns at once.
 
