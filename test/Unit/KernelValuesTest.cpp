@@ -714,6 +714,39 @@ const AttentionCase kAttentionCases[] = {
      {0, 0, 2, 2}},
 };
 
+/// The backward pass's cases with a core's keys in blocks (the layout's
+/// `key_block`, attentionBackwardByKeys): 10 keys in 4 blocks of 3 (the
+/// last padded); along a segment of 2 with 3 query groups, 12 keys a core
+/// in blocks of 5 and 8 queries in chunks of 4; 16-bit operands; and a
+/// key group all padding, a key at a time.
+const AttentionCase kKeyBlockCases[] = {
+    {"keys in blocks", 1, 2, 10, 4, 4, {1, 1, Edge::none, 0, 3}, {0, 0, 1, 1}},
+    {"keys in blocks along a segment, queries in chunks",
+     2,
+     2,
+     23,
+     6,
+     4,
+     {3, 2, Edge::none, 4, 5},
+     {0, 0, 2, 3}},
+    {"16-bit keys in blocks",
+     1,
+     1,
+     17,
+     8,
+     2,
+     {2, 3, Edge::none, 3, 2},
+     {0, 0, 3, 2}},
+    {"a key group all padding, in blocks",
+     1,
+     2,
+     5,
+     4,
+     4,
+     {2, 4, Edge::none, 0, 1},
+     {0, 0, 4, 2}},
+};
+
 /// The attention region's shape of case `c`, charged `perScore` FLOPs a
 /// score and head dimension (the programs that compute it read no FLOPs).
 KernelShape attentionKernel(const AttentionCase &c, int64_t perScore) {
@@ -727,9 +760,10 @@ KernelShape attentionKernel(const AttentionCase &c, int64_t perScore) {
   return k;
 }
 
-/// Each case, causal or not, with ALiBi's biases or not.
-template <typename Fn> void forEachAttention(Fn check) {
-  for (const AttentionCase &c : kAttentionCases)
+/// Each of `cases`, causal or not, with ALiBi's biases or not.
+template <typename Fn>
+void forEachAttention(llvm::ArrayRef<AttentionCase> cases, Fn check) {
+  for (const AttentionCase &c : cases)
     for (bool causal : {true, false})
       for (bool alibi : {false, true}) {
         SCOPED_TRACE(::testing::Message()
@@ -795,7 +829,7 @@ std::vector<double> probabilities(const AttentionCase &c,
 }
 
 TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
-  forEachAttention([&](const AttentionCase &c, bool causal, bool alibi) {
+  forEachAttention(kAttentionCases, [&](const AttentionCase &c, bool causal, bool alibi) {
     int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
     AttentionInputs in = attentionInputs(c, causal, alibi, 21);
     const std::vector<float> &query = in.query, &key = in.key,
@@ -824,7 +858,11 @@ TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
 }
 
 TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
-  forEachAttention([&](const AttentionCase &c, bool causal, bool alibi) {
+  std::vector<AttentionCase> cases(std::begin(kAttentionCases),
+                                   std::end(kAttentionCases));
+  cases.insert(cases.end(), std::begin(kKeyBlockCases),
+               std::end(kKeyBlockCases));
+  forEachAttention(cases, [&](const AttentionCase &c, bool causal, bool alibi) {
     int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
     AttentionInputs in = attentionInputs(c, causal, alibi, 31);
     const std::vector<float> &query = in.query, &key = in.key,

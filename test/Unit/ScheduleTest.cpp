@@ -298,7 +298,8 @@ TEST_F(ScheduleTest, HalvedFeatureGroupsMoveTheStepByTheKernelTerms) {
   LayoutAttr layout = region.op.getLayoutAttr();
   region.op.setLayoutAttr(LayoutAttr::get(
       &context, layout.getTokenGroups(), layout.getFeatureGroups() / 2,
-      layout.getWeights(), layout.getPartials(), layout.getSumBlock()));
+      layout.getWeights(), layout.getPartials(), layout.getSumBlock(),
+      layout.getKeyBlock()));
   Placement after = *Placement::fromIR(program);
   double moved = estimate(program, after, micro, policy).passesSeconds -
                  estimate(program, before, micro, policy).passesSeconds;

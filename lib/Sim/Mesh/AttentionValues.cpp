@@ -30,6 +30,17 @@ float maskOffset(int64_t query, int64_t firstKey, int64_t keys, int64_t seq,
   return static_cast<float>(std::clamp<int64_t>(keys - 1 - lastSeen, 0, keys));
 }
 
+/// The mask offset of the query at `query` against the first block of
+/// `blockKeys` of a core's keys from `firstKey` to `lastKey`, unclamped:
+/// each later block's is `blockKeys` more, clamped to [0, blockKeys]
+/// (attentionBackwardByKeys), so that no key past the core's last is seen.
+float firstBlockOffset(int64_t query, int64_t firstKey, int64_t lastKey,
+                       int64_t blockKeys, int64_t seq, bool causal) {
+  int64_t lastSeen =
+      std::min({causal ? query : seq - 1, seq - 1, lastKey}) - firstKey;
+  return static_cast<float>(blockKeys - 1 - lastSeen);
+}
+
 /// What the two passes share: the blocks of the region's placement, each
 /// taking its share of the (sequence, head) pairs one after another, the
 /// operands' sizes, and each block's program built, fed and run.
@@ -99,16 +110,23 @@ public:
                                ? element(operand, pair, group * queries + i, d)
                                : 0.0f);
   }
-  /// Appends key group `group`'s keys of `operand` for `pair` to
-  /// `elements`, transposed (a row a head dimension) or not.
+  /// Appends `keys` keys of `operand` for `pair` from position `first` on
+  /// to `elements`, transposed (a row a head dimension) or not; those from
+  /// `end` on are zeros (the padding of a core's last block of keys).
   void appendKeys(std::vector<float> &elements, llvm::ArrayRef<float> operand,
-                  int64_t pair, int64_t group, int64_t keys,
+                  int64_t pair, int64_t first, int64_t keys, int64_t end,
                   bool transposed) const {
+    auto at = [&](int64_t key, int64_t d) {
+      return first + key < end ? element(operand, pair, first + key, d) : 0.0f;
+    };
     for (int64_t a = 0; a < (transposed ? headSize : keys); ++a)
       for (int64_t b = 0; b < (transposed ? keys : headSize); ++b)
-        elements.push_back(transposed
-                               ? element(operand, pair, group * keys + b, a)
-                               : element(operand, pair, group * keys + a, b));
+        elements.push_back(transposed ? at(b, a) : at(a, b));
+  }
+  /// Pads `elements` with zeros to whole wavelets.
+  void padToWavelets(std::vector<float> &elements) const {
+    elements.resize(llvm::divideCeil(elements.size(), perWavelet) * perWavelet,
+                    0.0f);
   }
 
   /// Reads, from what left the east end of each segment of `built`'s run
@@ -168,14 +186,26 @@ public:
       int64_t queries = built.tokens, keys = built.features;
       for (Injector &in : built.mesh.injectors)
         in.payload = wavelets(inject(built, in, first, count), perWavelet);
+      // Key blocks: the clamped offsets of a chunk, then the first
+      // block's; the current block's positions, then the first's.
+      bool keyBlocks = pass.block.keyBlock > 0;
+      int64_t blockKeys = built.keysAtOnce;
       auto load = [&](int core, std::vector<std::vector<float>> &memory) {
         int64_t group = std::max(0, built.tokenGroup[core]);
         int64_t firstKey = built.placeInSegment(core) * keys;
-        for (int64_t i = 0; i < rowsPerPair(built); ++i)
-          memory[offsetsBuffer][i] = maskOffset(group * queries + i, firstKey,
-                                                keys, seq, softmax.causal);
-        for (int64_t j = 0; j < keys; ++j)
-          memory[positionsBuffer][j] = static_cast<float>(firstKey + j);
+        for (int64_t i = 0; i < rowsPerPair(built); ++i) {
+          int64_t query = group * queries + i;
+          if (keyBlocks)
+            memory[offsetsBuffer][built.tokensAtOnce + i] =
+                firstBlockOffset(query, firstKey, firstKey + keys - 1,
+                                 blockKeys, seq, softmax.causal);
+          else
+            memory[offsetsBuffer][i] =
+                maskOffset(query, firstKey, keys, seq, softmax.causal);
+        }
+        for (int64_t j = 0; j < (keyBlocks ? blockKeys : keys); ++j)
+          memory[positionsBuffer][j + (keyBlocks ? blockKeys : 0)] =
+              static_cast<float>(firstKey + j);
         for (int64_t p = 0; p < count; ++p)
           memory[slopesBuffer][p] =
               static_cast<float>(slopes[(first + p) % heads]);
@@ -236,14 +266,13 @@ runAttention(const KernelShape &k, const Layout &layout, int64_t microBatch,
           blocks.appendRows(elements, operands.query, p, built, core, chunk);
         continue;
       }
-      int64_t group = built.placeInSegment(core);
-      blocks.appendKeys(elements, operands.key, p, group, built.features,
+      // Keys then values, in whole wavelets together.
+      int64_t keys = built.features, from = built.placeInSegment(core) * keys;
+      blocks.appendKeys(elements, operands.key, p, from, keys, from + keys,
                         /*transposed=*/true);
-      blocks.appendKeys(elements, operands.value, p, group, built.features,
+      blocks.appendKeys(elements, operands.value, p, from, keys, from + keys,
                         /*transposed=*/false);
-      elements.resize(llvm::divideCeil(elements.size(), blocks.perWavelet) *
-                          blocks.perWavelet,
-                      0.0f);
+      blocks.padToWavelets(elements);
     }
     return elements;
   };
@@ -280,51 +309,75 @@ runAttentionGrad(const KernelShape &k, const Layout &layout, int64_t microBatch,
     gradient->assign(
         static_cast<size_t>(blocks.pairs * blocks.seq * blocks.headSize), 0.0f);
   // Along a row its query group's queries, then their output gradients,
-  // chunk by chunk;
-  // down a column its key group's keys transposed, keys and values
-  // transposed; pair by pair.
+  // chunk by chunk; down a column its key group's keys transposed, keys
+  // and values transposed; pair by pair. With key blocks
+  // (attentionBackwardByKeys), the chunks once for every block in each of
+  // the first two sweeps, then once; the blocks' keys transposed and
+  // values transposed in each of the first two, then every block's three
+  // for every chunk.
+  bool keyBlocks = blocks.pass.block.keyBlock > 0;
   auto inject = [&](const KernelProgram &built, const Injector &in,
                     int64_t first, int64_t count) {
     int core = built.mesh.index(in.x, in.y);
+    int64_t chunks = AttentionBlocks::chunksOf(built);
+    int64_t keys = built.features, blockKeys = built.keysAtOnce;
+    int64_t keyChunks = llvm::divideCeilSigned(keys, blockKeys);
+    int64_t firstKey = built.placeInSegment(core) * keys;
     std::vector<float> elements;
-    for (int64_t p = first; p < first + count; ++p) {
-      if (in.color == kStreamColor) {
-        for (int64_t chunk = 0; chunk < AttentionBlocks::chunksOf(built);
-             ++chunk)
-          for (llvm::ArrayRef<float> rows :
-               {operands.query, operands.outputGrad})
-            blocks.appendRows(elements, rows, p, built, core, chunk);
-        continue;
-      }
-      int64_t group = built.placeInSegment(core);
+    auto queryChunks = [&](int64_t p) {
+      for (int64_t chunk = 0; chunk < chunks; ++chunk)
+        for (llvm::ArrayRef<float> rows : {operands.query, operands.outputGrad})
+          blocks.appendRows(elements, rows, p, built, core, chunk);
+    };
+    auto keyBlock = [&](int64_t p, int64_t j, bool withKeys) {
+      int64_t from = firstKey + j * blockKeys, end = firstKey + keys;
       for (auto [operand, transposed] :
            {std::pair{operands.key, true}, std::pair{operands.key, false},
             std::pair{operands.value, true}}) {
-        blocks.appendKeys(elements, operand, p, group, built.features,
+        if (!withKeys && !transposed)
+          continue;
+        blocks.appendKeys(elements, operand, p, from, blockKeys, end,
                           transposed);
-        elements.resize(llvm::divideCeil(elements.size(), blocks.perWavelet) *
-                            blocks.perWavelet,
-                        0.0f);
+        blocks.padToWavelets(elements);
+      }
+    };
+    for (int64_t p = first; p < first + count; ++p) {
+      if (in.color == kStreamColor) {
+        for (int64_t sweep = 0; keyBlocks && sweep < 2 * keyChunks; ++sweep)
+          queryChunks(p);
+        queryChunks(p);
+      } else if (!keyBlocks) {
+        keyBlock(p, 0, /*withKeys=*/true);
+      } else {
+        for (int64_t j = 0; j < 2 * keyChunks; ++j)
+          keyBlock(p, j % keyChunks, /*withKeys=*/false);
+        for (int64_t chunk = 0; chunk < chunks; ++chunk)
+          for (int64_t j = 0; j < keyChunks; ++j)
+            keyBlock(p, j, /*withKeys=*/true);
       }
     }
     return elements;
   };
   // East, each segment's query gradients, as the forward pass's outputs;
   // south, each column's key then value gradients, a row of the head's
-  // size a key, pair by pair.
+  // size a key, block by block (one block without key blocks), pair by
+  // pair.
   auto read = [&](const KernelProgram &built, const MeshResult &ran,
                   int64_t first) {
     blocks.readQueryRows(built, ran, first, outcome.query);
-    int64_t keys = built.features, d = blocks.headSize;
+    int64_t keys = built.features, blockKeys = built.keysAtOnce;
+    int64_t d = blocks.headSize, perBlock = 2 * blockKeys * d;
+    int64_t perPair = llvm::divideCeilSigned(keys, blockKeys) * perBlock;
     forEachDrained(
         built.mesh, ran,
         [&](int core, int64_t w, float value) {
-          int64_t perPair = 2 * keys * d, within = w % perPair;
-          int64_t position =
-              built.placeInSegment(core) * keys + within % (keys * d) / d;
+          int64_t within = w % perPair % perBlock;
+          int64_t key = w % perPair / perBlock * blockKeys +
+                        within % (blockKeys * d) / d;
+          int64_t position = built.placeInSegment(core) * keys + key;
           std::vector<float> &gradient =
-              within < keys * d ? outcome.key : outcome.value;
-          if (position < blocks.seq)
+              within < blockKeys * d ? outcome.key : outcome.value;
+          if (key < keys && position < blocks.seq)
             gradient[blocks.place(first + w / perPair, position, w % d)] =
                 value;
         },

@@ -964,24 +964,32 @@ struct AttentionTask {
   AttentionTask(CoreProgram &p, int64_t queries, int64_t keys)
       : task(p, queries, keys), queries(queries), keys(keys) {}
 
-  /// Declares the buffers both programs end with, in their order: each of
-  /// `offsetRows` queries' mask offset, the key positions, each of
-  /// `pairs` slopes, the exponential's work rows, and the constants.
+  /// Declares the buffers the programs end with, in their order: the
+  /// `offsetRows` elements of the mask offsets, the `positionRows` of the
+  /// key positions, each of `pairs` slopes, the exponential's work rows
+  /// (`workRow` each, or a key's), and the constants; with `keyBlocks`,
+  /// the keys are a block of the core's, and the constants end with the
+  /// block's size and its negative, which step the mask and the positions
+  /// from block to block.
   void addLastBuffers(CoreProgram &p, int64_t offsetRows, int64_t pairs,
-                      const AttentionSoftmax &softmax) {
+                      const AttentionSoftmax &softmax, int64_t positionRows = 0,
+                      int64_t workRow = 0, bool keyBlocks = false) {
     constexpr ElementType f32 = ElementType::f32;
     offsets = p.addBuffer("mask offsets", offsetRows, f32);
-    positions = p.addBuffer("key positions", keys, f32);
+    positions = p.addBuffer("key positions",
+                            positionRows > 0 ? positionRows : keys, f32);
     slopes = p.addBuffer("slopes", pairs, f32);
-    rows = {Dsd::memory(p.addBuffer("exponent fraction", keys, f32)),
-            Dsd::memory(p.addBuffer("power of two", keys, f32)),
-            Dsd::memory(p.addBuffer("polynomial", keys, f32))};
-    addConstants(p, softmax);
+    int64_t work = workRow > 0 ? workRow : keys;
+    rows = {Dsd::memory(p.addBuffer("exponent fraction", work, f32)),
+            Dsd::memory(p.addBuffer("power of two", work, f32)),
+            Dsd::memory(p.addBuffer("polynomial", work, f32))};
+    addConstants(p, softmax, keyBlocks);
   }
 
   /// Declares the constants (the softmax's scale, the mask for `keys`
-  /// keys, the exponential's).
-  void addConstants(CoreProgram &p, const AttentionSoftmax &softmax) {
+  /// keys, the exponential's, and with `keyBlocks` the block's steps).
+  void addConstants(CoreProgram &p, const AttentionSoftmax &softmax,
+                    bool keyBlocks) {
     std::vector<float> values = {-1.0f,
                                  std::numeric_limits<float>::lowest(),
                                  static_cast<float>(M_LOG2E),
@@ -992,6 +1000,11 @@ struct AttentionTask {
     values.resize(kAttentionMaskAt + keys, 0.0f);
     values.resize(kAttentionMaskAt + 2 * keys, kMaskedScore);
     exp = appendExponentialConstants(values, kAttentionMinusOne);
+    if (keyBlocks) {
+      keyStep = static_cast<int>(values.size());
+      values.insert(values.end(),
+                    {static_cast<float>(keys), -static_cast<float>(keys)});
+    }
     constants = p.addConstants("constants", std::move(values));
     exp.buffer = constants;
   }
@@ -1015,7 +1028,8 @@ struct AttentionTask {
   /// products of the query (`query`) with the keys transposed at `keysT`;
   /// the scale; ALiBi's key-position bias times the pair's slope; the
   /// mask, a window of the constants at the query's offset (element
-  /// `offsetCursor` of `offsets`); and their maximum into `rowMax`.
+  /// `offsetCursor` of `offsets`); and, unless `rowMax` is none, their
+  /// maximum into it.
   void scores(Dsd row, Dsd rowMax, int keysT, Dsd query, int64_t headSize,
               ElementType type, const AttentionSoftmax &softmax, int offsets,
               int offsetCursor, Dsd positions, Dsd slope) {
@@ -1027,36 +1041,39 @@ struct AttentionTask {
     Dsd window = Dsd::indexed(constants, offsets, offsetCursor);
     window.offset = kAttentionMaskAt;
     task.vector(Op::Kind::fadd, row, row, window, keys, f32);
-    task.vector(Op::Kind::fmax, rowMax, rowMax, row, keys, f32);
+    if (rowMax.kind != Dsd::Kind::none)
+      task.vector(Op::Kind::fmax, rowMax, rowMax, row, keys, f32);
   }
 
-  /// The exponential of `row` less the query's maximum `rowMax`, into
-  /// `rows.polynomial`, and its sum into `rowSum`.
+  /// The exponential of `row` less the query's maximum `rowMax` over `n`
+  /// elements (or a row of keys), into `rows.polynomial`, and, unless
+  /// `rowSum` is none, its sum into it.
   void exponentials(Dsd row, Dsd rowMax, Dsd rowSum,
-                    const ExponentialRows &rows) {
+                    const ExponentialRows &rows, int64_t n = 0) {
     constexpr ElementType f32 = ElementType::f32;
-    task.fmac(rows.fraction, row, rowMax, constant(kAttentionMinusOne), keys,
+    n = n > 0 ? n : keys;
+    task.fmac(rows.fraction, row, rowMax, constant(kAttentionMinusOne), n,
               f32);
-    exponential(task, rows.fraction, constant(kAttentionLog2E), keys, rows,
-                exp);
-    task.vector(Op::Kind::fadd, rowSum, rowSum, rows.polynomial, keys, f32);
+    exponential(task, rows.fraction, constant(kAttentionLog2E), n, rows, exp);
+    if (rowSum.kind != Dsd::Kind::none)
+      task.vector(Op::Kind::fadd, rowSum, rowSum, rows.polynomial, n, f32);
   }
 
-  /// 1 / `sums` into `reciprocal` over the queries: the square of the
-  /// reciprocal square root, from the estimate of the bits by three
-  /// Newton steps, `work` a row of the queries' size.
-  void reciprocalOf(Dsd reciprocal, Dsd sums, Dsd work) {
+  /// 1 / `sums` into `reciprocal` over `n` queries (or a chunk of them):
+  /// the square of the reciprocal square root, from the estimate of the
+  /// bits by three Newton steps, `work` a row of as many.
+  void reciprocalOf(Dsd reciprocal, Dsd sums, Dsd work, int64_t n = 0) {
     constexpr ElementType f32 = ElementType::f32;
-    task.vector(Op::Kind::rsqrtEstimate, reciprocal, sums, Dsd(), queries, f32);
+    n = n > 0 ? n : queries;
+    task.vector(Op::Kind::rsqrtEstimate, reciprocal, sums, Dsd(), n, f32);
     for (int step = 0; step < 3; ++step) {
-      task.vector(Op::Kind::fmul, work, reciprocal, reciprocal, queries, f32);
-      task.vector(Op::Kind::fmul, work, work, sums, queries, f32);
+      task.vector(Op::Kind::fmul, work, reciprocal, reciprocal, n, f32);
+      task.vector(Op::Kind::fmul, work, work, sums, n, f32);
       task.fmac(work, constant(kAttentionThreeHalves), work,
-                constant(kAttentionMinusHalf), queries, f32);
-      task.vector(Op::Kind::fmul, reciprocal, reciprocal, work, queries, f32);
+                constant(kAttentionMinusHalf), n, f32);
+      task.vector(Op::Kind::fmul, reciprocal, reciprocal, work, n, f32);
     }
-    task.vector(Op::Kind::fmul, reciprocal, reciprocal, reciprocal, queries,
-                f32);
+    task.vector(Op::Kind::fmul, reciprocal, reciprocal, reciprocal, n, f32);
   }
 
   /// A loop of `times` over the operations `body` adds.
@@ -1071,6 +1088,8 @@ struct AttentionTask {
   RowTask task;
   int64_t queries, keys;
   int offsets = -1, positions = -1, slopes = -1, constants = -1;
+  /// With key blocks: the constants' block size, then its negative.
+  int keyStep = -1;
   ExponentialRows rows;
   ExponentialConstants exp;
 };
@@ -1083,6 +1102,9 @@ struct AttentionSizes {
   ElementType type;
   int64_t perWavelet, headSize, queries, keys, rowElements;
   int64_t chunk = 1, chunks = 1;
+  /// The keys the backward pass takes at once (the layout's `key_block`,
+  /// or all) and their blocks, the last padded.
+  int64_t keyChunk = 1, keyChunks = 1;
 };
 AttentionSizes attentionSizes(KernelProgram &out, const KernelShape &k,
                               const Layout &layout) {
@@ -1098,6 +1120,9 @@ AttentionSizes attentionSizes(KernelProgram &out, const KernelShape &k,
       layout.sumBlock > 0 ? std::min(layout.sumBlock, sizes.queries)
                           : sizes.queries;
   sizes.chunks = ceilDiv(sizes.queries, sizes.chunk);
+  sizes.keyChunk = out.keysAtOnce =
+      layout.keyBlock > 0 ? std::min(layout.keyBlock, sizes.keys) : sizes.keys;
+  sizes.keyChunks = ceilDiv(sizes.keys, sizes.keyChunk);
   return sizes;
 }
 
@@ -1419,6 +1444,309 @@ void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
   });
 }
 
+/// Attention's backward pass key block by key block (the layout's
+/// `key_block`), for a core that cannot hold its keys' f32 gradients: the
+/// keys and values stream down the block's columns a block at a time, the
+/// queries and their output gradients along the rows a chunk at a time
+/// (`sum_block`), and nothing is kept for every key. Three sweeps per
+/// pair, each recomputing the scores (the forward pass's statistics are
+/// not kept): the statistics, key block by key block, query by query the
+/// running maximum with the sum of exponentials and the sum of their
+/// products with dP rescaled to it, then the segment's maximum, each core's
+/// sums rescaled to it and summed along the segment, the reciprocal, and
+/// D = sum(P dP); the key and value gradients, key block by key block: P,
+/// dP, dV += P^T dO, dS = scale P (dP - D), dK += dS^T Q for every query,
+/// then the block's dK and dV down the column's chain (chainOps) and out
+/// south; the query gradients, chunk by chunk: dQ += dS K over every key
+/// block, summed along the segment and sent out east by its last core.
+/// A chunk's mask offsets are the queries' first block's, stepped a block
+/// at a time and clamped to the window. The buffers are declared in
+/// AttentionGradBuffer's order, sized for the blocks.
+void attentionBackwardByKeys(Builder &b, const KernelShape &k,
+                             const Layout &layout, int64_t pairs,
+                             const AttentionSoftmax &softmax) {
+  constexpr ElementType f32 = ElementType::f32;
+  KernelProgram &out = b.out;
+  // Named, not bound: lambdas capture them (C++17).
+  AttentionSizes sizes = attentionSizes(out, k, layout);
+  ElementType type = sizes.type;
+  int64_t epw = sizes.perWavelet, headSize = sizes.headSize;
+  int64_t chunk = sizes.chunk, chunks = sizes.chunks;
+  int64_t keyChunk = sizes.keyChunk, keyChunks = sizes.keyChunks;
+  int64_t queries = chunks * chunk, rowElements = sizes.rowElements;
+  int64_t keyElements = ceilDiv(keyChunk * headSize, epw) * epw;
+  int64_t gradients = 2 * keyChunk * headSize;
+  bool reduce = out.segment > 1;
+  // The statistics, a query's each: the maximum, the sum of exponentials
+  // (then of probabilities: its reciprocal's place), the sum of their
+  // products with dP (then D), and a work element; then a chunk's copy of
+  // the maximum, the reciprocal and D.
+  int64_t maxAt = 0, sumAt = queries, dotAt = 2 * queries,
+          workAt = 3 * queries, chunkAt = 4 * queries;
+  // The mask offsets: the chunk's, clamped; every query's for the first
+  // key block; and every query's for the current one.
+  int64_t firstOffsetsAt = chunk, offsetsAt = chunk + queries;
+  auto program = [&](int s, int y, std::pair<int, int> colors) {
+    bool last = s + 1 == out.segment;
+    CoreProgram p;
+    int keysT = p.addBuffer("keys transposed", keyElements, type);
+    int keyRows = p.addBuffer("keys", keyElements, type);
+    int valuesT = p.addBuffer("values transposed", keyElements, type);
+    int queryRows = p.addBuffer("queries", chunk * rowElements, type);
+    int outputGrads =
+        p.addBuffer("output gradients", chunk * rowElements, type);
+    int probabilities = p.addBuffer("probabilities", keyChunk, f32);
+    int probabilityGrads =
+        p.addBuffer("probability gradients", keyChunk, f32);
+    int stats = p.addBuffer("statistics", 4 * queries + 3 * chunk, f32);
+    int queryGrads = p.addBuffer("query gradients", chunk * headSize, f32);
+    int keyValueGrads = p.addBuffer("key and value gradients", gradients, f32);
+    AttentionTask at(p, chunk, keyChunk);
+    at.addLastBuffers(p, chunk + 2 * queries, pairs, softmax, 2 * keyChunk,
+                      std::max(keyChunk, queries), /*keyBlocks=*/true);
+    int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
+    assert(keysT == kAttentionGradKeysTransposed &&
+           keyRows == kAttentionGradKeys &&
+           valuesT == kAttentionGradValuesTransposed &&
+           queryRows == kAttentionGradQueries &&
+           outputGrads == kAttentionGradOutputGrads &&
+           probabilities == kAttentionGradProbabilities &&
+           probabilityGrads == kAttentionGradProbabilityGrads &&
+           stats == kAttentionGradStatistics &&
+           queryGrads == kAttentionGradQueryGrads &&
+           keyValueGrads == kAttentionGradKeyValueGrads &&
+           offsets == kAttentionGradMaskOffsets &&
+           positions == kAttentionGradKeyPositions &&
+           slopes == kAttentionGradSlopes &&
+           at.rows.fraction.buffer == kAttentionGradFraction &&
+           at.rows.power.buffer == kAttentionGradPowerOfTwo &&
+           at.rows.polynomial.buffer == kAttentionGradPolynomial &&
+           at.constants == kAttentionGradConstants &&
+           "the buffers in AttentionGradBuffer's order");
+    RowTask &task = at.task;
+    int rowCursor = p.addCursor({rowElements, chunk * rowElements});
+    int gradCursor = p.addCursor({headSize, chunk * headSize});
+    int elementCursor = p.addCursor({1, keyChunk});
+    int keyCursor = p.addCursor({headSize, keyChunk * headSize});
+    int queryCursor = p.addCursor({1, queries});
+    int chunkCursor = p.addCursor({chunk, queries});
+    int pairCursor = p.addCursor({1, pairs});
+    Dsd row = Dsd::memory(probabilities), gradRow = Dsd::memory(probabilityGrads);
+    Dsd query = Dsd::memory(queryRows, 0, rowCursor);
+    Dsd outputGrad = Dsd::memory(outputGrads, 0, rowCursor);
+    Dsd valueGrad = Dsd::memory(keyValueGrads, keyChunk * headSize, keyCursor);
+    Dsd keyGrad = Dsd::memory(keyValueGrads, 0, keyCursor);
+    Dsd key = Dsd::memory(keyRows, 0, keyCursor);
+    Dsd queryGrad = Dsd::memory(queryGrads, 0, gradCursor);
+    Dsd probability = scalar(probabilities, 0, elementCursor);
+    Dsd gradScore = scalar(probabilityGrads, 0, elementCursor);
+    Dsd slope = scalar(slopes, 0, pairCursor);
+    Dsd minusOne = at.constant(kAttentionMinusOne);
+    const ExponentialRows &rows = at.rows;
+    auto in = [&](int buffer, int color, int64_t n) {
+      task.vector(Op::Kind::fmov, Dsd::memory(buffer), Dsd::in(color), Dsd(),
+                  n, type);
+    };
+    auto queriesIn = [&] {
+      in(queryRows, kStreamColor, chunk * rowElements);
+      in(outputGrads, kStreamColor, chunk * rowElements);
+    };
+    // The chunk's mask offsets, clamped to [0, key block], from the
+    // current block's (`current`): max(x, 0), then -max(-x, -block).
+    auto clampOffsets = [&](Dsd current) {
+      Dsd clamped = Dsd::memory(offsets);
+      task.vector(Op::Kind::fmax, clamped, current, Dsd::zero(), chunk, f32);
+      task.vector(Op::Kind::fmul, clamped, clamped, minusOne, chunk, f32);
+      task.vector(Op::Kind::fmax, clamped, clamped,
+                  at.constant(at.keyStep + 1), chunk, f32);
+      task.vector(Op::Kind::fmul, clamped, clamped, minusOne, chunk, f32);
+    };
+    auto stepKeys = [&](Dsd currentOffsets, int64_t n) {
+      task.vector(Op::Kind::fadd, currentOffsets, currentOffsets,
+                  at.constant(at.keyStep), n, f32);
+      task.vector(Op::Kind::fadd, Dsd::memory(positions),
+                  Dsd::memory(positions), at.constant(at.keyStep), keyChunk,
+                  f32);
+    };
+    auto firstBlock = [&](Dsd currentOffsets, Dsd firstOffsets, int64_t n) {
+      task.vector(Op::Kind::fmov, currentOffsets, firstOffsets, Dsd(), n, f32);
+      task.vector(Op::Kind::fmov, Dsd::memory(positions),
+                  Dsd::memory(positions, keyChunk), Dsd(), keyChunk, f32);
+    };
+    // P over the block for a query of maximum `rowMax` and reciprocal sum
+    // `reciprocal`, and dP = dO V^T; then dS = scale P (dP - `dot`).
+    auto recomputeProbabilities = [&](Dsd rowMax, Dsd reciprocal) {
+      at.scores(row, Dsd(), keysT, query, headSize, type, softmax, offsets,
+                task.tokenCursor, Dsd::memory(positions), slope);
+      at.exponentials(row, rowMax, Dsd(), rows);
+      task.fmac(row, Dsd::zero(), rows.polynomial, reciprocal, keyChunk, f32);
+      at.products(gradRow, valuesT, outputGrad, headSize, type);
+    };
+    auto scoreGradients = [&](Dsd dot) {
+      task.fmac(gradRow, gradRow, dot, minusOne, keyChunk, f32);
+      task.vector(Op::Kind::fmul, gradRow, gradRow, row, keyChunk, f32);
+      task.vector(Op::Kind::fmul, gradRow, gradRow,
+                  at.constant(kAttentionScale), keyChunk, f32);
+    };
+    auto eachKey = [&](const std::function<void()> &body) {
+      at.loop(keyChunk, [&] {
+        body();
+        at.advance(keyCursor);
+        at.advance(elementCursor);
+      });
+    };
+    Dsd currentOffsets = Dsd::memory(offsets, offsetsAt),
+        firstOffsets = Dsd::memory(offsets, firstOffsetsAt);
+    at.loop(pairs, [&] {
+      // The statistics.
+      task.vector(Op::Kind::fmov, Dsd::memory(stats, maxAt),
+                  at.constant(kAttentionLowest), Dsd(), queries, f32);
+      task.vector(Op::Kind::fmov, Dsd::memory(stats, sumAt), Dsd::zero(),
+                  Dsd(), 2 * queries, f32);
+      firstBlock(currentOffsets, firstOffsets, queries);
+      Dsd rowMax = scalar(stats, maxAt, queryCursor),
+          rowSum = scalar(stats, sumAt, queryCursor),
+          rowDot = scalar(stats, dotAt, queryCursor),
+          previous = scalar(stats, workAt, queryCursor);
+      at.loop(keyChunks, [&] {
+        in(keysT, kKeysValuesColor, keyElements);
+        in(valuesT, kKeysValuesColor, keyElements);
+        at.loop(chunks, [&] {
+          queriesIn();
+          clampOffsets(Dsd::memory(offsets, offsetsAt, chunkCursor));
+          task.eachToken([&] {
+            task.vector(Op::Kind::fmov, previous, rowMax, Dsd(), 1, f32);
+            at.scores(row, rowMax, keysT, query, headSize, type, softmax,
+                      offsets, task.tokenCursor, Dsd::memory(positions),
+                      slope);
+            // The sums so far rescaled to the new maximum.
+            at.exponentials(previous, rowMax, Dsd(), rows, 1);
+            task.vector(Op::Kind::fmul, rowSum, rowSum, rows.polynomial, 1,
+                        f32);
+            task.vector(Op::Kind::fmul, rowDot, rowDot, rows.polynomial, 1,
+                        f32);
+            at.exponentials(row, rowMax, rowSum, rows);
+            at.products(gradRow, valuesT, outputGrad, headSize, type);
+            task.vector(Op::Kind::fmul, gradRow, gradRow, rows.polynomial,
+                        keyChunk, f32);
+            task.vector(Op::Kind::fadd, rowDot, rowDot, gradRow, keyChunk,
+                        f32);
+            at.advance(rowCursor);
+            at.advance(queryCursor);
+          });
+          at.advance(chunkCursor);
+        });
+        stepKeys(currentOffsets, queries);
+      });
+      // The segment's maximum, each core's sums rescaled to it and summed,
+      // the reciprocal and D.
+      if (reduce) {
+        task.vector(Op::Kind::fmov, Dsd::memory(stats, workAt),
+                    Dsd::memory(stats, maxAt), Dsd(), queries, f32);
+        sumStatistics(task.ops, s, out.segment, stats, queries,
+                      Op::Kind::fmax, maxAt);
+        at.exponentials(Dsd::memory(stats, workAt), Dsd::memory(stats, maxAt),
+                        Dsd(), rows, queries);
+        for (int64_t sums : {sumAt, dotAt})
+          task.vector(Op::Kind::fmul, Dsd::memory(stats, sums),
+                      Dsd::memory(stats, sums), rows.polynomial, queries, f32);
+        sumStatistics(task.ops, s, out.segment, stats, 2 * queries,
+                      Op::Kind::fadd, sumAt);
+      }
+      at.reciprocalOf(Dsd::memory(stats, workAt), Dsd::memory(stats, sumAt),
+                      rows.fraction, queries);
+      task.vector(Op::Kind::fmul, Dsd::memory(stats, dotAt),
+                  Dsd::memory(stats, dotAt), Dsd::memory(stats, workAt),
+                  queries, f32);
+      Dsd reciprocal = scalar(stats, workAt, queryCursor);
+      // The key and value gradients, block by block.
+      firstBlock(currentOffsets, firstOffsets, queries);
+      at.loop(keyChunks, [&] {
+        in(keysT, kKeysValuesColor, keyElements);
+        in(valuesT, kKeysValuesColor, keyElements);
+        task.vector(Op::Kind::fmov, Dsd::memory(keyValueGrads), Dsd::zero(),
+                    Dsd(), gradients, f32);
+        at.loop(chunks, [&] {
+          queriesIn();
+          clampOffsets(Dsd::memory(offsets, offsetsAt, chunkCursor));
+          task.eachToken([&] {
+            recomputeProbabilities(rowMax, reciprocal);
+            eachKey([&] {
+              task.fmac(valueGrad, valueGrad, outputGrad, probability,
+                        headSize, type);
+            });
+            scoreGradients(rowDot);
+            eachKey([&] {
+              task.fmac(keyGrad, keyGrad, query, gradScore, headSize, type);
+            });
+            at.advance(rowCursor);
+            at.advance(queryCursor);
+          });
+          at.advance(chunkCursor);
+        });
+        chainOps(task.ops, y, keyValueGrads, gradients, colors,
+                 /*another=*/false);
+        stepKeys(currentOffsets, queries);
+      });
+      // The query gradients, chunk by chunk, over every key block; the
+      // chunk's statistics copied where the token cursor reads them.
+      Dsd chunkMax = scalar(stats, chunkAt, task.tokenCursor),
+          chunkReciprocal = scalar(stats, chunkAt + chunk, task.tokenCursor),
+          chunkDot = scalar(stats, chunkAt + 2 * chunk, task.tokenCursor);
+      at.loop(chunks, [&] {
+        queriesIn();
+        for (auto [to, from] : {std::pair{chunkAt, maxAt},
+                                {chunkAt + chunk, workAt},
+                                {chunkAt + 2 * chunk, dotAt}})
+          task.vector(Op::Kind::fmov, Dsd::memory(stats, to),
+                      Dsd::memory(stats, from, chunkCursor), Dsd(), chunk,
+                      f32);
+        task.vector(Op::Kind::fmov, Dsd::memory(queryGrads), Dsd::zero(),
+                    Dsd(), chunk * headSize, f32);
+        Dsd chunkOffsets = Dsd::memory(offsets, offsetsAt, chunkCursor);
+        firstBlock(chunkOffsets, Dsd::memory(offsets, firstOffsetsAt, chunkCursor),
+                   chunk);
+        at.loop(keyChunks, [&] {
+          in(keysT, kKeysValuesColor, keyElements);
+          in(keyRows, kKeysValuesColor, keyElements);
+          in(valuesT, kKeysValuesColor, keyElements);
+          clampOffsets(chunkOffsets);
+          task.eachToken([&] {
+            recomputeProbabilities(chunkMax, chunkReciprocal);
+            scoreGradients(chunkDot);
+            eachKey([&] {
+              task.fmac(queryGrad, queryGrad, key, gradScore, headSize, type);
+            });
+            at.advance(rowCursor);
+            at.advance(gradCursor);
+          });
+          stepKeys(chunkOffsets, chunk);
+        });
+        if (reduce)
+          sumStatistics(task.ops, s, out.segment, queryGrads, chunk * headSize);
+        if (last)
+          task.vector(Op::Kind::fmov, Dsd::out(kAttentionOutputColor),
+                      Dsd::memory(queryGrads), Dsd(), chunk * headSize, f32);
+        at.advance(chunkCursor);
+      });
+      at.advance(pairCursor);
+    });
+    p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
+    return p;
+  };
+  b.alongSegments(kStreamColor, pairs * (2 * keyChunks + 1) * chunks * 2 *
+                                    chunk * (rowElements / epw));
+  b.downColumns(kKeysValuesColor, pairs * keyChunks * (4 + 3 * chunks) *
+                                      (keyElements / epw));
+  b.forEachCore([&](int x, int y, int s) {
+    routeAttention(b, x, y, s);
+    std::pair<int, int> colors =
+        b.chainStep(x, y, y, out.rows, south, kKeyValueGradColor);
+    b.assign(x, y, statisticsPart(s, out.segment) * 8 + chainPart(y, out.rows),
+             [&] { return program(s, y, colors); });
+  });
+}
+
 } // namespace
 
 std::string segmentsRefusal(const Layout &layout, const wafer::Rect &rect) {
@@ -1510,7 +1838,9 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
     AttentionSoftmax softmax =
         options.attentionSoftmax.value_or(AttentionSoftmax{
             1.0 / std::sqrt(static_cast<double>(k.contracted)), true, false});
-    if (k.function == wafer::RowFunction::attentionGrad)
+    if (k.function == wafer::RowFunction::attentionGrad && layout.keyBlock > 0)
+      attentionBackwardByKeys(b, k, layout, microBatch, softmax);
+    else if (k.function == wafer::RowFunction::attentionGrad)
       attentionBackward(b, k, layout, microBatch, softmax);
     else
       attentionForward(b, k, layout, microBatch, softmax);

@@ -223,6 +223,9 @@ struct KernelProgram {
   /// Attention's: the queries a core takes at once (its tokens in chunks
   /// of as many, the last padded; the layout's `sum_block`).
   int64_t tokensAtOnce = 0;
+  /// The keys attention's backward pass takes at once (its features in
+  /// blocks of as many, the last padded; the layout's `key_block`, or all).
+  int64_t keysAtOnce = 0;
 };
 
 /// The grid one column of segments takes of `rect` under `layout` (one the

@@ -210,7 +210,7 @@ void Placement::writeTo(const StepProgram &program) const {
       region.op.setLayoutAttr(LayoutAttr::get(
           context, placed.layout.tokenGroups, placed.layout.featureGroups,
           placed.layout.weights, partialsOf(region.shape.kind, placed.layout),
-          placed.layout.sumBlock));
+          placed.layout.sumBlock, placed.layout.keyBlock));
       region.op.setWaveAttr(builder.getI64IntegerAttr(placed.wave));
     }
   }
@@ -265,11 +265,12 @@ void TimedPlacement::time(const StepProgram &program, size_t s, size_t r) {
   const RegionPlacement &placed = placement.regions[s][r];
   const Layout &layout = placed.layout;
   const Rect &rect = placed.rect;
-  std::array<int64_t, 9> key = {program.getStages()[s].regions[r].costClass,
+  std::array<int64_t, 10> key = {program.getStages()[s].regions[r].costClass,
                                 layout.tokenGroups,
                                 layout.featureGroups,
                                 static_cast<int64_t>(layout.weights),
                                 layout.sumBlock,
+                                layout.keyBlock,
                                 rect.x,
                                 rect.y,
                                 rect.w,

@@ -199,7 +199,7 @@ private:
 
   /// The times of each (cost class, layout, rectangle) met so far, in a
   /// full pass and a short one.
-  std::map<std::array<int64_t, 9>, std::pair<KernelTime, KernelTime>> known;
+  std::map<std::array<int64_t, 10>, std::pair<KernelTime, KernelTime>> known;
 };
 
 } // namespace cgpt::wafer

@@ -61,10 +61,13 @@ struct Layout {
   /// Output columns (resident: tokens) a weight kernel sums at once, or
   /// the queries attention takes at once; 0: all of them.
   int64_t sumBlock = 0;
+  /// The keys attention's backward pass takes at once, its outer loop
+  /// (wafer::AttentionBlock); 0: all of them, resident.
+  int64_t keyBlock = 0;
   bool operator==(const Layout &other) const {
     return tokenGroups == other.tokenGroups &&
            featureGroups == other.featureGroups && weights == other.weights &&
-           sumBlock == other.sumBlock;
+           sumBlock == other.sumBlock && keyBlock == other.keyBlock;
   }
 };
 

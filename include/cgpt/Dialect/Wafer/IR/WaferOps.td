@@ -102,25 +102,32 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
     holds. Blocks run one after another, each ending in its own chain.
     Attention takes `sum_block` of a core's queries at once, each block's
     scores and statistics (and, backward, its probabilities and their
-    gradients) beside the keys and values.
+    gradients) beside the keys and values. Where a core cannot hold its
+    keys' f32 gradients, attention's backward pass takes `key_block` of its
+    keys at a time instead (0: all, resident): key block by key block, the
+    query blocks stream past it and its keys' gradients leave down the
+    column before the next; the queries' statistics come from a sweep of
+    their own and their gradients from another, a query block at a time.
     `wafer-plan-batch` sets it from the SRAM the region leaves; absent (0),
     the kernel sums all its columns at once.
 
     ```mlir
     #wafer.layout<token_groups = 745, feature_groups = 1000, weights = north, partials = rows>
     #wafer.layout<token_groups = 9012, feature_groups = 82, weights = north, partials = rows, sum_block = 84>
+    #wafer.layout<token_groups = 994, feature_groups = 187, weights = none, partials = rows, sum_block = 4, key_block = 8>
     ```
   }];
   let parameters = (ins "int64_t":$token_groups, "int64_t":$feature_groups,
                         "::cgpt::wafer::Edge":$weights,
                         "::cgpt::wafer::ReduceAxis":$partials,
-                        DefaultValuedParameter<"int64_t", "0">:$sum_block);
+                        DefaultValuedParameter<"int64_t", "0">:$sum_block,
+                        DefaultValuedParameter<"int64_t", "0">:$key_block);
   let assemblyFormat = "`<` struct(params) `>`";
   let extraClassDeclaration = [{
     /// The layout as the plain value the cost model and placers take.
     ::cgpt::wafer::Layout getLayout() const {
       return {getTokenGroups(), getFeatureGroups(), getWeights(),
-              getSumBlock()};
+              getSumBlock(), getKeyBlock()};
     }
   }];
 }
