@@ -829,32 +829,33 @@ std::vector<double> probabilities(const AttentionCase &c,
 }
 
 TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
-  forEachAttention(kAttentionCases, [&](const AttentionCase &c, bool causal, bool alibi) {
-    int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
-    AttentionInputs in = attentionInputs(c, causal, alibi, 21);
-    const std::vector<float> &query = in.query, &key = in.key,
-                             &value = in.value;
-    std::string error;
-    std::optional<AttentionRun> ran =
-        runAttention(attentionKernel(c, 4), c.layout, c.sequences, mini(),
-                     c.rect, {query, key, value, in.softmax}, error);
-    ASSERT_TRUE(ran) << error;
-    EXPECT_GT(ran->cycles, 0);
-    expectChunks(c, ran->queriesAtOnce);
-    for (int64_t p = 0; p < pairs; ++p)
-      for (int64_t i = 0; i < s; ++i) {
-        std::vector<double> weights =
-            probabilities(c, query, key, p, i, causal, alibi);
-        for (int64_t e = 0; e < d; ++e) {
-          double want = 0;
-          for (size_t j = 0; j < weights.size(); ++j)
-            want += weights[j] * value[(p * s + j) * d + e];
-          EXPECT_NEAR(ran->output[(p * s + i) * d + e], want,
-                      1e-4 * (1.0 + std::abs(want)))
-              << "pair " << p << ", query " << i << ", dimension " << e;
-        }
-      }
-  });
+  forEachAttention(
+      kAttentionCases, [&](const AttentionCase &c, bool causal, bool alibi) {
+        int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
+        AttentionInputs in = attentionInputs(c, causal, alibi, 21);
+        const std::vector<float> &query = in.query, &key = in.key,
+                                 &value = in.value;
+        std::string error;
+        std::optional<AttentionRun> ran =
+            runAttention(attentionKernel(c, 4), c.layout, c.sequences, mini(),
+                         c.rect, {query, key, value, in.softmax}, error);
+        ASSERT_TRUE(ran) << error;
+        EXPECT_GT(ran->cycles, 0);
+        expectChunks(c, ran->queriesAtOnce);
+        for (int64_t p = 0; p < pairs; ++p)
+          for (int64_t i = 0; i < s; ++i) {
+            std::vector<double> weights =
+                probabilities(c, query, key, p, i, causal, alibi);
+            for (int64_t e = 0; e < d; ++e) {
+              double want = 0;
+              for (size_t j = 0; j < weights.size(); ++j)
+                want += weights[j] * value[(p * s + j) * d + e];
+              EXPECT_NEAR(ran->output[(p * s + i) * d + e], want,
+                          1e-4 * (1.0 + std::abs(want)))
+                  << "pair " << p << ", query " << i << ", dimension " << e;
+            }
+          }
+      });
 }
 
 TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
@@ -913,37 +914,48 @@ TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
 /// The buffers attention's programs declare are the ones the memory model
 /// counts (wafer::AttentionBlock), name by name and byte by byte: forward
 /// and backward, 16-bit and f32 operands, all queries at once and in
-/// chunks of 3 (the last padded).
+/// chunks of 3 (the last padded), and backward all keys at once or in
+/// blocks of 2.
 TEST_F(KernelValues, AttentionProgramsHoldWhatMemoryCounts) {
   for (auto function :
        {wafer::RowFunction::attention, wafer::RowFunction::attentionGrad})
     for (int64_t bytes : {2, 4})
-      for (int64_t sumBlock : {0, 3}) {
-        SCOPED_TRACE(::testing::Message()
-                     << (function == wafer::RowFunction::attention ? "forward"
-                                                                   : "backward")
-                     << ", " << bytes << "-byte operands, sum_block "
-                     << sumBlock);
-        AttentionCase c{
-            "", 1, 4, 20, 6, bytes, {2, 4, Edge::none, sumBlock}, {0, 0, 4, 2}};
-        KernelShape k = attentionKernel(c, 4);
-        k.function = function;
-        wafer::AttentionPass pass =
-            wafer::attentionPass(k, c.layout, c.rect, c.sequences);
-        KernelProgram built = buildKernelProgram(
-            pass.pair, pass.block, pass.pairsPerBlock, mini(), c.rect);
-        std::vector<wafer::CoreBuffer> counted =
-            wafer::attentionBlock(pass,
-                                  wafer::elementsPerWavelet(mini(), bytes))
-                .buffers(sumBlock);
-        const std::vector<BufferDecl> &held =
-            built.mesh.programs.front().buffers;
-        ASSERT_EQ(held.size(), counted.size());
-        for (auto [decl, count] : llvm::zip_equal(held, counted)) {
-          EXPECT_EQ(decl.name, count.name);
-          EXPECT_EQ(decl.bytes(), count.bytes) << decl.name;
+      for (int64_t sumBlock : {0, 3})
+        for (int64_t keyBlock : {0, 2}) {
+          if (keyBlock > 0 && function == wafer::RowFunction::attention)
+            continue;
+          SCOPED_TRACE(::testing::Message()
+                       << (function == wafer::RowFunction::attention
+                               ? "forward"
+                               : "backward")
+                       << ", " << bytes << "-byte operands, sum_block "
+                       << sumBlock << ", key_block " << keyBlock);
+          AttentionCase c{"",
+                          1,
+                          4,
+                          20,
+                          6,
+                          bytes,
+                          {2, 4, Edge::none, sumBlock, keyBlock},
+                          {0, 0, 4, 2}};
+          KernelShape k = attentionKernel(c, 4);
+          k.function = function;
+          wafer::AttentionPass pass =
+              wafer::attentionPass(k, c.layout, c.rect, c.sequences);
+          KernelProgram built = buildKernelProgram(
+              pass.pair, pass.block, pass.pairsPerBlock, mini(), c.rect);
+          std::vector<wafer::CoreBuffer> counted =
+              wafer::attentionBlock(pass,
+                                    wafer::elementsPerWavelet(mini(), bytes))
+                  .buffers(sumBlock, keyBlock);
+          const std::vector<BufferDecl> &held =
+              built.mesh.programs.front().buffers;
+          ASSERT_EQ(held.size(), counted.size());
+          for (auto [decl, count] : llvm::zip_equal(held, counted)) {
+            EXPECT_EQ(decl.name, count.name);
+            EXPECT_EQ(decl.bytes(), count.bytes) << decl.name;
+          }
         }
-      }
 }
 
 TEST_F(KernelValues, AttentionRefusesWhatItCannotCarry) {

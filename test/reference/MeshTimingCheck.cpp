@@ -235,6 +235,8 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
     /// Fewer token groups than the rectangle has rows (0: one a row), as
     /// on a strip the mesh's height: the rows below them stay idle.
     int64_t tokenGroups = 0;
+    /// The keys attention's backward pass takes at once (0: all).
+    int64_t keyBlock = 0;
   };
   std::vector<Row> table = {
       {"matmul, square tile", matmul(16, 64, 64), 1, 4, 4},
@@ -266,6 +268,12 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"attention backward, 16 x 16", attention(256, 64, true), 1, 16, 16},
       {"attention backward, chunks of 4", attention(128, 32, true), 2, 8, 8, 4},
       {"attention forward, one core", attention(32, 16, false), 1, 1, 1},
+      {"attention backward, keys in blocks of 8", attention(256, 32, true), 1,
+       8, 8, 0, 0, 8},
+      {"attention backward, keys in blocks of 5, chunks of 4",
+       attention(128, 64, true), 2, 8, 8, 4, 0, 5},
+      {"attention backward, keys in blocks, one core", attention(32, 16, true),
+       1, 1, 1, 0, 0, 6},
       {"layer norm, square", norm(64, 256), 1, 8, 8},
       {"layer norm, long rows", norm(16, 2048), 1, 128, 2},
       {"layer norm, many tokens", norm(512, 64), 2, 4, 8},
@@ -305,6 +313,7 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
     // groups, unless the row gives fewer), and attention's block too.
     Layout layout = sim::mesh::rectangleLayout(row.width, row.height);
     layout.sumBlock = row.sumBlock;
+    layout.keyBlock = row.keyBlock;
     if (row.tokenGroups)
       layout.tokenGroups = row.tokenGroups;
     cases.push_back({row.what, row.kernel, layout, row.microBatch, row.width,

@@ -372,8 +372,8 @@ runAttentionGrad(const KernelShape &k, const Layout &layout, int64_t microBatch,
         built.mesh, ran,
         [&](int core, int64_t w, float value) {
           int64_t within = w % perPair % perBlock;
-          int64_t key = w % perPair / perBlock * blockKeys +
-                        within % (blockKeys * d) / d;
+          int64_t key =
+              w % perPair / perBlock * blockKeys + within % (blockKeys * d) / d;
           int64_t position = built.placeInSegment(core) * keys + key;
           std::vector<float> &gradient =
               within < blockKeys * d ? outcome.key : outcome.value;

@@ -1052,8 +1052,7 @@ struct AttentionTask {
                     const ExponentialRows &rows, int64_t n = 0) {
     constexpr ElementType f32 = ElementType::f32;
     n = n > 0 ? n : keys;
-    task.fmac(rows.fraction, row, rowMax, constant(kAttentionMinusOne), n,
-              f32);
+    task.fmac(rows.fraction, row, rowMax, constant(kAttentionMinusOne), n, f32);
     exponential(task, rows.fraction, constant(kAttentionLog2E), n, rows, exp);
     if (rowSum.kind != Dsd::Kind::none)
       task.vector(Op::Kind::fadd, rowSum, rowSum, rows.polynomial, n, f32);
@@ -1481,8 +1480,8 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
   // (then of probabilities: its reciprocal's place), the sum of their
   // products with dP (then D), and a work element; then a chunk's copy of
   // the maximum, the reciprocal and D.
-  int64_t maxAt = 0, sumAt = queries, dotAt = 2 * queries,
-          workAt = 3 * queries, chunkAt = 4 * queries;
+  int64_t maxAt = 0, sumAt = queries, dotAt = 2 * queries, workAt = 3 * queries,
+          chunkAt = 4 * queries;
   // The mask offsets: the chunk's, clamped; every query's for the first
   // key block; and every query's for the current one.
   int64_t firstOffsetsAt = chunk, offsetsAt = chunk + queries;
@@ -1496,8 +1495,7 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
     int outputGrads =
         p.addBuffer("output gradients", chunk * rowElements, type);
     int probabilities = p.addBuffer("probabilities", keyChunk, f32);
-    int probabilityGrads =
-        p.addBuffer("probability gradients", keyChunk, f32);
+    int probabilityGrads = p.addBuffer("probability gradients", keyChunk, f32);
     int stats = p.addBuffer("statistics", 4 * queries + 3 * chunk, f32);
     int queryGrads = p.addBuffer("query gradients", chunk * headSize, f32);
     int keyValueGrads = p.addBuffer("key and value gradients", gradients, f32);
@@ -1531,7 +1529,8 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
     int queryCursor = p.addCursor({1, queries});
     int chunkCursor = p.addCursor({chunk, queries});
     int pairCursor = p.addCursor({1, pairs});
-    Dsd row = Dsd::memory(probabilities), gradRow = Dsd::memory(probabilityGrads);
+    Dsd row = Dsd::memory(probabilities),
+        gradRow = Dsd::memory(probabilityGrads);
     Dsd query = Dsd::memory(queryRows, 0, rowCursor);
     Dsd outputGrad = Dsd::memory(outputGrads, 0, rowCursor);
     Dsd valueGrad = Dsd::memory(keyValueGrads, keyChunk * headSize, keyCursor);
@@ -1544,8 +1543,8 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
     Dsd minusOne = at.constant(kAttentionMinusOne);
     const ExponentialRows &rows = at.rows;
     auto in = [&](int buffer, int color, int64_t n) {
-      task.vector(Op::Kind::fmov, Dsd::memory(buffer), Dsd::in(color), Dsd(),
-                  n, type);
+      task.vector(Op::Kind::fmov, Dsd::memory(buffer), Dsd::in(color), Dsd(), n,
+                  type);
     };
     auto queriesIn = [&] {
       in(queryRows, kStreamColor, chunk * rowElements);
@@ -1557,8 +1556,8 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
       Dsd clamped = Dsd::memory(offsets);
       task.vector(Op::Kind::fmax, clamped, current, Dsd::zero(), chunk, f32);
       task.vector(Op::Kind::fmul, clamped, clamped, minusOne, chunk, f32);
-      task.vector(Op::Kind::fmax, clamped, clamped,
-                  at.constant(at.keyStep + 1), chunk, f32);
+      task.vector(Op::Kind::fmax, clamped, clamped, at.constant(at.keyStep + 1),
+                  chunk, f32);
       task.vector(Op::Kind::fmul, clamped, clamped, minusOne, chunk, f32);
     };
     auto stepKeys = [&](Dsd currentOffsets, int64_t n) {
@@ -1601,8 +1600,8 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
       // The statistics.
       task.vector(Op::Kind::fmov, Dsd::memory(stats, maxAt),
                   at.constant(kAttentionLowest), Dsd(), queries, f32);
-      task.vector(Op::Kind::fmov, Dsd::memory(stats, sumAt), Dsd::zero(),
-                  Dsd(), 2 * queries, f32);
+      task.vector(Op::Kind::fmov, Dsd::memory(stats, sumAt), Dsd::zero(), Dsd(),
+                  2 * queries, f32);
       firstBlock(currentOffsets, firstOffsets, queries);
       Dsd rowMax = scalar(stats, maxAt, queryCursor),
           rowSum = scalar(stats, sumAt, queryCursor),
@@ -1617,8 +1616,7 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
           task.eachToken([&] {
             task.vector(Op::Kind::fmov, previous, rowMax, Dsd(), 1, f32);
             at.scores(row, rowMax, keysT, query, headSize, type, softmax,
-                      offsets, task.tokenCursor, Dsd::memory(positions),
-                      slope);
+                      offsets, task.tokenCursor, Dsd::memory(positions), slope);
             // The sums so far rescaled to the new maximum.
             at.exponentials(previous, rowMax, Dsd(), rows, 1);
             task.vector(Op::Kind::fmul, rowSum, rowSum, rows.polynomial, 1,
@@ -1629,8 +1627,7 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
             at.products(gradRow, valuesT, outputGrad, headSize, type);
             task.vector(Op::Kind::fmul, gradRow, gradRow, rows.polynomial,
                         keyChunk, f32);
-            task.vector(Op::Kind::fadd, rowDot, rowDot, gradRow, keyChunk,
-                        f32);
+            task.vector(Op::Kind::fadd, rowDot, rowDot, gradRow, keyChunk, f32);
             at.advance(rowCursor);
             at.advance(queryCursor);
           });
@@ -1643,8 +1640,8 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
       if (reduce) {
         task.vector(Op::Kind::fmov, Dsd::memory(stats, workAt),
                     Dsd::memory(stats, maxAt), Dsd(), queries, f32);
-        sumStatistics(task.ops, s, out.segment, stats, queries,
-                      Op::Kind::fmax, maxAt);
+        sumStatistics(task.ops, s, out.segment, stats, queries, Op::Kind::fmax,
+                      maxAt);
         at.exponentials(Dsd::memory(stats, workAt), Dsd::memory(stats, maxAt),
                         Dsd(), rows, queries);
         for (int64_t sums : {sumAt, dotAt})
@@ -1672,8 +1669,8 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
           task.eachToken([&] {
             recomputeProbabilities(rowMax, reciprocal);
             eachKey([&] {
-              task.fmac(valueGrad, valueGrad, outputGrad, probability,
-                        headSize, type);
+              task.fmac(valueGrad, valueGrad, outputGrad, probability, headSize,
+                        type);
             });
             scoreGradients(rowDot);
             eachKey([&] {
@@ -1699,13 +1696,12 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
                                 {chunkAt + chunk, workAt},
                                 {chunkAt + 2 * chunk, dotAt}})
           task.vector(Op::Kind::fmov, Dsd::memory(stats, to),
-                      Dsd::memory(stats, from, chunkCursor), Dsd(), chunk,
-                      f32);
-        task.vector(Op::Kind::fmov, Dsd::memory(queryGrads), Dsd::zero(),
-                    Dsd(), chunk * headSize, f32);
+                      Dsd::memory(stats, from, chunkCursor), Dsd(), chunk, f32);
+        task.vector(Op::Kind::fmov, Dsd::memory(queryGrads), Dsd::zero(), Dsd(),
+                    chunk * headSize, f32);
         Dsd chunkOffsets = Dsd::memory(offsets, offsetsAt, chunkCursor);
-        firstBlock(chunkOffsets, Dsd::memory(offsets, firstOffsetsAt, chunkCursor),
-                   chunk);
+        firstBlock(chunkOffsets,
+                   Dsd::memory(offsets, firstOffsetsAt, chunkCursor), chunk);
         at.loop(keyChunks, [&] {
           in(keysT, kKeysValuesColor, keyElements);
           in(keyRows, kKeysValuesColor, keyElements);
@@ -1736,8 +1732,8 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
   };
   b.alongSegments(kStreamColor, pairs * (2 * keyChunks + 1) * chunks * 2 *
                                     chunk * (rowElements / epw));
-  b.downColumns(kKeysValuesColor, pairs * keyChunks * (4 + 3 * chunks) *
-                                      (keyElements / epw));
+  b.downColumns(kKeysValuesColor,
+                pairs * keyChunks * (4 + 3 * chunks) * (keyElements / epw));
   b.forEachCore([&](int x, int y, int s) {
     routeAttention(b, x, y, s);
     std::pair<int, int> colors =

@@ -125,6 +125,35 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
 
 // -----
 
+// Only attention's backward pass (a region fusing the softmax's gradient)
+// takes its keys in blocks, and a block holds at least one; the forward
+// pass keeps its keys.
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{layout #wafer.layout<token_groups = 4, feature_groups = 4, weights = none, partials = rows, key_block = 2> takes 2 keys at a time; only attention's backward pass takes keys in blocks}}
+    wafer.region @attend attention "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 4, weights = none, partials = rows, key_block = 2> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, fused = ["dataflow.softmax", "dataflow.matmul"], live = 16 : i64, shape = array<i64: 64, 16, 4>}
+  }
+}
+
+// -----
+
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "backward" {
+    // expected-error @+1 {{layout #wafer.layout<token_groups = 4, feature_groups = 4, weights = none, partials = rows, key_block = -1> takes -1 keys at a time; a block has at least one}}
+    wafer.region @attend attention "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 4, weights = none, partials = rows, key_block = -1> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, fused = ["dataflow.softmax_grad", "dataflow.matmul"], live = 16 : i64, shape = array<i64: 64, 16, 4>}
+  }
+}
+
+// -----
+
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "backward" {
+    wafer.region @attend attention "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 4, weights = none, partials = rows, key_block = 2> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, fused = ["dataflow.softmax_grad", "dataflow.matmul"], live = 16 : i64, shape = array<i64: 64, 16, 4>}
+  }
+}
+
+// -----
+
 wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
   wafer.stage @s0 order 0 "forward" {
     // expected-error @+1 {{uses color 21; target 'mini' has colors 0 to 20}}

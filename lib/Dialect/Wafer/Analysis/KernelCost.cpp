@@ -216,11 +216,44 @@ AttentionBlock attentionBlock(const AttentionPass &pass, int64_t perWavelet) {
   return block;
 }
 
-void AttentionBlock::forEachBuffer(
-    int64_t sumBlock,
-    llvm::function_ref<void(const char *, int64_t)> buffer) const {
+AttentionBlock attentionBlock(const KernelShape &shape, const Layout &layout,
+                              const Rect &rect, int64_t microBatch,
+                              const target::WaferTargetModel &target) {
+  return attentionBlock(attentionPass(shape, layout, rect, microBatch),
+                        elementsPerWavelet(target, shape.elementBytes));
+}
+
+template <typename Fn>
+void AttentionBlock::forEachBuffer(int64_t sumBlock, int64_t keyBlock,
+                                   Fn buffer) const {
   constexpr int64_t f32 = kPartialSumBytes;
   int64_t c = chunk(sumBlock), eb = elementBytes;
+  if (gradient && keyBlock > 0) {
+    // Key block by key block: a block's keys and rows of scores, every
+    // query's statistics (and a chunk's copy) and mask offsets (and a
+    // chunk's clamped), the block's positions and first positions.
+    int64_t kc = keyChunk(keyBlock), all = chunks(sumBlock) * c;
+    int64_t blockElements = whole(kc * headSize);
+    buffer("keys transposed", blockElements * eb);
+    buffer("keys", blockElements * eb);
+    buffer("values transposed", blockElements * eb);
+    buffer("queries", c * rowElements() * eb);
+    buffer("output gradients", c * rowElements() * eb);
+    buffer("probabilities", kc * f32);
+    buffer("probability gradients", kc * f32);
+    buffer("statistics", (4 * all + 3 * c) * f32);
+    buffer("query gradients", c * headSize * f32);
+    buffer("key and value gradients", 2 * kc * headSize * f32);
+    buffer("mask offsets", (c + 2 * all) * f32);
+    buffer("key positions", 2 * kc * f32);
+    buffer("slopes", pairs * f32);
+    for (const char *row : {"exponent fraction", "power of two", "polynomial"})
+      buffer(row, std::max(kc, all) * f32);
+    // The block's size and its negative step the mask and the positions.
+    buffer("constants",
+           (6 + 2 * kc + 3 + dataflow::kExponentialDegree + 1 + 2) * f32);
+    return;
+  }
   if (gradient) {
     buffer("keys transposed", keyElements() * eb);
     buffer("keys", keyElements() * eb);
@@ -252,17 +285,19 @@ void AttentionBlock::forEachBuffer(
          (6 + 2 * keys + 3 + dataflow::kExponentialDegree + 1) * f32);
 }
 
-std::vector<CoreBuffer> AttentionBlock::buffers(int64_t sumBlock) const {
+std::vector<CoreBuffer> AttentionBlock::buffers(int64_t sumBlock,
+                                                int64_t keyBlock) const {
   std::vector<CoreBuffer> out;
-  forEachBuffer(sumBlock, [&](const char *name, int64_t bytes) {
+  forEachBuffer(sumBlock, keyBlock, [&](const char *name, int64_t bytes) {
     out.push_back({name, bytes});
   });
   return out;
 }
 
-int64_t AttentionBlock::bytes(int64_t sumBlock) const {
+int64_t AttentionBlock::bytes(int64_t sumBlock, int64_t keyBlock) const {
   int64_t total = 0;
-  forEachBuffer(sumBlock, [&](const char *, int64_t bytes) { total += bytes; });
+  forEachBuffer(sumBlock, keyBlock,
+                [&](const char *, int64_t bytes) { total += bytes; });
   return total;
 }
 
@@ -288,6 +323,59 @@ int64_t attentionChunkFor(const AttentionBlock &block, int64_t room) {
     --chunks;
   int64_t chunk = ceilDiv(queries, chunks);
   return chunk == queries ? 0 : chunk;
+}
+
+/// The fewest even chunks of `total` (their size) for which `fits`
+/// holds, `fits` all but monotone in the chunks' count (a padded last
+/// chunk can add a little): found by halving, then a short scan; 0 when
+/// none does.
+static int64_t fewestEvenChunks(int64_t total,
+                                llvm::function_ref<bool(int64_t)> fits) {
+  auto size = [&](int64_t chunks) { return ceilDiv(total, chunks); };
+  if (!fits(size(total)))
+    return 0;
+  int64_t low = 1, high = total;
+  while (low < high) {
+    int64_t middle = low + (high - low) / 2;
+    if (fits(size(middle)))
+      high = middle;
+    else
+      low = middle + 1;
+  }
+  // Past the padding's unevenness: the first count from there that fits.
+  for (int64_t chunks = low; chunks < std::min(total, low + 64); ++chunks)
+    if (fits(size(chunks)))
+      return size(chunks);
+  return size(total);
+}
+
+std::vector<int64_t> attentionKeyBlocksFor(const AttentionBlock &block,
+                                           int64_t room) {
+  std::vector<int64_t> out;
+  if (!block.gradient)
+    return out;
+  int64_t largest = fewestEvenChunks(
+      block.keys, [&](int64_t keys) { return block.bytes(1, keys) <= room; });
+  if (largest == 0)
+    return out;
+  int64_t keyChunks = ceilDiv(block.keys, largest);
+  for (int halving = 0; halving <= 5; ++halving) {
+    int64_t keys = ceilDiv(block.keys, keyChunks << halving);
+    if (halving > 0 && keys == out.back())
+      break;
+    out.push_back(keys);
+    if (keys == 1)
+      break;
+  }
+  return out;
+}
+
+int64_t attentionChunkFor(const AttentionBlock &block, int64_t room,
+                          int64_t keyBlock) {
+  int64_t queries = fewestEvenChunks(block.queries, [&](int64_t queries) {
+    return block.bytes(queries, keyBlock) <= room;
+  });
+  return queries == 0 ? 1 : queries == block.queries ? 0 : queries;
 }
 
 int64_t streamPacking(int64_t elements, int64_t perWavelet) {
@@ -569,17 +657,19 @@ void crossEntropyOperations(CoreWork &work, const target::WaferTargetModel &t,
 /// The scores of one query against a core's `keys` keys, in f32 (the
 /// query's `headSize` elements of `elementBytes` each multiplying the keys
 /// transposed, a multiply-add a head dimension), the scale (a product),
-/// the mask (a sum) and the row's maximum (a maximum), `count` times.
+/// the mask (a sum) and, with `maximum`, the row's maximum (a maximum),
+/// `count` times.
 void scoreOperations(CoreWork &work, const target::WaferTargetModel &t,
                      double count, int64_t keys, int64_t headSize,
-                     int64_t elementBytes) {
+                     int64_t elementBytes, bool maximum = true) {
   constexpr double f32 = kPartialSumBytes;
   double eb = static_cast<double>(elementBytes);
   int64_t lanes = fmacLanes(t, elementBytes);
   work.operations(count, keys, lanes, eb, f32);
   work.operations(count * static_cast<double>(headSize - 1), keys, lanes,
                   f32 + eb, f32);
-  work.operations(3 * count, keys, t.getF32OpsPerCycle(), 2 * f32, f32);
+  work.operations((maximum ? 3 : 2) * count, keys, t.getF32OpsPerCycle(),
+                  2 * f32, f32);
 }
 
 /// A reciprocal over `n` f32 elements: the square of the reciprocal square
@@ -701,6 +791,164 @@ double attentionOperations(CoreWork &work, const target::WaferTargetModel &t,
   }
   work.repeat(perChunk, pairs * chunks);
   return pairs * (perPairIn + chunks * inPerChunk);
+}
+
+/// Attention's backward pass on one core of a block whose keys it takes
+/// `keyBlock` at a time (attentionBackwardByKeys in
+/// lib/Sim/Mesh/KernelPrograms.cpp; docs/runtime.md, "Attention's keys in
+/// blocks"), its queries a chunk (`sumBlock`) at a time; returns the
+/// wavelets its ramp takes in. Per pair, the statistics' and the first
+/// block's starts; the statistics sweep: per key block its keys
+/// transposed and values transposed in; per chunk its queries and output
+/// gradients in and the mask offsets clamped (four operations); per query
+/// the maximum kept (a move), the scores with their maximum, the running
+/// sums' rescaling (a one-element exponential and two products), the
+/// exponentials and their sum, dP and its products' sum; the offsets and
+/// positions stepped. Then the segment's maximum, the rescaling and the
+/// sums' chain (`chain` as attentionOperations), the reciprocal and D.
+/// The gradients' sweep: per key block its keys and values in, the
+/// gradients' start, per chunk as before, per query the scores without
+/// their maximum, the exponentials without their sum, P, dP, dV, dS and
+/// dK; the block's gradients down the column's chain. The query gradients'
+/// sweep: per chunk its queries in, the chunk's statistics copied, dQ's
+/// and the first block's starts, per key block its three copies in and
+/// the offsets clamped, per query as before with dQ in place of dV and
+/// dK; dQ's chain and out east.
+double attentionOperationsByKeys(CoreWork &work,
+                                 const target::WaferTargetModel &t,
+                                 const AttentionBlock &block, int64_t sumBlock,
+                                 int64_t keyBlock, double chain,
+                                 double columnChain) {
+  constexpr double f32 = kPartialSumBytes;
+  double eb = static_cast<double>(block.elementBytes);
+  double epw = static_cast<double>(block.perWavelet);
+  int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
+  int64_t lanes = fmacLanes(t, block.elementBytes);
+  int64_t headSize = block.headSize;
+  int64_t c = block.chunk(sumBlock), kc = block.keyChunk(keyBlock);
+  int64_t all = block.chunks(sumBlock) * c;
+  double queries = static_cast<double>(c), keys = static_cast<double>(kc);
+  double chunks = static_cast<double>(block.chunks(sumBlock));
+  double keyChunks = static_cast<double>(block.keyChunks(keyBlock));
+  double rows = static_cast<double>(block.rowElements()) / epw;
+  double keyWavelets = std::ceil(keys * static_cast<double>(headSize) / epw);
+  double hd = static_cast<double>(headSize);
+  // Everything of one pair, and the wavelets it takes in.
+  CoreWork pair = work.empty();
+  double in = 0;
+  auto receive = [&](CoreWork &w, double wavelets, double times) {
+    w.stream(wavelets);
+    in += times * wavelets;
+  };
+  auto statistics = [&](CoreWork &w, int64_t n, double times) {
+    if (chain < 0)
+      return;
+    w.stream(2 * static_cast<double>(n));
+    w.wait(chain);
+    in += times * static_cast<double>(n);
+  };
+  auto firstBlock = [&](CoreWork &w, int64_t n) {
+    w.operations(1, n, f32Ops, f32, f32);
+    w.operations(1, kc, f32Ops, f32, f32);
+  };
+  auto stepKeys = [&](CoreWork &w, int64_t n) {
+    w.operations(1, n, f32Ops, 2 * f32, f32);
+    w.operations(1, kc, f32Ops, 2 * f32, f32);
+  };
+  auto clampOffsets = [&](CoreWork &w) {
+    w.operations(1, c, f32Ops, f32, f32);
+    w.operations(3, c, f32Ops, 2 * f32, f32);
+  };
+  auto gradientProducts = [&](CoreWork &w) {
+    w.operations(queries, kc, lanes, eb, f32);
+    w.operations(queries * (hd - 1), kc, lanes, f32 + eb, f32);
+  };
+  // A query's P recomputed and dP, then dS.
+  auto recompute = [&](CoreWork &w) {
+    scoreOperations(w, t, queries, kc, headSize, block.elementBytes,
+                    /*maximum=*/false);
+    w.operations(queries, kc, f32Fmacs, 2 * f32, f32);
+    exponentialOperations(w, t, queries, kc);
+    w.operations(queries, kc, f32Fmacs, f32, f32);
+    gradientProducts(w);
+  };
+  auto scoreGradients = [&](CoreWork &w) {
+    w.operations(queries, kc, f32Fmacs, 2 * f32, f32);
+    w.operations(2 * queries, kc, f32Ops, 2 * f32, f32);
+  };
+  double perPairChunks = keyChunks * chunks;
+  // The statistics sweep.
+  pair.operations(1, all, f32Ops, f32, f32);
+  pair.operations(1, 2 * all, f32Ops, 0, f32);
+  firstBlock(pair, all);
+  CoreWork statsChunk = work.empty();
+  receive(statsChunk, 2 * queries * rows, perPairChunks);
+  clampOffsets(statsChunk);
+  statsChunk.operations(queries, 1, f32Ops, f32, f32);
+  scoreOperations(statsChunk, t, queries, kc, headSize, block.elementBytes);
+  statsChunk.operations(queries, 1, f32Fmacs, 2 * f32, f32);
+  exponentialOperations(statsChunk, t, queries, 1);
+  statsChunk.operations(2 * queries, 1, f32Ops, 2 * f32, f32);
+  statsChunk.operations(queries, kc, f32Fmacs, 2 * f32, f32);
+  exponentialOperations(statsChunk, t, queries, kc);
+  statsChunk.operations(queries, kc, f32Ops, 2 * f32, f32);
+  gradientProducts(statsChunk);
+  statsChunk.operations(2 * queries, kc, f32Ops, 2 * f32, f32);
+  pair.repeat(statsChunk, perPairChunks);
+  CoreWork statsBlock = work.empty();
+  receive(statsBlock, 2 * keyWavelets, keyChunks);
+  stepKeys(statsBlock, all);
+  pair.repeat(statsBlock, keyChunks);
+  if (chain >= 0) {
+    pair.operations(1, all, f32Ops, f32, f32);
+    statistics(pair, all, 1);
+    pair.operations(1, all, f32Fmacs, 2 * f32, f32);
+    exponentialOperations(pair, t, 1, all);
+    pair.operations(2, all, f32Ops, 2 * f32, f32);
+    statistics(pair, 2 * all, 1);
+  }
+  reciprocalOperations(pair, t, all);
+  pair.operations(1, all, f32Ops, 2 * f32, f32);
+  // The key and value gradients' sweep.
+  firstBlock(pair, all);
+  CoreWork gradChunk = work.empty();
+  receive(gradChunk, 2 * queries * rows, perPairChunks);
+  clampOffsets(gradChunk);
+  recompute(gradChunk);
+  gradChunk.operations(queries * keys, headSize, lanes, f32 + eb, f32);
+  scoreGradients(gradChunk);
+  gradChunk.operations(queries * keys, headSize, lanes, f32 + eb, f32);
+  pair.repeat(gradChunk, perPairChunks);
+  CoreWork gradBlock = work.empty();
+  receive(gradBlock, 2 * keyWavelets, keyChunks);
+  gradBlock.operations(1, 2 * kc * headSize, f32Ops, 0, f32);
+  // The block's gradients down the column's chain: out, the last core's
+  // way.
+  gradBlock.stream(2 * keys * hd);
+  gradBlock.wait(columnChain);
+  stepKeys(gradBlock, all);
+  pair.repeat(gradBlock, keyChunks);
+  // The query gradients' sweep.
+  CoreWork queryBlock = work.empty();
+  receive(queryBlock, 3 * keyWavelets, perPairChunks);
+  clampOffsets(queryBlock);
+  recompute(queryBlock);
+  scoreGradients(queryBlock);
+  queryBlock.operations(queries * keys, headSize, lanes, f32 + eb, f32);
+  stepKeys(queryBlock, c);
+  pair.repeat(queryBlock, perPairChunks);
+  CoreWork queryChunk = work.empty();
+  receive(queryChunk, 2 * queries * rows, chunks);
+  queryChunk.operations(3, c, f32Ops, f32, f32);
+  queryChunk.operations(1, c * headSize, f32Ops, 0, f32);
+  firstBlock(queryChunk, c);
+  statistics(queryChunk, c * headSize, chunks);
+  queryChunk.stream(queries * hd);
+  pair.repeat(queryChunk, chunks);
+  double pairs = static_cast<double>(block.pairs);
+  work.tasks(1);
+  work.repeat(pair, pairs);
+  return pairs * in;
 }
 
 /// One run of the standard algorithm of the query's kind; `finalChunk`:
@@ -833,9 +1081,14 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
         attentionBlock(pass, elementsPerWavelet(t, k.elementBytes));
     int64_t segment = pass.block.featureGroups;
     double chain = chainFill(segment) + multicastFill(segment);
-    time.fabric = attentionOperations(work, t, block, layout.sumBlock,
-                                      segment > 1 ? chain : -1,
-                                      chainFill(pass.block.tokenGroups));
+    double columnChain = chainFill(pass.block.tokenGroups);
+    time.fabric =
+        block.gradient && layout.keyBlock > 0
+            ? attentionOperationsByKeys(work, t, block, layout.sumBlock,
+                                        layout.keyBlock,
+                                        segment > 1 ? chain : -1, columnChain)
+            : attentionOperations(work, t, block, layout.sumBlock,
+                                  segment > 1 ? chain : -1, columnChain);
     time.fixed = multicastFill(
         std::max(pass.block.tokenGroups, pass.block.featureGroups));
     break;

@@ -125,8 +125,7 @@ searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
   // a core holds in `room`.
   std::pair<Layout, KernelTime> best;
   double bestCycles = -1;
-  auto weigh = [&](Layout layout) {
-    KernelTime time = timeOf(layout);
+  auto weighTimed = [&](Layout layout, KernelTime time) {
     CGPT_DEBUG(CGPT_DBGS() << "@" << region.op.getSymName() << " on " << rect.w
                            << " x " << rect.h << ": " << layout.tokenGroups
                            << " token x " << layout.featureGroups
@@ -138,8 +137,8 @@ searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
       bestCycles = time.cycles();
     }
   };
+  auto weigh = [&](Layout layout) { weighTimed(layout, timeOf(layout)); };
   if (shape.kind == KernelKind::attention) {
-    int64_t perWavelet = elementsPerWavelet(target, shape.elementBytes);
     auto &order = program.getLayoutSearchMemo().attentionOrder;
     auto [known, inserted] =
         order.try_emplace({region.costClass, rect.x, rect.y, rect.w, rect.h,
@@ -148,26 +147,57 @@ searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
       for (Layout block : attentionCandidates(shape.columns, rect, weights))
         known->second.push_back({timeOf(block).cycles(), block});
       llvm::stable_sort(known->second, [](const auto &a, const auto &b) {
-        return a.first < b.first;
+        return a.allAtOnce < b.allAtOnce;
       });
     }
     // Where none fits, the one that needs the fewest bytes, so that the
     // memory check names the smallest shortfall.
     std::pair<Layout, KernelTime> smallest;
     int64_t smallestBytes = -1;
-    for (auto [allAtOnce, block] : known->second) {
-      // Queries in chunks never make a block faster than all at once: past
-      // the fastest that fits, no block can be faster.
-      if (bestCycles >= 0 && allAtOnce >= bestCycles)
+    for (AttentionCandidate &candidate : known->second) {
+      // Queries in chunks or keys in blocks never make a block faster than
+      // all at once: past the fastest that fits, no block can be faster.
+      if (bestCycles >= 0 && candidate.allAtOnce >= bestCycles)
         break;
       // Timed with as many queries at once as the room holds.
-      AttentionBlock buffers = attentionBlock(
-          attentionPass(shape, block, rect, microBatch), perWavelet);
+      Layout block = candidate.block;
+      AttentionBlock buffers =
+          attentionBlock(shape, block, rect, microBatch, target);
       block.sumBlock = attentionChunkFor(buffers, room);
       int64_t bytes = buffers.bytes(block.sumBlock);
       if (bytes <= room) {
         weigh(block);
-      } else if (smallestBytes < 0 || bytes < smallestBytes) {
+        continue;
+      }
+      // The backward pass can take its keys in blocks instead: the
+      // largest first, then smaller ones while they get faster (fewer
+      // keys at once leave room for more queries at once, whose chunks
+      // each restream the keys). None is faster than all keys in one
+      // block with all queries at once, which bounds them.
+      bool keyBlocksFit = buffers.gradient && buffers.bytes(1, 1) <= room;
+      if (keyBlocksFit && candidate.oneKeyBlock < 0) {
+        Layout oneBlock = block;
+        oneBlock.sumBlock = 0;
+        oneBlock.keyBlock = buffers.keys;
+        candidate.oneKeyBlock = timeOf(oneBlock).cycles();
+      }
+      if (keyBlocksFit && bestCycles >= 0 &&
+          candidate.oneKeyBlock >= bestCycles)
+        continue;
+      std::vector<int64_t> keyBlocks =
+          keyBlocksFit ? attentionKeyBlocksFor(buffers, room)
+                       : std::vector<int64_t>();
+      double previous = -1;
+      for (int64_t keyBlock : keyBlocks) {
+        block.sumBlock = attentionChunkFor(buffers, room, keyBlock);
+        block.keyBlock = keyBlock;
+        KernelTime time = timeOf(block);
+        if (previous >= 0 && time.cycles() >= previous)
+          break;
+        previous = time.cycles();
+        weighTimed(block, time);
+      }
+      if (keyBlocks.empty() && (smallestBytes < 0 || bytes < smallestBytes)) {
         smallest = {block, timeOf(block)};
         smallestBytes = bytes;
       }

@@ -105,9 +105,8 @@ public:
     if (region.shape.kind != KernelKind::attention)
       return std::nullopt;
     const RegionPlacement &placed = placement.regions[s][r];
-    return attentionBlock(
-        attentionPass(region.shape, placed.layout, placed.rect, microBatch),
-        elementsPerWavelet(program.getTarget(), region.shape.elementBytes));
+    return attentionBlock(region.shape, placed.layout, placed.rect, microBatch,
+                          program.getTarget());
   }
 
 private:
@@ -202,7 +201,7 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
                   spread(s, r, region.operandBytes);
   }
   if (std::optional<AttentionBlock> block = attentionBuffers(s, r))
-    memory.attention = block->bytes(placed.layout.sumBlock);
+    memory.attention = block->bytes(placed.layout);
   if (placement.mode == ExecutionMode::layer_pipelined) {
     const Slot &slot = slots.find(*placement.slots[s])->second;
     memory.resident = true;
@@ -347,12 +346,9 @@ PlacedMemory::sumBlocks(CheckpointPolicy policy, MemoryPeak *peak) const {
           bestAttentionLayout(program, *need.attention, need.rect, microBatch,
                               need.weights, sram - u.total)
               .first;
-      u.sumBytes =
-          attentionBlock(attentionPass(need.attention->shape, u.attention,
-                                       need.rect, microBatch),
-                         elementsPerWavelet(program.getTarget(),
-                                            need.attention->shape.elementBytes))
-              .bytes(u.attention.sumBlock);
+      u.sumBytes = attentionBlock(need.attention->shape, u.attention, need.rect,
+                                  microBatch, program.getTarget())
+                       .bytes(u.attention);
     }
     u.total += u.sumBytes;
   }

@@ -266,15 +266,15 @@ void TimedPlacement::time(const StepProgram &program, size_t s, size_t r) {
   const Layout &layout = placed.layout;
   const Rect &rect = placed.rect;
   std::array<int64_t, 10> key = {program.getStages()[s].regions[r].costClass,
-                                layout.tokenGroups,
-                                layout.featureGroups,
-                                static_cast<int64_t>(layout.weights),
-                                layout.sumBlock,
-                                layout.keyBlock,
-                                rect.x,
-                                rect.y,
-                                rect.w,
-                                rect.h};
+                                 layout.tokenGroups,
+                                 layout.featureGroups,
+                                 static_cast<int64_t>(layout.weights),
+                                 layout.sumBlock,
+                                 layout.keyBlock,
+                                 rect.x,
+                                 rect.y,
+                                 rect.w,
+                                 rect.h};
   auto [it, inserted] = known.try_emplace(key);
   if (inserted) {
     it->second.first =

@@ -136,29 +136,60 @@ struct AttentionBlock {
   int64_t chunks(int64_t sumBlock) const {
     return (queries + chunk(sumBlock) - 1) / chunk(sumBlock);
   }
+  /// The keys the backward pass takes at once under a layout's
+  /// `keyBlock` (0: all, resident), and the blocks they make, the last
+  /// padded.
+  int64_t keyChunk(int64_t keyBlock) const {
+    return keyBlock > 0 ? std::min(keyBlock, keys) : keys;
+  }
+  int64_t keyChunks(int64_t keyBlock) const {
+    return (keys + keyChunk(keyBlock) - 1) / keyChunk(keyBlock);
+  }
   /// Elements of a head's row, and of a pair's keys (or values), in whole
   /// wavelets.
   int64_t rowElements() const { return whole(headSize); }
   int64_t keyElements() const { return whole(keys * headSize); }
-  /// The buffers a core holds under `sumBlock`, in the programs' order.
-  std::vector<CoreBuffer> buffers(int64_t sumBlock) const;
-  int64_t bytes(int64_t sumBlock) const;
+  /// The buffers a core holds under `sumBlock` and `keyBlock`, in the
+  /// programs' order.
+  std::vector<CoreBuffer> buffers(int64_t sumBlock, int64_t keyBlock = 0) const;
+  int64_t bytes(int64_t sumBlock, int64_t keyBlock = 0) const;
+  int64_t bytes(const Layout &layout) const {
+    return bytes(layout.sumBlock, layout.keyBlock);
+  }
 
 private:
-  void
-  forEachBuffer(int64_t sumBlock,
-                llvm::function_ref<void(const char *, int64_t)> buffer) const;
+  /// Calls `buffer(name, bytes)` for each buffer; a template, so that
+  /// bytes(), which the layout search asks often, sums them inline.
+  template <typename Fn>
+  void forEachBuffer(int64_t sumBlock, int64_t keyBlock, Fn buffer) const;
   int64_t whole(int64_t elements) const {
     return (elements + perWavelet - 1) / perWavelet * perWavelet;
   }
 };
 AttentionBlock attentionBlock(const AttentionPass &pass, int64_t perWavelet);
+/// The block of an attention kernel of `shape` with `layout` on `rect` at
+/// `microBatch` on `target`'s cores.
+AttentionBlock attentionBlock(const KernelShape &shape, const Layout &layout,
+                              const Rect &rect, int64_t microBatch,
+                              const target::WaferTargetModel &target);
 
 /// Attention's `sum_block` for `block` on a core with `room` bytes beside
 /// everything else: 0 (all queries at once) where they fit, else the
 /// queries of the fewest even chunks that fit, or about as few (one
 /// query when none does: the memory check then refuses the region).
 int64_t attentionChunkFor(const AttentionBlock &block, int64_t room);
+
+/// The key blocks (`key_block`) with which the backward `block` fits
+/// `room` bytes taking its keys in blocks: the largest even one that fits
+/// beside one query at a time, then up to five halvings of it. None when
+/// not even a key and a query at a time fit.
+std::vector<int64_t> attentionKeyBlocksFor(const AttentionBlock &block,
+                                           int64_t room);
+/// The backward `block`'s `sum_block` beside key blocks of `keyBlock`
+/// keys in `room` bytes: the queries of the fewest even chunks that fit
+/// (0: all); 1 when none does.
+int64_t attentionChunkFor(const AttentionBlock &block, int64_t room,
+                          int64_t keyBlock);
 
 /// The vector operations an elementwise, reduction or embedding kernel runs
 /// over each element: its FLOPs per element, two to an operation.

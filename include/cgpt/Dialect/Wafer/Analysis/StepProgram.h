@@ -71,6 +71,16 @@ struct ProgramStage {
   int64_t placementClass = 0;
 };
 
+/// One block attention's layout search weighs: its cycles taking all
+/// queries at once with its keys resident, and, once asked, taking its
+/// keys in one block with all queries at once (backward), the bound of
+/// every way it takes its keys in blocks.
+struct AttentionCandidate {
+  double allAtOnce = 0;
+  Layout block;
+  double oneKeyBlock = -1;
+};
+
 /// What the layout search (LayoutSearch.h) has found for one program: the
 /// placers ask it the same of every layer alike, and the side-by-side
 /// placer again what the whole-mesh placer asked at the same micro-batch.
@@ -82,9 +92,9 @@ struct LayoutSearchMemo {
   std::map<std::array<int64_t, 7>, std::pair<Layout, KernelTime>> regions;
   /// bestAttentionLayout's, by the same and a core's room.
   std::map<std::array<int64_t, 8>, std::pair<Layout, KernelTime>> attention;
-  /// Attention's candidates, by the same as `regions`, with their cycles
-  /// taking all queries at once, fastest first.
-  std::map<std::array<int64_t, 7>, std::vector<std::pair<double, Layout>>>
+  /// Attention's candidates, by the same as `regions`, fastest all at
+  /// once first.
+  std::map<std::array<int64_t, 7>, std::vector<AttentionCandidate>>
       attentionOrder;
 };
 

@@ -114,7 +114,7 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
     ```mlir
     #wafer.layout<token_groups = 745, feature_groups = 1000, weights = north, partials = rows>
     #wafer.layout<token_groups = 9012, feature_groups = 82, weights = north, partials = rows, sum_block = 84>
-    #wafer.layout<token_groups = 994, feature_groups = 187, weights = none, partials = rows, sum_block = 4, key_block = 8>
+    #wafer.layout<token_groups = 497, feature_groups = 93, weights = none, partials = rows, sum_block = 11, key_block = 6>
     ```
   }];
   let parameters = (ins "int64_t":$token_groups, "int64_t":$feature_groups,
