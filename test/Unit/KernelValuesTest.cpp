@@ -714,8 +714,9 @@ const AttentionCase kAttentionCases[] = {
      {0, 0, 2, 2}},
 };
 
-/// The backward pass's cases with a core's keys in blocks (the layout's
-/// `key_block`, attentionBackwardByKeys): 10 keys in 4 blocks of 3 (the
+/// The cases with a core's keys in blocks (the layout's `key_block`,
+/// attentionForwardByKeys and attentionBackwardByKeys): 10 keys in 4
+/// blocks of 3 (the
 /// last padded); along a segment of 2 with 3 query groups, 12 keys a core
 /// in blocks of 5 and 8 queries in chunks of 4; 16-bit operands; and a
 /// key group all padding, a key at a time.
@@ -828,42 +829,48 @@ std::vector<double> probabilities(const AttentionCase &c,
   return weights;
 }
 
-TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
-  forEachAttention(
-      kAttentionCases, [&](const AttentionCase &c, bool causal, bool alibi) {
-        int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
-        AttentionInputs in = attentionInputs(c, causal, alibi, 21);
-        const std::vector<float> &query = in.query, &key = in.key,
-                                 &value = in.value;
-        std::string error;
-        std::optional<AttentionRun> ran =
-            runAttention(attentionKernel(c, 4), c.layout, c.sequences, mini(),
-                         c.rect, {query, key, value, in.softmax}, error);
-        ASSERT_TRUE(ran) << error;
-        EXPECT_GT(ran->cycles, 0);
-        expectChunks(c, ran->queriesAtOnce);
-        for (int64_t p = 0; p < pairs; ++p)
-          for (int64_t i = 0; i < s; ++i) {
-            std::vector<double> weights =
-                probabilities(c, query, key, p, i, causal, alibi);
-            for (int64_t e = 0; e < d; ++e) {
-              double want = 0;
-              for (size_t j = 0; j < weights.size(); ++j)
-                want += weights[j] * value[(p * s + j) * d + e];
-              EXPECT_NEAR(ran->output[(p * s + i) * d + e], want,
-                          1e-4 * (1.0 + std::abs(want)))
-                  << "pair " << p << ", query " << i << ", dimension " << e;
-            }
-          }
-      });
-}
-
-TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
+/// Every case, keys resident and in blocks.
+std::vector<AttentionCase> allAttentionCases() {
   std::vector<AttentionCase> cases(std::begin(kAttentionCases),
                                    std::end(kAttentionCases));
   cases.insert(cases.end(), std::begin(kKeyBlockCases),
                std::end(kKeyBlockCases));
-  forEachAttention(cases, [&](const AttentionCase &c, bool causal, bool alibi) {
+  return cases;
+}
+
+TEST_F(KernelValues, AttentionIsTheSoftmaxOfTheScoresTimesTheValues) {
+  forEachAttention(allAttentionCases(), [&](const AttentionCase &c, bool causal,
+                                            bool alibi) {
+    int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
+    AttentionInputs in = attentionInputs(c, causal, alibi, 21);
+    const std::vector<float> &query = in.query, &key = in.key,
+                             &value = in.value;
+    std::string error;
+    std::optional<AttentionRun> ran =
+        runAttention(attentionKernel(c, 4), c.layout, c.sequences, mini(),
+                     c.rect, {query, key, value, in.softmax}, error);
+    ASSERT_TRUE(ran) << error;
+    EXPECT_GT(ran->cycles, 0);
+    expectChunks(c, ran->queriesAtOnce);
+    for (int64_t p = 0; p < pairs; ++p)
+      for (int64_t i = 0; i < s; ++i) {
+        std::vector<double> weights =
+            probabilities(c, query, key, p, i, causal, alibi);
+        for (int64_t e = 0; e < d; ++e) {
+          double want = 0;
+          for (size_t j = 0; j < weights.size(); ++j)
+            want += weights[j] * value[(p * s + j) * d + e];
+          EXPECT_NEAR(ran->output[(p * s + i) * d + e], want,
+                      1e-4 * (1.0 + std::abs(want)))
+              << "pair " << p << ", query " << i << ", dimension " << e;
+        }
+      }
+  });
+}
+
+TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
+  forEachAttention(allAttentionCases(), [&](const AttentionCase &c, bool causal,
+                                            bool alibi) {
     int64_t pairs = c.sequences * c.heads, d = c.headSize, s = c.seq;
     AttentionInputs in = attentionInputs(c, causal, alibi, 31);
     const std::vector<float> &query = in.query, &key = in.key,
@@ -914,16 +921,13 @@ TEST_F(KernelValues, AttentionGradientsAreTheGradients) {
 /// The buffers attention's programs declare are the ones the memory model
 /// counts (wafer::AttentionBlock), name by name and byte by byte: forward
 /// and backward, 16-bit and f32 operands, all queries at once and in
-/// chunks of 3 (the last padded), and backward all keys at once or in
-/// blocks of 2.
+/// chunks of 3 (the last padded), all keys at once and in blocks of 2.
 TEST_F(KernelValues, AttentionProgramsHoldWhatMemoryCounts) {
   for (auto function :
        {wafer::RowFunction::attention, wafer::RowFunction::attentionGrad})
     for (int64_t bytes : {2, 4})
       for (int64_t sumBlock : {0, 3})
         for (int64_t keyBlock : {0, 2}) {
-          if (keyBlock > 0 && function == wafer::RowFunction::attention)
-            continue;
           SCOPED_TRACE(::testing::Message()
                        << (function == wafer::RowFunction::attention
                                ? "forward"

@@ -266,13 +266,22 @@ runAttention(const KernelShape &k, const Layout &layout, int64_t microBatch,
           blocks.appendRows(elements, operands.query, p, built, core, chunk);
         continue;
       }
-      // Keys then values, in whole wavelets together.
-      int64_t keys = built.features, from = built.placeInSegment(core) * keys;
-      blocks.appendKeys(elements, operands.key, p, from, keys, from + keys,
-                        /*transposed=*/true);
-      blocks.appendKeys(elements, operands.value, p, from, keys, from + keys,
-                        /*transposed=*/false);
-      blocks.padToWavelets(elements);
+      // Keys then values, in whole wavelets together; with key blocks
+      // (attentionForwardByKeys), every block's for every chunk.
+      int64_t keys = built.features, blockKeys = built.keysAtOnce;
+      int64_t first = built.placeInSegment(core) * keys;
+      int64_t keyChunks = llvm::divideCeilSigned(keys, blockKeys);
+      int64_t chunks =
+          blocks.pass.block.keyBlock > 0 ? AttentionBlocks::chunksOf(built) : 1;
+      for (int64_t chunk = 0; chunk < chunks; ++chunk)
+        for (int64_t j = 0; j < keyChunks; ++j) {
+          int64_t from = first + j * blockKeys;
+          blocks.appendKeys(elements, operands.key, p, from, blockKeys,
+                            first + keys, /*transposed=*/true);
+          blocks.appendKeys(elements, operands.value, p, from, blockKeys,
+                            first + keys, /*transposed=*/false);
+          blocks.padToWavelets(elements);
+        }
     }
     return elements;
   };

@@ -1075,6 +1075,28 @@ struct AttentionTask {
     task.vector(Op::Kind::fmul, reciprocal, reciprocal, reciprocal, n, f32);
   }
 
+  /// A chunk's mask offsets, clamped to [0, keys] into the offsets'
+  /// first `queries` elements, from the current key block's (`current`):
+  /// max(x, 0), then -max(-x, -keys) (key blocks' constants).
+  void clampOffsets(Dsd current) {
+    constexpr ElementType f32 = ElementType::f32;
+    Dsd clamped = Dsd::memory(offsets), minusOne = constant(kAttentionMinusOne);
+    task.vector(Op::Kind::fmax, clamped, current, Dsd::zero(), queries, f32);
+    task.vector(Op::Kind::fmul, clamped, clamped, minusOne, queries, f32);
+    task.vector(Op::Kind::fmax, clamped, clamped, constant(keyStep + 1),
+                queries, f32);
+    task.vector(Op::Kind::fmul, clamped, clamped, minusOne, queries, f32);
+  }
+  /// The next key block: `n` current mask offsets and the key positions
+  /// stepped by a block.
+  void stepKeys(Dsd currentOffsets, int64_t n) {
+    constexpr ElementType f32 = ElementType::f32;
+    task.vector(Op::Kind::fadd, currentOffsets, currentOffsets,
+                constant(keyStep), n, f32);
+    task.vector(Op::Kind::fadd, Dsd::memory(positions), Dsd::memory(positions),
+                constant(keyStep), keys, f32);
+  }
+
   /// A loop of `times` over the operations `body` adds.
   void loop(int64_t times, const std::function<void()> &body) {
     size_t at = task.ops.size();
@@ -1253,6 +1275,162 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
   };
   b.alongSegments(kStreamColor, pairs * chunks * chunk * (queryElements / epw));
   b.downColumns(kKeysValuesColor, pairs * (keyValueElements / epw));
+  b.forEachCore([&](int x, int y, int s) {
+    routeAttention(b, x, y, s);
+    b.assign(x, y, statisticsPart(s, out.segment), [&] { return program(s); });
+  });
+}
+
+/// Attention's forward pass key block by key block (the layout's
+/// `key_block`), for a core that cannot hold its keys and values: its
+/// queries a chunk at a time (`sum_block`) held while every block of keys
+/// (transposed) and values streams down the column, the flash way. Per
+/// block, query by query, the scores and their running maximum, the
+/// partial output and sum rescaled to it when it moves (a one-element
+/// exponential), the exponentials, their sum and the values they weigh.
+/// After the last block, the segment takes the maximum of the maxima,
+/// each core rescales its partials to it, the segment sums them, every
+/// core divides by the sum and the segment's last core sends the chunk's
+/// outputs out east. The buffers are declared in AttentionBuffer's order,
+/// sized for the blocks.
+void attentionForwardByKeys(Builder &b, const KernelShape &k,
+                            const Layout &layout, int64_t pairs,
+                            const AttentionSoftmax &softmax) {
+  constexpr ElementType f32 = ElementType::f32;
+  KernelProgram &out = b.out;
+  // Named, not bound: lambdas capture them (C++17).
+  AttentionSizes sizes = attentionSizes(out, k, layout);
+  ElementType type = sizes.type;
+  int64_t epw = sizes.perWavelet, headSize = sizes.headSize;
+  int64_t chunk = sizes.chunk, chunks = sizes.chunks;
+  int64_t keyChunk = sizes.keyChunk, keyChunks = sizes.keyChunks;
+  int64_t queries = chunks * chunk, rowElements = sizes.rowElements;
+  int64_t keyValueElements = ceilDiv(2 * keyChunk * headSize, epw) * epw;
+  int64_t valuesAt = keyChunk * headSize, sumsAt = chunk * headSize;
+  int64_t workRow = std::max(keyChunk, chunk);
+  bool reduce = out.segment > 1;
+  // The mask offsets as the backward pass by keys keeps them.
+  int64_t firstOffsetsAt = chunk, offsetsAt = chunk + queries;
+  auto program = [&](int s) {
+    bool last = s + 1 == out.segment;
+    CoreProgram p;
+    int kv = p.addBuffer("keys and values", keyValueElements, type);
+    int query = p.addBuffer("queries", chunk * rowElements, type);
+    int scores = p.addBuffer("scores", workRow, f32);
+    // Each query's maximum, then a work element.
+    int maxima = p.addBuffer("row maxima", 2 * chunk, f32);
+    int partials =
+        p.addBuffer("partial outputs and sums", chunk * (headSize + 1), f32);
+    AttentionTask at(p, chunk, keyChunk);
+    at.addLastBuffers(p, chunk + 2 * queries, pairs, softmax, 2 * keyChunk,
+                      workRow, /*keyBlocks=*/true);
+    int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
+    int polynomial = at.rows.polynomial.buffer;
+    assert(kv == kAttentionKeysValues && query == kAttentionQuery &&
+           scores == kAttentionScores && maxima == kAttentionMaxima &&
+           partials == kAttentionPartials && offsets == kAttentionMaskOffsets &&
+           positions == kAttentionKeyPositions && slopes == kAttentionSlopes &&
+           at.rows.fraction.buffer == kAttentionFraction &&
+           at.rows.power.buffer == kAttentionPowerOfTwo &&
+           polynomial == kAttentionPolynomial &&
+           at.constants == kAttentionConstants &&
+           "the buffers in AttentionBuffer's order");
+    RowTask &task = at.task;
+    int rowCursor = p.addCursor({rowElements, chunk * rowElements});
+    int outputCursor = p.addCursor({headSize, sumsAt});
+    int keyCursor = p.addCursor({1, keyChunk});
+    int valueCursor = p.addCursor({headSize, valuesAt});
+    int chunkCursor = p.addCursor({chunk, queries});
+    int pairCursor = p.addCursor({1, pairs});
+    Dsd row = Dsd::memory(scores);
+    Dsd rowMax = scalar(maxima, 0, task.tokenCursor),
+        previous = scalar(maxima, chunk, task.tokenCursor);
+    Dsd rowOutput = Dsd::memory(partials, 0, outputCursor);
+    Dsd rowSum = scalar(partials, sumsAt, task.tokenCursor);
+    Dsd currentOffsets = Dsd::memory(offsets, offsetsAt, chunkCursor);
+    const ExponentialRows &rows = at.rows;
+    at.loop(pairs, [&] {
+      at.loop(chunks, [&] {
+        task.vector(Op::Kind::fmov, Dsd::memory(query), Dsd::in(kStreamColor),
+                    Dsd(), chunk * rowElements, type);
+        task.vector(Op::Kind::fmov, Dsd::memory(maxima),
+                    at.constant(kAttentionLowest), Dsd(), chunk, f32);
+        task.vector(Op::Kind::fmov, Dsd::memory(partials), Dsd::zero(), Dsd(),
+                    chunk * (headSize + 1), f32);
+        task.vector(Op::Kind::fmov, currentOffsets,
+                    Dsd::memory(offsets, firstOffsetsAt, chunkCursor), Dsd(),
+                    chunk, f32);
+        task.vector(Op::Kind::fmov, Dsd::memory(positions),
+                    Dsd::memory(positions, keyChunk), Dsd(), keyChunk, f32);
+        at.loop(keyChunks, [&] {
+          task.vector(Op::Kind::fmov, Dsd::memory(kv),
+                      Dsd::in(kKeysValuesColor), Dsd(), keyValueElements, type);
+          at.clampOffsets(currentOffsets);
+          task.eachToken([&] {
+            task.vector(Op::Kind::fmov, previous, rowMax, Dsd(), 1, f32);
+            at.scores(row, rowMax, kv, Dsd::memory(query, 0, rowCursor),
+                      headSize, type, softmax, offsets, task.tokenCursor,
+                      Dsd::memory(positions), scalar(slopes, 0, pairCursor));
+            // The partial output and sum so far rescaled to the new
+            // maximum.
+            at.exponentials(previous, rowMax, Dsd(), rows, 1);
+            Dsd factor = scalar(polynomial, 0);
+            task.vector(Op::Kind::fmul, rowOutput, rowOutput, factor, headSize,
+                        f32);
+            task.vector(Op::Kind::fmul, rowSum, rowSum, factor, 1, f32);
+            at.exponentials(row, rowMax, rowSum, rows);
+            at.loop(keyChunk, [&] {
+              task.fmac(rowOutput, rowOutput,
+                        Dsd::memory(kv, valuesAt, valueCursor),
+                        scalar(polynomial, 0, keyCursor), headSize, type);
+              at.advance(valueCursor);
+              at.advance(keyCursor);
+            });
+            at.advance(rowCursor);
+            at.advance(outputCursor);
+          });
+          at.stepKeys(currentOffsets, chunk);
+        });
+        // The segment's maximum, each core's partials rescaled to it and
+        // summed, and the division.
+        if (reduce) {
+          task.vector(Op::Kind::fmov, Dsd::memory(maxima, chunk),
+                      Dsd::memory(maxima), Dsd(), chunk, f32);
+          sumStatistics(task.ops, s, out.segment, maxima, chunk,
+                        Op::Kind::fmax);
+          at.exponentials(Dsd::memory(maxima, chunk), Dsd::memory(maxima),
+                          Dsd(), rows, chunk);
+          task.eachToken([&] {
+            task.vector(Op::Kind::fmul, rowOutput, rowOutput,
+                        scalar(polynomial, 0, task.tokenCursor), headSize, f32);
+            at.advance(outputCursor);
+          });
+          task.vector(Op::Kind::fmul, Dsd::memory(partials, sumsAt),
+                      Dsd::memory(partials, sumsAt), rows.polynomial, chunk,
+                      f32);
+          sumStatistics(task.ops, s, out.segment, partials,
+                        chunk * (headSize + 1));
+        }
+        at.reciprocalOf(Dsd::memory(maxima), Dsd::memory(partials, sumsAt),
+                        Dsd::memory(scores));
+        task.eachToken([&] {
+          task.fmac(rowOutput, Dsd::zero(), rowOutput,
+                    scalar(maxima, 0, task.tokenCursor), headSize, f32);
+          if (last)
+            task.vector(Op::Kind::fmov, Dsd::out(kAttentionOutputColor),
+                        rowOutput, Dsd(), headSize, f32);
+          at.advance(outputCursor);
+        });
+        at.advance(chunkCursor);
+      });
+      at.advance(pairCursor);
+    });
+    p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
+    return p;
+  };
+  b.alongSegments(kStreamColor, pairs * chunks * chunk * (rowElements / epw));
+  b.downColumns(kKeysValuesColor,
+                pairs * chunks * keyChunks * (keyValueElements / epw));
   b.forEachCore([&](int x, int y, int s) {
     routeAttention(b, x, y, s);
     b.assign(x, y, statisticsPart(s, out.segment), [&] { return program(s); });
@@ -1550,23 +1728,6 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
       in(queryRows, kStreamColor, chunk * rowElements);
       in(outputGrads, kStreamColor, chunk * rowElements);
     };
-    // The chunk's mask offsets, clamped to [0, key block], from the
-    // current block's (`current`): max(x, 0), then -max(-x, -block).
-    auto clampOffsets = [&](Dsd current) {
-      Dsd clamped = Dsd::memory(offsets);
-      task.vector(Op::Kind::fmax, clamped, current, Dsd::zero(), chunk, f32);
-      task.vector(Op::Kind::fmul, clamped, clamped, minusOne, chunk, f32);
-      task.vector(Op::Kind::fmax, clamped, clamped, at.constant(at.keyStep + 1),
-                  chunk, f32);
-      task.vector(Op::Kind::fmul, clamped, clamped, minusOne, chunk, f32);
-    };
-    auto stepKeys = [&](Dsd currentOffsets, int64_t n) {
-      task.vector(Op::Kind::fadd, currentOffsets, currentOffsets,
-                  at.constant(at.keyStep), n, f32);
-      task.vector(Op::Kind::fadd, Dsd::memory(positions),
-                  Dsd::memory(positions), at.constant(at.keyStep), keyChunk,
-                  f32);
-    };
     auto firstBlock = [&](Dsd currentOffsets, Dsd firstOffsets, int64_t n) {
       task.vector(Op::Kind::fmov, currentOffsets, firstOffsets, Dsd(), n, f32);
       task.vector(Op::Kind::fmov, Dsd::memory(positions),
@@ -1612,7 +1773,7 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
         in(valuesT, kKeysValuesColor, keyElements);
         at.loop(chunks, [&] {
           queriesIn();
-          clampOffsets(Dsd::memory(offsets, offsetsAt, chunkCursor));
+          at.clampOffsets(Dsd::memory(offsets, offsetsAt, chunkCursor));
           task.eachToken([&] {
             task.vector(Op::Kind::fmov, previous, rowMax, Dsd(), 1, f32);
             at.scores(row, rowMax, keysT, query, headSize, type, softmax,
@@ -1633,7 +1794,7 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
           });
           at.advance(chunkCursor);
         });
-        stepKeys(currentOffsets, queries);
+        at.stepKeys(currentOffsets, queries);
       });
       // The segment's maximum, each core's sums rescaled to it and summed,
       // the reciprocal and D.
@@ -1665,7 +1826,7 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
                     Dsd(), gradients, f32);
         at.loop(chunks, [&] {
           queriesIn();
-          clampOffsets(Dsd::memory(offsets, offsetsAt, chunkCursor));
+          at.clampOffsets(Dsd::memory(offsets, offsetsAt, chunkCursor));
           task.eachToken([&] {
             recomputeProbabilities(rowMax, reciprocal);
             eachKey([&] {
@@ -1683,7 +1844,7 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
         });
         chainOps(task.ops, y, keyValueGrads, gradients, colors,
                  /*another=*/false);
-        stepKeys(currentOffsets, queries);
+        at.stepKeys(currentOffsets, queries);
       });
       // The query gradients, chunk by chunk, over every key block; the
       // chunk's statistics copied where the token cursor reads them.
@@ -1706,7 +1867,7 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
           in(keysT, kKeysValuesColor, keyElements);
           in(keyRows, kKeysValuesColor, keyElements);
           in(valuesT, kKeysValuesColor, keyElements);
-          clampOffsets(chunkOffsets);
+          at.clampOffsets(chunkOffsets);
           task.eachToken([&] {
             recomputeProbabilities(chunkMax, chunkReciprocal);
             scoreGradients(chunkDot);
@@ -1716,7 +1877,7 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
             at.advance(rowCursor);
             at.advance(gradCursor);
           });
-          stepKeys(chunkOffsets, chunk);
+          at.stepKeys(chunkOffsets, chunk);
         });
         if (reduce)
           sumStatistics(task.ops, s, out.segment, queryGrads, chunk * headSize);
@@ -1834,10 +1995,13 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
     AttentionSoftmax softmax =
         options.attentionSoftmax.value_or(AttentionSoftmax{
             1.0 / std::sqrt(static_cast<double>(k.contracted)), true, false});
-    if (k.function == wafer::RowFunction::attentionGrad && layout.keyBlock > 0)
+    bool gradient = k.function == wafer::RowFunction::attentionGrad;
+    if (gradient && layout.keyBlock > 0)
       attentionBackwardByKeys(b, k, layout, microBatch, softmax);
-    else if (k.function == wafer::RowFunction::attentionGrad)
+    else if (gradient)
       attentionBackward(b, k, layout, microBatch, softmax);
+    else if (layout.keyBlock > 0)
+      attentionForwardByKeys(b, k, layout, microBatch, softmax);
     else
       attentionForward(b, k, layout, microBatch, softmax);
     break;

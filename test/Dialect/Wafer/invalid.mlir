@@ -125,13 +125,12 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
 
 // -----
 
-// Only attention's backward pass (a region fusing the softmax's gradient)
-// takes its keys in blocks, and a block holds at least one; the forward
-// pass keeps its keys.
+// Only attention takes its keys in blocks, and a block holds at least
+// one.
 wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
   wafer.stage @s0 order 0 "forward" {
-    // expected-error @+1 {{layout #wafer.layout<token_groups = 4, feature_groups = 4, weights = none, partials = rows, key_block = 2> takes 2 keys at a time; only attention's backward pass takes keys in blocks}}
-    wafer.region @attend attention "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 4, weights = none, partials = rows, key_block = 2> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, fused = ["dataflow.softmax", "dataflow.matmul"], live = 16 : i64, shape = array<i64: 64, 16, 4>}
+    // expected-error @+1 {{layout #wafer.layout<token_groups = 4, feature_groups = 4, weights = north, partials = rows, key_block = 2> takes 2 keys at a time; only attention takes keys in blocks}}
+    wafer.region @a weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12> layout <token_groups = 4, feature_groups = 4, weights = north, partials = rows, key_block = 2> {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
   }
 }
 

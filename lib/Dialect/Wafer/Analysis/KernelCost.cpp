@@ -228,6 +228,27 @@ void AttentionBlock::forEachBuffer(int64_t sumBlock, int64_t keyBlock,
                                    Fn buffer) const {
   constexpr int64_t f32 = kPartialSumBytes;
   int64_t c = chunk(sumBlock), eb = elementBytes;
+  if (!gradient && keyBlock > 0) {
+    // Key block by key block: a block's keys and values, a chunk's
+    // queries and their rows of scores (the reciprocal's work row too),
+    // maxima and a work element each, partial outputs and sums; every
+    // query's mask offsets as the backward pass by keys keeps them.
+    int64_t kc = keyChunk(keyBlock), all = chunks(sumBlock) * c;
+    int64_t workRow = std::max(kc, c);
+    buffer("keys and values", whole(2 * kc * headSize) * eb);
+    buffer("queries", c * rowElements() * eb);
+    buffer("scores", workRow * f32);
+    buffer("row maxima", 2 * c * f32);
+    buffer("partial outputs and sums", c * (headSize + 1) * f32);
+    buffer("mask offsets", (c + 2 * all) * f32);
+    buffer("key positions", 2 * kc * f32);
+    buffer("slopes", pairs * f32);
+    for (const char *row : {"exponent fraction", "power of two", "polynomial"})
+      buffer(row, workRow * f32);
+    buffer("constants",
+           (6 + 2 * kc + 3 + dataflow::kExponentialDegree + 1 + 2) * f32);
+    return;
+  }
   if (gradient && keyBlock > 0) {
     // Key block by key block: a block's keys and rows of scores, every
     // query's statistics (and a chunk's copy) and mask offsets (and a
@@ -352,8 +373,6 @@ static int64_t fewestEvenChunks(int64_t total,
 std::vector<int64_t> attentionKeyBlocksFor(const AttentionBlock &block,
                                            int64_t room) {
   std::vector<int64_t> out;
-  if (!block.gradient)
-    return out;
   int64_t largest = fewestEvenChunks(
       block.keys, [&](int64_t keys) { return block.bytes(1, keys) <= room; });
   if (largest == 0)
@@ -793,6 +812,83 @@ double attentionOperations(CoreWork &work, const target::WaferTargetModel &t,
   return pairs * (perPairIn + chunks * inPerChunk);
 }
 
+/// Attention's forward pass on one core of a block whose keys it takes
+/// `keyBlock` at a time (attentionForwardByKeys in
+/// lib/Sim/Mesh/KernelPrograms.cpp), its queries a chunk (`sumBlock`) at
+/// a time; returns the wavelets its ramp takes in. Per chunk, its queries
+/// in and the maxima's, partials' and first block's starts; per key block
+/// its keys and values in and the mask offsets clamped; per query the
+/// maximum kept, the scores with their maximum, the partial output's and
+/// sum's rescaling (a one-element exponential and two products), the
+/// exponentials and their sum, and a multiply-add of a head's size a key;
+/// the offsets and positions stepped. Then the segment's maximum, the
+/// partials rescaled to it and their chain (`chain` as
+/// attentionOperations), the reciprocal, the division and the rows out.
+double attentionForwardOperationsByKeys(CoreWork &work,
+                                        const target::WaferTargetModel &t,
+                                        const AttentionBlock &block,
+                                        int64_t sumBlock, int64_t keyBlock,
+                                        double chain) {
+  constexpr double f32 = kPartialSumBytes;
+  double eb = static_cast<double>(block.elementBytes);
+  double epw = static_cast<double>(block.perWavelet);
+  int64_t f32Ops = t.getF32OpsPerCycle(), f32Fmacs = t.getF32FmacsPerCycle();
+  int64_t lanes = fmacLanes(t, block.elementBytes);
+  int64_t headSize = block.headSize;
+  int64_t c = block.chunk(sumBlock), kc = block.keyChunk(keyBlock);
+  double queries = static_cast<double>(c), keys = static_cast<double>(kc);
+  double chunks = static_cast<double>(block.chunks(sumBlock));
+  double keyChunks = static_cast<double>(block.keyChunks(keyBlock));
+  double rows = static_cast<double>(block.rowElements()) / epw;
+  double keyValueWavelets =
+      std::ceil(2 * keys * static_cast<double>(headSize) / epw);
+  double in = 0;
+  CoreWork perBlock = work.empty();
+  perBlock.stream(keyValueWavelets);
+  perBlock.operations(1, c, f32Ops, f32, f32);
+  perBlock.operations(3, c, f32Ops, 2 * f32, f32);
+  perBlock.operations(queries, 1, f32Ops, f32, f32);
+  scoreOperations(perBlock, t, queries, kc, headSize, block.elementBytes);
+  perBlock.operations(queries, 1, f32Fmacs, 2 * f32, f32);
+  exponentialOperations(perBlock, t, queries, 1);
+  perBlock.operations(queries, headSize, f32Ops, 2 * f32, f32);
+  perBlock.operations(queries, 1, f32Ops, 2 * f32, f32);
+  perBlock.operations(queries, kc, f32Fmacs, 2 * f32, f32);
+  exponentialOperations(perBlock, t, queries, kc);
+  perBlock.operations(queries, kc, f32Ops, 2 * f32, f32);
+  perBlock.operations(queries * keys, headSize, lanes, f32 + eb, f32);
+  perBlock.operations(1, c, f32Ops, 2 * f32, f32);
+  perBlock.operations(1, kc, f32Ops, 2 * f32, f32);
+  CoreWork perChunk = work.empty();
+  perChunk.stream(queries * rows);
+  perChunk.operations(1, c, f32Ops, f32, f32);
+  perChunk.operations(1, c * (headSize + 1), f32Ops, 0, f32);
+  perChunk.operations(1, c, f32Ops, f32, f32);
+  perChunk.operations(1, kc, f32Ops, f32, f32);
+  perChunk.repeat(perBlock, keyChunks);
+  in += queries * rows + keyChunks * keyValueWavelets;
+  if (chain >= 0) {
+    perChunk.operations(1, c, f32Ops, f32, f32);
+    perChunk.stream(2 * queries);
+    perChunk.wait(chain);
+    perChunk.operations(1, c, f32Fmacs, 2 * f32, f32);
+    exponentialOperations(perChunk, t, 1, c);
+    perChunk.operations(queries, headSize, f32Ops, 2 * f32, f32);
+    perChunk.operations(1, c, f32Ops, 2 * f32, f32);
+    double partials = static_cast<double>(c * (headSize + 1));
+    perChunk.stream(2 * partials);
+    perChunk.wait(chain);
+    in += queries + partials;
+  }
+  reciprocalOperations(perChunk, t, c);
+  perChunk.operations(queries, headSize, f32Fmacs, f32, f32);
+  perChunk.stream(queries * static_cast<double>(headSize));
+  double pairs = static_cast<double>(block.pairs);
+  work.tasks(1);
+  work.repeat(perChunk, pairs * chunks);
+  return pairs * chunks * in;
+}
+
 /// Attention's backward pass on one core of a block whose keys it takes
 /// `keyBlock` at a time (attentionBackwardByKeys in
 /// lib/Sim/Mesh/KernelPrograms.cpp; docs/runtime.md, "Attention's keys in
@@ -1082,13 +1178,17 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     int64_t segment = pass.block.featureGroups;
     double chain = chainFill(segment) + multicastFill(segment);
     double columnChain = chainFill(pass.block.tokenGroups);
-    time.fabric =
-        block.gradient && layout.keyBlock > 0
-            ? attentionOperationsByKeys(work, t, block, layout.sumBlock,
-                                        layout.keyBlock,
-                                        segment > 1 ? chain : -1, columnChain)
-            : attentionOperations(work, t, block, layout.sumBlock,
-                                  segment > 1 ? chain : -1, columnChain);
+    double rowChain = segment > 1 ? chain : -1;
+    if (layout.keyBlock > 0 && block.gradient)
+      time.fabric =
+          attentionOperationsByKeys(work, t, block, layout.sumBlock,
+                                    layout.keyBlock, rowChain, columnChain);
+    else if (layout.keyBlock > 0)
+      time.fabric = attentionForwardOperationsByKeys(
+          work, t, block, layout.sumBlock, layout.keyBlock, rowChain);
+    else
+      time.fabric = attentionOperations(work, t, block, layout.sumBlock,
+                                        rowChain, columnChain);
     time.fixed = multicastFill(
         std::max(pass.block.tokenGroups, pass.block.featureGroups));
     break;

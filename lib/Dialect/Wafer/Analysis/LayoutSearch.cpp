@@ -169,12 +169,12 @@ searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
         weigh(block);
         continue;
       }
-      // The backward pass can take its keys in blocks instead: the
+      // Attention can take its keys in blocks instead: the
       // largest first, then smaller ones while they get faster (fewer
       // keys at once leave room for more queries at once, whose chunks
       // each restream the keys). None is faster than all keys in one
       // block with all queries at once, which bounds them.
-      bool keyBlocksFit = buffers.gradient && buffers.bytes(1, 1) <= room;
+      bool keyBlocksFit = buffers.bytes(1, 1) <= room;
       if (keyBlocksFit && candidate.oneKeyBlock < 0) {
         Layout oneBlock = block;
         oneBlock.sumBlock = 0;

@@ -452,17 +452,14 @@ LogicalResult RegionOp::verify() {
                                          stringifyKernelKind(getKind()).str() +
                                          " kernel here has no sums to "
                                          "block");
-    // Only attention's backward pass takes its keys in blocks.
-    bool keyBlocks =
-        getKind() == KernelKind::attention &&
-        llvm::is_contained(getFused().getAsValueRange<StringAttr>(),
-                           "dataflow.softmax_grad");
+    // Only attention takes its keys in blocks.
+    bool keyBlocks = getKind() == KernelKind::attention;
     if (layout.getKeyBlock() < 0 || (layout.getKeyBlock() > 0 && !keyBlocks))
       return emitOpError() << "layout " << layout << " takes "
                            << layout.getKeyBlock() << " keys at a time; "
                            << (keyBlocks ? "a block has at least one"
-                                         : "only attention's backward pass "
-                                           "takes keys in blocks");
+                                         : "only attention takes keys in "
+                                           "blocks");
   }
   if (std::optional<ArrayRef<int64_t>> colors = getColors()) {
     for (int64_t color : *colors)

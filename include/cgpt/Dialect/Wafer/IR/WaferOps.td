@@ -103,11 +103,13 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
     Attention takes `sum_block` of a core's queries at once, each block's
     scores and statistics (and, backward, its probabilities and their
     gradients) beside the keys and values. Where a core cannot hold its
-    keys' f32 gradients, attention's backward pass takes `key_block` of its
-    keys at a time instead (0: all, resident): key block by key block, the
-    query blocks stream past it and its keys' gradients leave down the
-    column before the next; the queries' statistics come from a sweep of
-    their own and their gradients from another, a query block at a time.
+    keys and values (or, backward, their f32 gradients), or where that is
+    faster, attention takes `key_block` of its keys at a time instead (0:
+    all, resident): forward, the keys and values stream past each block of
+    queries a block at a time, the flash way; backward, key block by key
+    block, the query blocks stream past it and its keys' gradients leave
+    down the column before the next, the queries' statistics coming from a
+    sweep of their own and their gradients from another.
     `wafer-plan-batch` sets it from the SRAM the region leaves; absent (0),
     the kernel sums all its columns at once.
 
