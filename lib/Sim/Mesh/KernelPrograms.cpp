@@ -1123,7 +1123,7 @@ struct AttentionSizes {
   ElementType type;
   int64_t perWavelet, headSize, queries, keys, rowElements;
   int64_t chunk = 1, chunks = 1;
-  /// The keys the backward pass takes at once (the layout's `key_block`,
+  /// The keys a core takes at once (the layout's `key_block`,
   /// or all) and their blocks, the last padded.
   int64_t keyChunk = 1, keyChunks = 1;
 };

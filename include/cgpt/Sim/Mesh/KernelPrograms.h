@@ -147,7 +147,10 @@ enum LossBuffer : int {
 /// exponentials, per query the offset of its mask window, the core's key
 /// positions, each pair's ALiBi slope, work rows for the exponential (its
 /// fraction, power of two and polynomial, a key's each), and its
-/// constants; as wafer::AttentionBlock::buffers counts them.
+/// constants; as wafer::AttentionBlock::buffers counts them. With key
+/// blocks (attentionForwardByKeys) they hold a block of keys and values,
+/// a chunk's queries, a row of scores, a work element a query beside its
+/// maximum, and the mask offsets and positions as the backward pass's.
 enum AttentionBuffer : int {
   kAttentionKeysValues,
   kAttentionQuery,
@@ -173,7 +176,11 @@ enum AttentionBuffer : int {
 /// gradients then the value gradients (a row a key); per query the offset
 /// of its mask window, the core's key positions, each pair's ALiBi slope,
 /// the exponential's work rows and the constants; as
-/// wafer::AttentionBlock::buffers counts them.
+/// wafer::AttentionBlock::buffers counts them. With key blocks
+/// (attentionBackwardByKeys) the same buffers hold a block of keys, a
+/// query's rows of scores, every query's statistics (and a chunk's copy),
+/// mask offsets (a chunk's clamped, every query's first and current) and
+/// the block's positions (current, then first).
 enum AttentionGradBuffer : int {
   kAttentionGradKeysTransposed,
   kAttentionGradKeys,
@@ -223,8 +230,8 @@ struct KernelProgram {
   /// Attention's: the queries a core takes at once (its tokens in chunks
   /// of as many, the last padded; the layout's `sum_block`).
   int64_t tokensAtOnce = 0;
-  /// The keys attention's backward pass takes at once (its features in
-  /// blocks of as many, the last padded; the layout's `key_block`, or all).
+  /// The keys attention takes at once (its features in blocks of as many,
+  /// the last padded; the layout's `key_block`, or all).
   int64_t keysAtOnce = 0;
 };
 

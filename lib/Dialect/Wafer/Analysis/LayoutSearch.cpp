@@ -169,11 +169,11 @@ searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
         weigh(block);
         continue;
       }
-      // Attention can take its keys in blocks instead: the
-      // largest first, then smaller ones while they get faster (fewer
-      // keys at once leave room for more queries at once, whose chunks
-      // each restream the keys). None is faster than all keys in one
-      // block with all queries at once, which bounds them.
+      // Attention can take its keys in blocks instead: the largest first,
+      // then smaller ones while they get faster (fewer keys at once leave
+      // room for more queries at once, whose chunks each restream the
+      // keys). None is faster than all keys in one block with all queries
+      // at once, which bounds them.
       bool keyBlocksFit = buffers.bytes(1, 1) <= room;
       if (keyBlocksFit && candidate.oneKeyBlock < 0) {
         Layout oneBlock = block;

@@ -136,9 +136,8 @@ struct AttentionBlock {
   int64_t chunks(int64_t sumBlock) const {
     return (queries + chunk(sumBlock) - 1) / chunk(sumBlock);
   }
-  /// The keys the backward pass takes at once under a layout's
-  /// `keyBlock` (0: all, resident), and the blocks they make, the last
-  /// padded.
+  /// The keys a core takes at once under a layout's `keyBlock` (0: all,
+  /// resident), and the blocks they make, the last padded.
   int64_t keyChunk(int64_t keyBlock) const {
     return keyBlock > 0 ? std::min(keyBlock, keys) : keys;
   }
@@ -179,15 +178,15 @@ AttentionBlock attentionBlock(const KernelShape &shape, const Layout &layout,
 /// query when none does: the memory check then refuses the region).
 int64_t attentionChunkFor(const AttentionBlock &block, int64_t room);
 
-/// The key blocks (`key_block`) with which the backward `block` fits
-/// `room` bytes taking its keys in blocks: the largest even one that fits
-/// beside one query at a time, then up to five halvings of it. None when
-/// not even a key and a query at a time fit.
+/// The key blocks (`key_block`) with which `block` fits `room` bytes
+/// taking its keys in blocks: the largest even one that fits beside one
+/// query at a time, then up to five halvings of it. None when not even a
+/// key and a query at a time fit.
 std::vector<int64_t> attentionKeyBlocksFor(const AttentionBlock &block,
                                            int64_t room);
-/// The backward `block`'s `sum_block` beside key blocks of `keyBlock`
-/// keys in `room` bytes: the queries of the fewest even chunks that fit
-/// (0: all); 1 when none does.
+/// `block`'s `sum_block` beside key blocks of `keyBlock` keys in `room`
+/// bytes: the queries of the fewest even chunks that fit (0: all); 1 when
+/// none does.
 int64_t attentionChunkFor(const AttentionBlock &block, int64_t room,
                           int64_t keyBlock);
 

@@ -61,8 +61,8 @@ struct Layout {
   /// Output columns (resident: tokens) a weight kernel sums at once, or
   /// the queries attention takes at once; 0: all of them.
   int64_t sumBlock = 0;
-  /// The keys attention's backward pass takes at once, its outer loop
-  /// (wafer::AttentionBlock); 0: all of them, resident.
+  /// The keys attention takes at once (wafer::AttentionBlock); 0: all of
+  /// them, resident.
   int64_t keyBlock = 0;
   bool operator==(const Layout &other) const {
     return tokenGroups == other.tokenGroups &&
