@@ -144,8 +144,12 @@ searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
         order.try_emplace({region.costClass, rect.x, rect.y, rect.w, rect.h,
                            microBatch, static_cast<int64_t>(weights)});
     if (inserted) {
-      for (Layout block : attentionCandidates(shape.columns, rect, weights))
-        known->second.push_back({timeOf(block).cycles(), block});
+      for (Layout block : attentionCandidates(shape.columns, rect, weights)) {
+        AttentionBlock buffers =
+            attentionBlock(shape, block, rect, microBatch, target);
+        known->second.push_back({timeOf(block).cycles(), block, buffers,
+                                 buffers.bytes(1), buffers.bytes(1, 1)});
+      }
       llvm::stable_sort(known->second, [](const auto &a, const auto &b) {
         return a.allAtOnce < b.allAtOnce;
       });
@@ -161,10 +165,12 @@ searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
         break;
       // Timed with as many queries at once as the room holds.
       Layout block = candidate.block;
-      AttentionBlock buffers =
-          attentionBlock(shape, block, rect, microBatch, target);
-      block.sumBlock = attentionChunkFor(buffers, room);
-      int64_t bytes = buffers.bytes(block.sumBlock);
+      const AttentionBlock &buffers = candidate.buffers;
+      // One query at a time needs the fewest bytes: past the room, no
+      // chunk fits (attentionChunkFor would say 1).
+      int64_t fewest = candidate.fewestResident;
+      block.sumBlock = fewest <= room ? attentionChunkFor(buffers, room) : 1;
+      int64_t bytes = fewest <= room ? buffers.bytes(block.sumBlock) : fewest;
       if (bytes <= room) {
         weigh(block);
         continue;
@@ -174,7 +180,7 @@ searchRegionLayout(const StepProgram &program, const ProgramRegion &region,
       // room for more queries at once, whose chunks each restream the
       // keys). None is faster than all keys in one block with all queries
       // at once, which bounds them.
-      bool keyBlocksFit = buffers.bytes(1, 1) <= room;
+      bool keyBlocksFit = candidate.fewestInKeyBlocks <= room;
       if (keyBlocksFit && candidate.oneKeyBlock < 0) {
         Layout oneBlock = block;
         oneBlock.sumBlock = 0;

@@ -74,10 +74,14 @@ struct ProgramStage {
 /// One block attention's layout search weighs: its cycles taking all
 /// queries at once with its keys resident, and, once asked, taking its
 /// keys in one block with all queries at once (backward), the bound of
-/// every way it takes its keys in blocks.
+/// every way it takes its keys in blocks. What a core of it holds, and
+/// the fewest bytes with its keys resident and in blocks (one query, and
+/// one key, at a time), are the same for every room.
 struct AttentionCandidate {
   double allAtOnce = 0;
   Layout block;
+  AttentionBlock buffers;
+  int64_t fewestResident = 0, fewestInKeyBlocks = 0;
   double oneKeyBlock = -1;
 };
 
