@@ -1009,6 +1009,14 @@ struct AttentionTask {
     exp.buffer = constants;
   }
   Dsd constant(int which) const { return scalar(constants, which); }
+  /// Whether the buffers addLastBuffers declared follow one another from
+  /// buffer `first` on, in its order.
+  bool lastBuffersFrom(int first) const {
+    return offsets == first && positions == first + 1 && slopes == first + 2 &&
+           rows.fraction.buffer == first + 3 &&
+           rows.power.buffer == first + 4 &&
+           rows.polynomial.buffer == first + 5 && constants == first + 6;
+  }
 
   /// The products of a row of the head's size (`vector` its first
   /// element, of `type`) with the core's keys or values, transposed at
@@ -1115,6 +1123,18 @@ struct AttentionTask {
   ExponentialConstants exp;
 };
 
+/// Whether a program declared `leading`, then `at`'s last buffers, in the
+/// order of AttentionBuffer or AttentionGradBuffer, whose last buffers
+/// start at `lastAt` (an assertion's: unused where assertions are off).
+[[maybe_unused]] bool inBufferOrder(std::initializer_list<int> leading,
+                                    int lastAt, const AttentionTask &at) {
+  int next = 0;
+  for (int buffer : leading)
+    if (buffer != next++)
+      return false;
+  return next == lastAt && at.lastBuffersFrom(lastAt);
+}
+
 /// A block's share of an attention pass: its queries and keys, recorded
 /// in `out`, and a row of the head's size in whole wavelets; the queries a
 /// core takes at once (`chunk`, the layout's `sum_block`, or all), also
@@ -1201,14 +1221,8 @@ void attentionForward(Builder &b, const KernelShape &k, const Layout &layout,
     at.addLastBuffers(p, chunks * chunk, pairs, softmax);
     int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
     int polynomial = at.rows.polynomial.buffer;
-    assert(kv == kAttentionKeysValues && query == kAttentionQuery &&
-           scores == kAttentionScores && maxima == kAttentionMaxima &&
-           partials == kAttentionPartials && offsets == kAttentionMaskOffsets &&
-           positions == kAttentionKeyPositions && slopes == kAttentionSlopes &&
-           at.rows.fraction.buffer == kAttentionFraction &&
-           at.rows.power.buffer == kAttentionPowerOfTwo &&
-           polynomial == kAttentionPolynomial &&
-           at.constants == kAttentionConstants &&
+    assert(inBufferOrder({kv, query, scores, maxima, partials},
+                         kAttentionMaskOffsets, at) &&
            "the buffers in AttentionBuffer's order");
     RowTask &task = at.task;
     int outputCursor = p.addCursor({headSize, sumsAt});
@@ -1326,14 +1340,8 @@ void attentionForwardByKeys(Builder &b, const KernelShape &k,
                       workRow, /*keyBlocks=*/true);
     int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
     int polynomial = at.rows.polynomial.buffer;
-    assert(kv == kAttentionKeysValues && query == kAttentionQuery &&
-           scores == kAttentionScores && maxima == kAttentionMaxima &&
-           partials == kAttentionPartials && offsets == kAttentionMaskOffsets &&
-           positions == kAttentionKeyPositions && slopes == kAttentionSlopes &&
-           at.rows.fraction.buffer == kAttentionFraction &&
-           at.rows.power.buffer == kAttentionPowerOfTwo &&
-           polynomial == kAttentionPolynomial &&
-           at.constants == kAttentionConstants &&
+    assert(inBufferOrder({kv, query, scores, maxima, partials},
+                         kAttentionMaskOffsets, at) &&
            "the buffers in AttentionBuffer's order");
     RowTask &task = at.task;
     int rowCursor = p.addCursor({rowElements, chunk * rowElements});
@@ -1485,23 +1493,10 @@ void attentionBackward(Builder &b, const KernelShape &k, const Layout &layout,
     AttentionTask at(p, chunk, keys);
     at.addLastBuffers(p, chunks * chunk, pairs, softmax);
     int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
-    assert(keysT == kAttentionGradKeysTransposed &&
-           keyRows == kAttentionGradKeys &&
-           valuesT == kAttentionGradValuesTransposed &&
-           queryRows == kAttentionGradQueries &&
-           outputGrads == kAttentionGradOutputGrads &&
-           probabilities == kAttentionGradProbabilities &&
-           probabilityGrads == kAttentionGradProbabilityGrads &&
-           stats == kAttentionGradStatistics &&
-           queryGrads == kAttentionGradQueryGrads &&
-           keyValueGrads == kAttentionGradKeyValueGrads &&
-           offsets == kAttentionGradMaskOffsets &&
-           positions == kAttentionGradKeyPositions &&
-           slopes == kAttentionGradSlopes &&
-           at.rows.fraction.buffer == kAttentionGradFraction &&
-           at.rows.power.buffer == kAttentionGradPowerOfTwo &&
-           at.rows.polynomial.buffer == kAttentionGradPolynomial &&
-           at.constants == kAttentionGradConstants &&
+    assert(inBufferOrder({keysT, keyRows, valuesT, queryRows, outputGrads,
+                          probabilities, probabilityGrads, stats, queryGrads,
+                          keyValueGrads},
+                         kAttentionGradMaskOffsets, at) &&
            "the buffers in AttentionGradBuffer's order");
     RowTask &task = at.task;
     int rowCursor = p.addCursor({rowElements, chunk * rowElements});
@@ -1681,23 +1676,10 @@ void attentionBackwardByKeys(Builder &b, const KernelShape &k,
     at.addLastBuffers(p, chunk + 2 * queries, pairs, softmax, 2 * keyChunk,
                       std::max(keyChunk, queries), /*keyBlocks=*/true);
     int offsets = at.offsets, positions = at.positions, slopes = at.slopes;
-    assert(keysT == kAttentionGradKeysTransposed &&
-           keyRows == kAttentionGradKeys &&
-           valuesT == kAttentionGradValuesTransposed &&
-           queryRows == kAttentionGradQueries &&
-           outputGrads == kAttentionGradOutputGrads &&
-           probabilities == kAttentionGradProbabilities &&
-           probabilityGrads == kAttentionGradProbabilityGrads &&
-           stats == kAttentionGradStatistics &&
-           queryGrads == kAttentionGradQueryGrads &&
-           keyValueGrads == kAttentionGradKeyValueGrads &&
-           offsets == kAttentionGradMaskOffsets &&
-           positions == kAttentionGradKeyPositions &&
-           slopes == kAttentionGradSlopes &&
-           at.rows.fraction.buffer == kAttentionGradFraction &&
-           at.rows.power.buffer == kAttentionGradPowerOfTwo &&
-           at.rows.polynomial.buffer == kAttentionGradPolynomial &&
-           at.constants == kAttentionGradConstants &&
+    assert(inBufferOrder({keysT, keyRows, valuesT, queryRows, outputGrads,
+                          probabilities, probabilityGrads, stats, queryGrads,
+                          keyValueGrads},
+                         kAttentionGradMaskOffsets, at) &&
            "the buffers in AttentionGradBuffer's order");
     RowTask &task = at.task;
     int rowCursor = p.addCursor({rowElements, chunk * rowElements});
