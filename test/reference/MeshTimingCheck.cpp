@@ -213,6 +213,19 @@ KernelShape lossGrad(int64_t tokens, int64_t vocabulary) {
   return k;
 }
 
+/// A standalone map of `kind` (a region whose kernel is a dataflow.map)
+/// over `tokens` rows of `features` of `bytes`: its own program
+/// (wafer::mapAlgorithm), with the FLOPs dataflow.map counts.
+KernelShape map(cgpt::dataflow::MapKind kind, int64_t tokens, int64_t features,
+                int64_t bytes = 2) {
+  KernelShape k = rows(KernelKind::elementwise, tokens, features,
+                       cgpt::dataflow::mapFlopsPerElement(kind));
+  k.function = cgpt::wafer::RowFunction::map;
+  k.map = kind;
+  k.elementBytes = bytes;
+  return k;
+}
+
 /// A lookup in a table of `tableBytes` (or, for the gradient, a sum into
 /// one of `gradientBytes`) for `tokens` tokens of `features`.
 KernelShape embedding(int64_t tokens, int64_t features, int64_t tableBytes,
@@ -226,6 +239,7 @@ KernelShape embedding(int64_t tokens, int64_t features, int64_t tableBytes,
 /// The hand-made table: every kind on square, narrow and tall rectangles.
 std::vector<Case> handCases(const target::WaferTargetModel &t) {
   using K = KernelKind;
+  using M = cgpt::dataflow::MapKind;
   struct Row {
     const char *what;
     KernelShape kernel;
@@ -299,6 +313,15 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
        16},
       {"residual add, 128 x 128", rows(K::elementwise, 1024, 1024, 1), 1, 128,
        128},
+      {"map: gated product, square", map(M::mul, 64, 256), 1, 8, 8},
+      {"map: residual sum, f32, long rows", map(M::add, 16, 2048, 4), 1, 128,
+       2},
+      {"map: SiLU, square", map(M::silu, 64, 256), 1, 8, 8},
+      {"map: GELU, one feature per core", map(M::gelu, 128, 64), 1, 64, 16},
+      {"map: GELU (tanh) gradient, square", map(M::gelu_tanh_grad, 64, 256), 1,
+       8, 8},
+      {"map: ReLU gradient, f32, many tokens", map(M::relu_grad, 512, 64, 4), 2,
+       4, 8},
       {"bias gradient, tall", rows(K::token_sum, 1024, 32, 1), 1, 4, 64},
       {"bias gradient, wide", rows(K::token_sum, 256, 2048, 1), 2, 64, 8},
       {"bias gradient, one row", rows(K::token_sum, 64, 512, 1), 1, 16, 1},
@@ -396,6 +419,10 @@ Case windowOf(std::string what, KernelShape k, Layout layout, wafer::Rect rect,
     w.rows = ceilDiv(micro * k.rows, layout.tokenGroups) * gt;
     w.columns = ceilDiv(k.columns, layout.featureGroups) * gk;
     w.flops = 2 * wafer::vectorOperations(k) * w.rows * w.columns;
+    // A map's FLOPs are whole per element, its function's and any fused
+    // kernel's.
+    if (k.function == wafer::RowFunction::map)
+      w.flops = k.flops / (k.rows * k.columns) * w.rows * w.columns;
     // A core's slice of the table (or its gradient) as placed.
     auto slice = [&](int64_t bytes) {
       return bytes ? ceilDiv(bytes, layout.featureGroups) * gk : 0;

@@ -407,6 +407,8 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
     builder.create<wafer::RegionOp>(
         principal->getLoc(), draft.symbol, draft.kind,
         principal->getName().getStringRef(), builder.getStrArrayAttr(fused),
+        isa<MapOp>(principal) ? cast<MapOp>(principal).getKindAttr()
+                              : MapKindAttr(),
         /*placement=*/wafer::RectAttr(), /*layout=*/wafer::LayoutAttr(),
         /*wave=*/IntegerAttr(), flops, shapeOf(kernel), elementBytes(element),
         liveBytes, operandBytes, accumulator,

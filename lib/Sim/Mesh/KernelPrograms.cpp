@@ -7,6 +7,7 @@
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
 
 #include "cgpt/Dialect/Dataflow/IR/RowOperations.h"
+#include "cgpt/Dialect/Wafer/Analysis/MapAlgorithm.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -879,6 +880,86 @@ void crossEntropyKernel(Builder &b, const KernelShape &k, const Layout &layout,
         task.vector(Op::Kind::fmul, coreLoss, coreLoss, constant(kScale), 1,
                     f32);
       }
+      p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
+      return p;
+    });
+  });
+}
+
+/// An elementwise map (RowFunction::map), each core on its tokens' rows of
+/// its features, one row at a time: the operations of the map's algorithm
+/// (wafer::mapAlgorithm) over the row, its work rows and its constants,
+/// the result in place of the first input; then the kernels fused with it,
+/// over the block. Nothing passes between cores. The buffers are declared
+/// in MapBuffer's order.
+void mapKernel(Builder &b, const KernelShape &k, const Layout &layout,
+               int64_t microBatch) {
+  const wafer::MapAlgorithm &algorithm = wafer::mapAlgorithm(k.map);
+  ElementType type = elementTypeOf(k.elementBytes);
+  KernelProgram &out = b.out;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t tb, cb;
+  std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
+  b.forEachCore([&](int x, int y, int) {
+    b.assign(x, y, 0, [&] {
+      CoreProgram p;
+      int first = p.addBuffer("first input", tb * cb, type);
+      // A one-input map declares its second input empty, so that the work
+      // rows and constants sit at the same places for every map.
+      int second =
+          p.addBuffer("second input", algorithm.inputs > 1 ? tb * cb : 0, type);
+      assert(first == kMapFirstInput && second == kMapSecondInput &&
+             "the buffers in MapBuffer's order");
+      std::vector<int> rows;
+      for (int r = 0; r < algorithm.workRows; ++r)
+        rows.push_back(p.addBuffer("map work row " + std::to_string(r), cb,
+                                   ElementType::f32));
+      int constants = p.addConstants("constants", algorithm.constants);
+      RowTask task(p, tb, cb);
+      auto dsd = [&](const wafer::MapOperand &operand) {
+        switch (operand.kind) {
+        case wafer::MapOperand::Kind::input:
+          return Dsd::memory(operand.index == 0 ? first : second, 0,
+                             task.rowCursor);
+        case wafer::MapOperand::Kind::work:
+          return Dsd::memory(rows[operand.index]);
+        case wafer::MapOperand::Kind::constant:
+          return scalar(constants, operand.index);
+        case wafer::MapOperand::Kind::zero:
+          return Dsd::zero();
+        case wafer::MapOperand::Kind::none:
+          break;
+        }
+        return Dsd();
+      };
+      task.eachToken([&] {
+        for (const wafer::MapStep &step : algorithm.steps) {
+          ElementType arithmetic =
+              step.onInputsOnly() ? type : ElementType::f32;
+          Dsd dst = dsd(step.dst), a = dsd(step.a), c = dsd(step.b);
+          switch (step.kind) {
+          case wafer::MapStep::Kind::multiplyAdd:
+            task.fmac(dst, a, c, dsd(step.scalar), cb, arithmetic);
+            break;
+          case wafer::MapStep::Kind::add:
+            task.vector(Op::Kind::fadd, dst, a, c, cb, arithmetic);
+            break;
+          case wafer::MapStep::Kind::multiply:
+            task.vector(Op::Kind::fmul, dst, a, c, cb, arithmetic);
+            break;
+          case wafer::MapStep::Kind::maximum:
+            task.vector(Op::Kind::fmax, dst, a, c, cb, arithmetic);
+            break;
+          case wafer::MapStep::Kind::rsqrtEstimate:
+            task.vector(Op::Kind::rsqrtEstimate, dst, a, Dsd(), cb, arithmetic);
+            break;
+          case wafer::MapStep::Kind::scaleByPowerOfTwo:
+            task.vector(Op::Kind::scaleByPowerOfTwo, dst, a, c, cb, arithmetic);
+            break;
+          }
+        }
+      });
+      fusedOps(task.ops, k, Dsd::memory(first), tb * cb, type);
       p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
       return p;
     });
@@ -2000,6 +2081,8 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
       lossGradKernel(b, k, layout, microBatch, options.lossScale);
     else if (k.function == wafer::RowFunction::crossEntropy)
       crossEntropyKernel(b, k, layout, microBatch, options);
+    else if (k.function == wafer::RowFunction::map)
+      mapKernel(b, k, layout, microBatch);
     else if (k.function != wafer::RowFunction::other)
       normKernel(b, k, layout, microBatch, options.epsilon);
     else

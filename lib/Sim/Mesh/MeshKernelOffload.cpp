@@ -11,6 +11,7 @@
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/KernelValues.h"
 #include "cgpt/Sim/Mesh/LossValues.h"
+#include "cgpt/Sim/Mesh/MapValues.h"
 #include "cgpt/Sim/Mesh/NormValues.h"
 #include "cgpt/Sim/Mesh/TokenSumValues.h"
 
@@ -120,6 +121,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     return runLoss(op, region, where, frame, sequences);
   if (where.shape.function == wafer::RowFunction::crossEntropyGrad)
     return runLossGrad(op, region, where, frame, sequences);
+  if (where.shape.function == wafer::RowFunction::map)
+    return runMap(op, region, where, frame, sequences);
   if (where.shape.function != wafer::RowFunction::other)
     return runNorm(op, region, where, frame, sequences);
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
@@ -577,6 +580,38 @@ FailureOr<bool> MeshKernelOffload::runLossGrad(Operation *op,
   Tensor result(logits.shape);
   result.data = std::move(ran->gradient);
   frame.set(gradient.getResult(), std::move(result));
+  return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runMap(Operation *op, wafer::RegionOp region,
+                                          const Placed &where,
+                                          exec::KernelFrame &frame,
+                                          int64_t sequences) {
+  auto map = dyn_cast<dataflow::MapOp>(op);
+  // A kernel fused with the map is the executor's.
+  if (!map)
+    return false;
+  std::string refusal = mapRefusal(where.shape, where.layout, where.rect);
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+  // Every leading index of the inputs is a token: [T, N].
+  const Tensor &first = frame[map.getInputs()[0]];
+  llvm::ArrayRef<float> second;
+  if (map.getInputs().size() > 1)
+    second = frame[map.getInputs()[1]].data;
+  std::string error;
+  std::optional<MapRun> ran =
+      mesh::runMap(where.shape, where.layout, sequences, *target, where.rect,
+                   first.data, second, error);
+  if (!ran)
+    return failedOnMesh(region, error);
+  ++mapRuns;
+  meshCycles += ran->cycles;
+  Tensor result(first.shape);
+  result.data = std::move(ran->result);
+  frame.set(map.getResult(), std::move(result));
   return true;
 }
 

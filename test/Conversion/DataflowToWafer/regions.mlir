@@ -1,6 +1,12 @@
 // RUN: cgpt-opt %S/../TransformerToDataflow/Inputs/one-layer.mlir --cgpt-lower-to-dataflow=target=mini --convert-dataflow-to-wafer | FileCheck %s
 // RUN: not cgpt-opt %S/../TransformerToDataflow/Inputs/one-layer.mlir --convert-transformer-to-dataflow --convert-dataflow-to-wafer 2>&1 | FileCheck %s --check-prefix=UNTILED
 
+// A map that reads no result of the region before it is a region of its
+// own, which names the function it applies: LLaMA's gated product in the
+// backward pass.
+// RUN: cgpt-run %cgpt_src/test/reference/Inputs/tiny-llama.config.json --target mini --emit=wafer 2>/dev/null | FileCheck %s --check-prefix=MAP
+// MAP: wafer.region @map.11 elementwise "dataflow.map" map mul at <
+
 // The optimizer's clipping threshold is the device's: the runtime's tail
 // waits for the norm of every gradient when it is above 0.
 // RUN: sed 's/max_gradient_norm = 0.000000e+00 : f64/max_gradient_norm = 1.0 : f64/' %S/../TransformerToDataflow/Inputs/one-layer.mlir | cgpt-opt --cgpt-lower-to-dataflow=target=mini --convert-dataflow-to-wafer | FileCheck %s --check-prefix=CLIP

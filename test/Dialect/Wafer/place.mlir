@@ -60,7 +60,7 @@
 // SIDE: wafer.region @dx weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 7, h = 12> layout <token_groups = 11, feature_groups = 7, weights = north, partials = rows> wave 0
 // SIDE-NEXT: wafer.region @dw weight_grad "dataflow.matmul" at <x = 7, y = 0, w = 7, h = 12> layout <token_groups = 11, feature_groups = 7, weights = none, partials = columns> wave 0
 // SIDE-NEXT: wafer.region @db token_sum "dataflow.sum_batch" at <x = 14, y = 0, w = 2, h = 12> layout <token_groups = 11, feature_groups = 2, weights = none, partials = columns> wave 0
-// SIDE-NEXT: wafer.region @act elementwise "dataflow.map" at <x = 0, y = 0, w = 16, h = 12> {{.*}} wave 1
+// SIDE-NEXT: wafer.region @act elementwise "dataflow.map" map relu at <x = 0, y = 0, w = 16, h = 12> {{.*}} wave 1
 
 // Without `reads`, a region is taken to read every earlier one: nothing
 // shares the mesh.

@@ -99,6 +99,15 @@ enum NormGradBuffer : int {
   kGradConstants,
 };
 
+/// The buffers a map's program declares, in order: its tokens' rows of the
+/// map's first input (the result in place) and of its second (a two-input
+/// map's), then the f32 work rows and the constants of its algorithm
+/// (wafer::mapAlgorithm).
+enum MapBuffer : int {
+  kMapFirstInput,
+  kMapSecondInput,
+};
+
 /// The buffers the loss gradient's program declares, in order: its tokens'
 /// rows of logits (the gradient in place) and one spare element, per token
 /// the log-sum-exp and the label's place among the rows (the spare

@@ -11,7 +11,9 @@
 // cycle-level mesh with real values, on its region's rectangle and layout
 // as placed, a routed experts' kernel one pass an expert on the rows routed
 // to it, and so does every layer and RMS norm and its gradient
-// (NormValues.h), the loss and its gradient (LossValues.h), and
+// (NormValues.h), the loss and its gradient (LossValues.h), every map
+// that begins its region (MapValues.h: a gated block's product, a
+// residual's sum), and
 // attention's forward pass (AttentionValues.h: the scores, softmax and
 // weighted values of its region at once, as the flash-style programs keep
 // them on the cores) and its backward pass (the probabilities
@@ -53,8 +55,8 @@ public:
   bool tookFused(mlir::Operation *op) override { return done.erase(op); }
 
   /// Weight kernel, token sum, norm, norm gradient, attention (forward and
-  /// backward), loss and loss gradient runs on the mesh, and the simulated
-  /// cycles of them all.
+  /// backward), loss, loss gradient and map runs on the mesh, and the
+  /// simulated cycles of them all.
   int64_t getWeightKernelRuns() const { return weightKernelRuns; }
   int64_t getTokenSumRuns() const { return tokenSumRuns; }
   int64_t getNormRuns() const { return normRuns; }
@@ -63,6 +65,7 @@ public:
   int64_t getAttentionGradRuns() const { return attentionGradRuns; }
   int64_t getLossRuns() const { return lossRuns; }
   int64_t getLossGradRuns() const { return lossGradRuns; }
+  int64_t getMapRuns() const { return mapRuns; }
   int64_t getMeshCycles() const { return meshCycles; }
   /// Weight kernels and token sums left to the executor, by region and
   /// reason, with their runs.
@@ -105,6 +108,10 @@ private:
   mlir::FailureOr<bool>
   runAttention(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
                exec::KernelFrame &frame, int64_t sequences);
+  /// A map that begins its region on the mesh; false for any other op.
+  mlir::FailureOr<bool> runMap(mlir::Operation *op, wafer::RegionOp region,
+                               const Placed &where, exec::KernelFrame &frame,
+                               int64_t sequences);
   /// A routed experts' matmul, weight gradient or bias gradient on the
   /// mesh: each expert's pass on the rows routed to it.
   mlir::FailureOr<bool> runExperts(mlir::Operation *op, wafer::RegionOp region,
@@ -115,7 +122,7 @@ private:
 
   int64_t weightKernelRuns = 0, tokenSumRuns = 0, normRuns = 0,
           normGradRuns = 0, attentionRuns = 0, attentionGradRuns = 0,
-          lossRuns = 0, lossGradRuns = 0, meshCycles = 0;
+          lossRuns = 0, lossGradRuns = 0, mapRuns = 0, meshCycles = 0;
   /// The kernels fused into an attention pass, which its run on the mesh
   /// did.
   llvm::DenseSet<mlir::Operation *> done;

@@ -322,7 +322,7 @@ SmallVector<int64_t> MatmulOp::getTilingSpace() {
 //===----------------------------------------------------------------------===//
 
 /// Inputs each map kind takes.
-static unsigned mapArity(MapKind kind) {
+unsigned cgpt::dataflow::mapArity(MapKind kind) {
   switch (kind) {
   case MapKind::gelu:
   case MapKind::gelu_tanh:
@@ -336,7 +336,7 @@ static unsigned mapArity(MapKind kind) {
 
 /// FLOPs per element: Appendix F counts 20 for GELU; a derivative counts
 /// twice its function, as Appendix F's backward counts twice the forward.
-static int64_t mapFlopsPerElement(MapKind kind) {
+int64_t cgpt::dataflow::mapFlopsPerElement(MapKind kind) {
   switch (kind) {
   case MapKind::add:
   case MapKind::mul:

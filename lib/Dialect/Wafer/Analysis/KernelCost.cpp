@@ -8,6 +8,7 @@
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Dialect/Dataflow/IR/RowOperations.h"
+#include "cgpt/Dialect/Wafer/Analysis/MapAlgorithm.h"
 
 #include <cmath>
 #include <map>
@@ -77,7 +78,10 @@ KernelShape shapeOf(RegionOp region) {
     shape.function = RowFunction::crossEntropy;
   else if (kernel == dataflow::CrossEntropyGradOp::getOperationName())
     shape.function = RowFunction::crossEntropyGrad;
-  else if (shape.kind == KernelKind::attention)
+  else if (std::optional<dataflow::MapKind> map = region.getMap()) {
+    shape.function = RowFunction::map;
+    shape.map = *map;
+  } else if (shape.kind == KernelKind::attention)
     shape.function =
         llvm::is_contained(region.getFused().getAsValueRange<StringAttr>(),
                            dataflow::SoftmaxGradOp::getOperationName())
@@ -431,16 +435,22 @@ int64_t fusedOperations(const KernelShape &k) {
   case RowFunction::crossEntropyGrad:
     own = dataflow::kCrossEntropyGradOperations;
     break;
+  case RowFunction::map:
   case RowFunction::other:
   case RowFunction::attention:
   case RowFunction::attentionGrad:
-    return 0;
+    break;
   }
   double rows = static_cast<double>(k.rows);
   double elements = rows * static_cast<double>(k.columns);
-  double rest = static_cast<double>(k.flops) -
-                2.0 * (static_cast<double>(own.perElement) * elements +
-                       static_cast<double>(own.perRow) * rows);
+  double ownFlops = 2.0 * (static_cast<double>(own.perElement) * elements +
+                           static_cast<double>(own.perRow) * rows);
+  if (k.function == RowFunction::map)
+    ownFlops =
+        static_cast<double>(dataflow::mapFlopsPerElement(k.map)) * elements;
+  else if (own.perElement == 0 && own.perRow == 0)
+    return 0;
+  double rest = static_cast<double>(k.flops) - ownFlops;
   return rest > 0 ? std::max<int64_t>(1, std::llround(rest / elements / 2)) : 0;
 }
 
@@ -604,6 +614,36 @@ void exponentialOperations(CoreWork &work, const target::WaferTargetModel &t,
                       count,
                   n, f32Ops, 2 * f32, f32);
   work.operations(count, n, f32Ops, 2 * f32, f32, /*passes=*/2);
+}
+
+/// A map's operations (MapAlgorithm.h) on a core of `tb` tokens by `cb`
+/// features of `elementBytes`, one row at a time: each at the SIMD width of
+/// its arithmetic (16-bit where it reads and writes only the map's inputs),
+/// reading its two operands and writing its result in memory, constants as
+/// one f32 element each.
+void mapOperations(CoreWork &work, const target::WaferTargetModel &t,
+                   dataflow::MapKind kind, int64_t tb, int64_t cb,
+                   int64_t elementBytes) {
+  auto bytes = [&](const MapOperand &operand) -> double {
+    if (!operand.isMemory())
+      return 0;
+    return operand.kind == MapOperand::Kind::input
+               ? static_cast<double>(elementBytes)
+               : static_cast<double>(kPartialSumBytes);
+  };
+  for (const MapStep &step : mapAlgorithm(kind).steps) {
+    int64_t operandBytes =
+        step.onInputsOnly() ? elementBytes : kPartialSumBytes;
+    int64_t width = step.kind == MapStep::Kind::multiplyAdd
+                        ? fmacLanes(t, operandBytes)
+                        : (operandBytes <= 2 ? t.getHalfOpsPerCycle()
+                                             : t.getF32OpsPerCycle());
+    bool bitPasses = step.kind == MapStep::Kind::rsqrtEstimate ||
+                     step.kind == MapStep::Kind::scaleByPowerOfTwo;
+    work.operations(static_cast<double>(tb), cb, width,
+                    bytes(step.a) + bytes(step.b), bytes(step.dst),
+                    bitPasses ? 2 : 1);
+  }
 }
 
 /// The loss gradient's operations on a core of `tb` tokens by `cb` logits
@@ -1236,10 +1276,12 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
       lossGradOperations(work, t, tb, cb, k.elementBytes);
     else if (loss)
       crossEntropyOperations(work, t, tb, cb, k.elementBytes, finalChunk);
+    else if (k.function == RowFunction::map)
+      mapOperations(work, t, k.map, tb, cb, k.elementBytes);
     else if (k.function != RowFunction::other)
       normOperations(work, t, k.function, tb, cb, k.elementBytes);
     // The other row kernels' executed FLOPs, or the kernels fused with a
-    // norm, as operations over the block.
+    // norm or a map, as operations over the block.
     int64_t standIn = k.function == RowFunction::other ? vectorOperations(k)
                                                        : fusedOperations(k);
     work.operations(static_cast<double>(standIn), tb * cb, vectorWidth, 2 * eb,

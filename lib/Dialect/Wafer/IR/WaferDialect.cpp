@@ -345,6 +345,12 @@ LogicalResult RegionOp::verify() {
   for (Attribute fused : getFused())
     if (!isKnownKernel(getContext(), cast<StringAttr>(fused).getValue()))
       return emitOpError() << "fuses unknown kernel " << fused;
+  bool map = getKernel() == cgpt::dataflow::MapOp::getOperationName();
+  if (map && !getMap())
+    return emitOpError() << "runs a dataflow.map but names no map";
+  if (!map && getMap())
+    return emitOpError() << "names a map but runs '" << getKernel()
+                         << "', not a dataflow.map";
   if (getShape().size() != 3)
     return emitOpError() << "shape must be [rows, columns, contracted], got "
                          << getShape().size() << " numbers";

@@ -8,7 +8,7 @@ wafer.device @independent target "mini" attributes {flops_per_sequence = 1052672
     wafer.region @dx weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 524288 : i64, live = 65536 : i64, operand_bytes = 16384 : i64, reads = [], shape = array<i64: 64, 64, 64>, weight_bytes = 8192 : i64}
     wafer.region @dw weight_grad "dataflow.matmul" {accumulator = 16384 : i64, element_bytes = 2 : i64, flops = 524288 : i64, live = 65536 : i64, operand_bytes = 16384 : i64, reads = [], shape = array<i64: 64, 64, 64>, weight_bytes = 8192 : i64}
     wafer.region @db token_sum "dataflow.sum_batch" {accumulator = 256 : i64, element_bytes = 2 : i64, flops = 4096 : i64, live = 65536 : i64, operand_bytes = 8192 : i64, reads = [], shape = array<i64: 64, 64, 1>, weight_bytes = 128 : i64}
-    wafer.region @act elementwise "dataflow.map" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 16384 : i64, live = 16384 : i64, operand_bytes = 16384 : i64, reads = [@dx], shape = array<i64: 64, 64, 1>}
+    wafer.region @act elementwise "dataflow.map" map relu {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 4096 : i64, live = 16384 : i64, operand_bytes = 16384 : i64, reads = [@dx], shape = array<i64: 64, 64, 1>}
     wafer.ingress "h.0.w" -> @dx bytes 8192
     wafer.egress @dw -> "h.0.w" bytes 8192
     wafer.egress @db -> "h.0.b" bytes 128

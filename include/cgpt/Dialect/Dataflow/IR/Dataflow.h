@@ -52,6 +52,11 @@ int64_t tileWorkingSetBytes(KernelOpInterface kernel,
 /// Bytes of `tile`'s input operand tiles alone: what double-buffering the
 /// incoming streams adds.
 int64_t tileInputBytes(KernelOpInterface kernel, llvm::ArrayRef<int64_t> tile);
+/// The inputs a map of `kind` takes: one for a function, two for a
+/// derivative (x, dy) or a sum or product.
+unsigned mapArity(MapKind kind);
+/// The FLOPs a map of `kind` counts per element.
+int64_t mapFlopsPerElement(MapKind kind);
 } // namespace cgpt::dataflow
 
 #define GET_OP_CLASSES

@@ -9,6 +9,7 @@
 
 include "cgpt/Dialect/Dataflow/IR/DataflowDialect.td"
 include "cgpt/Dialect/Dataflow/IR/KernelKind.td"
+include "cgpt/Dialect/Dataflow/IR/MapKind.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinTypeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
@@ -73,26 +74,6 @@ def Dataflow_PhaseAttr : EnumAttr<Dataflow_Dialect, Dataflow_Phase, "phase"> {
   let assemblyFormat = "$value";
 }
 
-def Dataflow_MapKind : I32EnumAttr<"MapKind", "an elementwise function", [
-    I32EnumAttrCase<"add", 0>,
-    I32EnumAttrCase<"gelu", 1>,
-    I32EnumAttrCase<"gelu_tanh", 2>,
-    I32EnumAttrCase<"relu", 3>,
-    I32EnumAttrCase<"silu", 4>,
-    // Derivatives: (x, dy) -> dy * f'(x).
-    I32EnumAttrCase<"gelu_grad", 5>,
-    I32EnumAttrCase<"gelu_tanh_grad", 6>,
-    I32EnumAttrCase<"relu_grad", 7>,
-    I32EnumAttrCase<"silu_grad", 8>,
-    // (x, y) -> x * y: the gate of a gated feed-forward block.
-    I32EnumAttrCase<"mul", 9>
-  ]> {
-  let cppNamespace = "::cgpt::dataflow";
-  let genSpecializedAttr = 0;
-}
-def Dataflow_MapKindAttr : EnumAttr<Dataflow_Dialect, Dataflow_MapKind, "map"> {
-  let assemblyFormat = "$value";
-}
 
 def Dataflow_Recompute : I32EnumAttr<"Recompute",
     "which activations the backward pass recomputes", [

@@ -195,9 +195,10 @@ int64_t attentionChunkFor(const AttentionBlock &block, int64_t room,
 int64_t vectorOperations(const KernelShape &shape);
 
 /// The vector operations a region whose program is its own algorithm (a
-/// norm's, its gradient's, the loss gradient's) runs over each element for
-/// the kernels fused with it (a residual's add): the FLOPs beyond the
-/// program's own, two to an operation.
+/// norm's, its gradient's, the loss gradient's, a map's) runs over each
+/// element for the kernels fused with it (a residual's add): the FLOPs
+/// beyond the program's own (a map's counted as dataflow.map counts them),
+/// two to an operation.
 int64_t fusedOperations(const KernelShape &shape);
 
 /// The time of the standard algorithm of `query.shape.kind` (the one the

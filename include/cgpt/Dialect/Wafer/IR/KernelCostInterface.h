@@ -92,13 +92,15 @@ inline int64_t tokenRowsOn(const Rect &rect, int64_t tokenGroups) {
 }
 
 /// A kernel whose mesh program is its own algorithm, read from the
-/// region's kernel: a norm, its gradient, the loss or its gradient; and
-/// attention's forward or backward pass, read from the kernels fused into
-/// its region (the backward one fuses the softmax's gradient). The other
-/// row kernels' programs run their executed FLOPs as vector operations
+/// region's kernel: a norm, its gradient, the loss or its gradient, an
+/// elementwise map (the region's `map`); and attention's forward or
+/// backward pass, read from the kernels fused into its region (the
+/// backward one fuses the softmax's gradient). The other row kernels'
+/// programs run their executed FLOPs as vector operations
 /// (docs/runtime.md).
 enum class RowFunction : uint8_t {
   other,
+  map,
   layerNorm,
   rmsNorm,
   layerNormGrad,
@@ -128,6 +130,8 @@ struct KernelShape {
   /// expected largest load is derived).
   int64_t experts = 0, expertRows = 0;
   RowFunction function = RowFunction::other;
+  /// RowFunction::map's function.
+  dataflow::MapKind map = dataflow::MapKind::add;
 };
 
 /// The time of one kernel run, in cycles, by bound: a core's tasks and

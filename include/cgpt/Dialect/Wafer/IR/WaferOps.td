@@ -8,6 +8,7 @@
 #define CGPT_DIALECT_WAFER_IR_WAFEROPS_TD
 
 include "cgpt/Dialect/Dataflow/IR/KernelKind.td"
+include "cgpt/Dialect/Dataflow/IR/MapKind.td"
 include "cgpt/Dialect/Training/IR/TrainingAttrs.td"
 include "mlir/IR/AttrTypeBase.td"
 include "cgpt/Dialect/Wafer/IR/WaferEnums.td"
@@ -347,6 +348,7 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
                        Dataflow_KernelKind:$kind,
                        StrAttr:$kernel,
                        DefaultValuedAttr<StrArrayAttr, "{}">:$fused,
+                       OptionalAttr<Dataflow_MapKindAttr>:$map,
                        OptionalAttr<Wafer_RectAttr>:$placement,
                        OptionalAttr<Wafer_LayoutAttr>:$layout,
                        OptionalAttr<CGPT_I64Attr>:$wave,
@@ -363,7 +365,8 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
                        OptionalAttr<DenseI64ArrayAttr>:$colors,
                        OptionalAttr<CGPT_I64Attr>:$sram_bytes);
   let assemblyFormat = [{
-    $sym_name $kind $kernel (`at` $placement^)? (`layout` $layout^)?
+    $sym_name $kind $kernel (`map` `` $map^)? (`at` $placement^)?
+    (`layout` $layout^)?
     (`wave` $wave^)? attr-dict
   }];
   let hasVerifier = 1;
