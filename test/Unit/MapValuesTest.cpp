@@ -11,8 +11,9 @@
 // exponentials leave the f32 range, on layouts whose groups do not divide
 // the operands, in 16-bit and f32 storage. The software exponential, the
 // reciprocal and erf's polynomial carry an error near 1e-7, hence the
-// tolerance. A map's program declares the buffers its algorithm names, and
-// the runner refuses another kernel and operands of the wrong size.
+// tolerance. A map's program declares the buffers its algorithm names,
+// whose bytes are what the memory model counts, and the runner refuses another
+// kernel and operands of the wrong size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +156,11 @@ TEST_F(MapValues, ProgramsDeclareTheirAlgorithmsBuffers) {
               algorithm.inputs > 1 ? built.tokens * built.features : 0);
     EXPECT_EQ(core.buffers.back().elements,
               static_cast<int64_t>(algorithm.constants.size()));
+    // What memory counts beside the inputs is what the program declares.
+    int64_t work = 0;
+    for (size_t b = kMapSecondInput + 1; b < core.buffers.size(); ++b)
+      work += core.buffers[b].bytes();
+    EXPECT_EQ(wafer::mapWorkBytes(kind, built.features), work);
   }
 }
 

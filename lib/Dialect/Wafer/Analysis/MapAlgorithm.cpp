@@ -262,4 +262,12 @@ const MapAlgorithm &mapAlgorithm(MapKind kind) {
   return algorithms[static_cast<uint32_t>(kind)];
 }
 
+int64_t mapWorkBytes(MapKind kind, int64_t features) {
+  constexpr int64_t f32 = 4;
+  const MapAlgorithm &algorithm = mapAlgorithm(kind);
+  return (algorithm.workRows * features +
+          static_cast<int64_t>(algorithm.constants.size())) *
+         f32;
+}
+
 } // namespace cgpt::wafer

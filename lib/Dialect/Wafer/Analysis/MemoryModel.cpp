@@ -6,6 +6,7 @@
 
 #include "cgpt/Dialect/Wafer/Analysis/MemoryModel.h"
 #include "cgpt/Dialect/Wafer/Analysis/LayoutSearch.h"
+#include "cgpt/Dialect/Wafer/Analysis/MapAlgorithm.h"
 
 #include "cgpt/Support/Format.h"
 
@@ -41,7 +42,8 @@ std::string CoreMemory::describe() const {
          formatGrouped(accumulator) + " B, partial sums " +
          formatGrouped(sums) + " B" +
          (attention ? ", attention buffers " + formatGrouped(attention) + " B"
-                    : "");
+                    : "") +
+         (mapWork ? ", map work rows " + formatGrouped(mapWork) + " B" : "");
 }
 
 namespace {
@@ -202,6 +204,10 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
   }
   if (std::optional<AttentionBlock> block = attentionBuffers(s, r))
     memory.attention = block->bytes(placed.layout);
+  if (region.shape.function == RowFunction::map)
+    memory.mapWork =
+        mapWorkBytes(region.shape.map, ceilDiv(region.shape.columns,
+                                               placed.layout.featureGroups));
   if (placement.mode == ExecutionMode::layer_pipelined) {
     const Slot &slot = slots.find(*placement.slots[s])->second;
     memory.resident = true;

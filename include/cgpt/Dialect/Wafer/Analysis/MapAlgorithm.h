@@ -75,6 +75,10 @@ struct MapAlgorithm {
 /// The operations that apply `kind` to a row.
 const MapAlgorithm &mapAlgorithm(dataflow::MapKind kind);
 
+/// The bytes a core holds for `kind` beside its inputs: its f32 work rows
+/// of `features` elements and its f32 constants.
+int64_t mapWorkBytes(dataflow::MapKind kind, int64_t features);
+
 } // namespace cgpt::wafer
 
 #endif // CGPT_DIALECT_WAFER_ANALYSIS_MAPALGORITHM_H

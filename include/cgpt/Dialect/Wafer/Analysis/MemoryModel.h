@@ -50,16 +50,18 @@ struct CoreMemory {
   /// Attention's buffers (AttentionBlock) for the layout's `sum_block`
   /// queries at a time.
   int64_t attention = 0;
+  /// A map's f32 work rows and constants (wafer::mapWorkBytes).
+  int64_t mapWork = 0;
 
   /// What the layout's `sum_block` decides: the sums or attention's
   /// buffers.
   int64_t blocked() const { return sums + attention; }
   int64_t total() const {
     return reserve + weightBuffers + checkpoints + live + accumulator +
-           blocked();
+           blocked() + mapWork;
   }
   /// "reserve 8,192 B, weight buffers 134 B, ...", attention's buffers
-  /// named where it has them.
+  /// and a map's work rows named where it has them.
   std::string describe() const;
 };
 
