@@ -648,15 +648,8 @@ ExponentialConstants appendExponentialConstants(std::vector<float> &values,
   c.round = c.floor + 1;
   c.minusRound = c.floor + 2;
   c.taylor = c.floor + 3;
-  // 2^f's Taylor coefficients, (ln 2)^i / i!, highest degree first, as
-  // Horner's form takes them.
-  std::vector<float> taylor(dataflow::kExponentialDegree + 1);
-  double coefficient = 1;
-  for (int64_t i = 0; i <= dataflow::kExponentialDegree; ++i) {
-    taylor[dataflow::kExponentialDegree - i] = static_cast<float>(coefficient);
-    coefficient *= M_LN2 / static_cast<double>(i + 1);
-  }
-  values.insert(values.end(), taylor.begin(), taylor.end());
+  for (double coefficient : dataflow::exponentialTaylor())
+    values.push_back(static_cast<float>(coefficient));
   return c;
 }
 

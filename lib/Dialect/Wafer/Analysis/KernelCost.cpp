@@ -436,20 +436,20 @@ int64_t fusedOperations(const KernelShape &k) {
     own = dataflow::kCrossEntropyGradOperations;
     break;
   case RowFunction::map:
+    break;
   case RowFunction::other:
   case RowFunction::attention:
   case RowFunction::attentionGrad:
-    break;
+    return 0;
   }
   double rows = static_cast<double>(k.rows);
   double elements = rows * static_cast<double>(k.columns);
-  double ownFlops = 2.0 * (static_cast<double>(own.perElement) * elements +
-                           static_cast<double>(own.perRow) * rows);
-  if (k.function == RowFunction::map)
-    ownFlops =
-        static_cast<double>(dataflow::mapFlopsPerElement(k.map)) * elements;
-  else if (own.perElement == 0 && own.perRow == 0)
-    return 0;
+  // A map's own FLOPs are those dataflow.map counts.
+  double ownFlops =
+      k.function == RowFunction::map
+          ? static_cast<double>(dataflow::mapFlopsPerElement(k.map)) * elements
+          : 2.0 * (static_cast<double>(own.perElement) * elements +
+                   static_cast<double>(own.perRow) * rows);
   double rest = static_cast<double>(k.flops) - ownFlops;
   return rest > 0 ? std::max<int64_t>(1, std::llround(rest / elements / 2)) : 0;
 }

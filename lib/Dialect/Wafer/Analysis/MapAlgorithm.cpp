@@ -71,13 +71,7 @@ public:
     step(Step::add, power, f, constant(0x1.8p23));
     step(Step::add, power, power, constant(-0x1.8p23));
     multiplyAdd(f, f, power, -1.0);
-    // (ln 2)^i / i!, highest degree first.
-    std::array<double, dataflow::kExponentialDegree + 1> taylor;
-    double coefficient = 1;
-    for (int64_t i = 0; i <= dataflow::kExponentialDegree; ++i) {
-      taylor[dataflow::kExponentialDegree - i] = coefficient;
-      coefficient *= M_LN2 / static_cast<double>(i + 1);
-    }
+    auto taylor = dataflow::exponentialTaylor();
     multiplyAdd(polynomial, constant(taylor[1]), f, taylor[0]);
     for (int64_t i = 2; i <= dataflow::kExponentialDegree; ++i) {
       step(Step::multiply, polynomial, polynomial, f);

@@ -16,6 +16,8 @@
 #ifndef CGPT_DIALECT_DATAFLOW_IR_ROWOPERATIONS_H
 #define CGPT_DIALECT_DATAFLOW_IR_ROWOPERATIONS_H
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 
 namespace cgpt::dataflow {
@@ -33,6 +35,18 @@ struct RowOperations {
 constexpr int64_t kExponentialDegree = 6;
 constexpr int64_t kExponentialOperations =
     1 + 1 + 2 + 1 + (1 + 2 * (kExponentialDegree - 1)) + 2;
+
+/// 2^f's Taylor coefficients, (ln 2)^i / i!, highest degree first, as
+/// Horner's form takes them.
+inline std::array<double, kExponentialDegree + 1> exponentialTaylor() {
+  std::array<double, kExponentialDegree + 1> taylor{};
+  double coefficient = 1;
+  for (int64_t i = 0; i <= kExponentialDegree; ++i) {
+    taylor[kExponentialDegree - i] = coefficient;
+    coefficient *= M_LN2 / static_cast<double>(i + 1);
+  }
+  return taylor;
+}
 
 /// A reciprocal square root: the estimate (two integer passes) and three
 /// Newton steps of four operations.
