@@ -398,6 +398,77 @@ TEST(MeshSimulator, OffsetReadFromMemory) {
                    "which has 4");
 }
 
+/// A fabric operation's length read from memory (`@set_dsd_length`): five
+/// wavelets split 2 and 3 between two buffers by the receiver's lengths,
+/// in the cycles a run without values takes (5 and 0, its static lengths),
+/// a length of 0 taking none; then the first added into the second. A length that is no count fails the run; a
+/// length from data on an operation over memory alone fails to load.
+TEST(MeshSimulator, LengthReadFromMemory) {
+  MeshConfig c = config();
+  auto build = [](bool onMemory) {
+    MeshProgram p(2, 1);
+    p.routes[0].push_back({0, bit(ramp), bit(east)});
+    p.routes[1].push_back({0, bit(west), bit(ramp)});
+    CoreProgram sent = sender(5);
+    sent.buffers[0].initial = {1, 2, 3, 4, 5};
+    p.programOf[0] = p.addProgram(std::move(sent));
+    CoreProgram code;
+    int first = code.addBuffer("first", 5, ElementType::f32);
+    int second = code.addBuffer("second", 5, ElementType::f32);
+    int lengths = code.addBuffer("lengths", 2, ElementType::f32);
+    int at = code.addCursor({1, 0});
+    Dsd from = onMemory ? Dsd::memory(first) : Dsd::in(0);
+    Task task{false, -1, {}};
+    task.body.push_back(
+        Op::lengthFromData(Op::vector(Op::Kind::fmov, Dsd::memory(first), from,
+                                      Dsd(), 5, ElementType::f32),
+                           lengths, at));
+    task.body.push_back(Op::advanceOp(at));
+    task.body.push_back(
+        Op::lengthFromData(Op::vector(Op::Kind::fmov, Dsd::memory(second),
+                                      Dsd::in(0), Dsd(), 0, ElementType::f32),
+                           lengths, at));
+    // The task ends alike both ways: the free advance before a last
+    // operation of no elements would otherwise count a cycle of its own.
+    task.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(second),
+                                   Dsd::memory(second), Dsd::memory(first), 5,
+                                   ElementType::f32));
+    code.startActive.push_back(code.addTask(std::move(task)));
+    p.programOf[1] = p.addProgram(std::move(code));
+    return p;
+  };
+  std::string error;
+  std::optional<MeshResult> timed = simulate(build(false), c, error);
+  ASSERT_TRUE(timed) << error;
+  std::vector<float> split = {2, 3};
+  auto load = [&](int core, std::vector<std::vector<float>> &buffers) {
+    if (core == 1)
+      buffers[2] = split;
+  };
+  std::vector<float> first, second;
+  auto store = [&](int core, const std::vector<std::vector<float>> &buffers) {
+    if (core == 1) {
+      first = buffers[0];
+      second = buffers[1];
+    }
+  };
+  c.values = true;
+  std::optional<MeshResult> valued =
+      simulate(build(false), c, error, CoreMemoryAccess{load, store});
+  ASSERT_TRUE(valued) << error;
+  EXPECT_EQ(first, (std::vector<float>{1, 2, 0, 0, 0}));
+  EXPECT_EQ(second, (std::vector<float>{4, 6, 5, 0, 0}));
+  EXPECT_EQ(valued->cycles, timed->cycles);
+  split = {2.5f, 2.5f};
+  EXPECT_FALSE(simulate(build(false), c, error, CoreMemoryAccess{load, store}));
+  EXPECT_EQ(error, "core (1, 0) sets an operation's length from element 0 of "
+                   "buffer 'lengths', which holds no count of elements");
+  EXPECT_FALSE(simulate(build(true), c, error));
+  EXPECT_EQ(error, "core (1, 0) sets a length from data on an operation that "
+                   "is not a task's fabric operation, or from a buffer or "
+                   "cursor its program does not have");
+}
+
 /// A vector operation reads and writes element after element, as the
 /// core's datapath does: one whose output overlaps its input a step ahead
 /// reads what it just wrote; a circular operand wraps around its buffer.

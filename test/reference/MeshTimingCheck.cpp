@@ -227,12 +227,18 @@ KernelShape map(cgpt::dataflow::MapKind kind, int64_t tokens, int64_t features,
 }
 
 /// A lookup in a table of `tableBytes` (or, for the gradient, a sum into
-/// one of `gradientBytes`) for `tokens` tokens of `features`.
+/// one of `gradientBytes`) for `tokens` tokens of `features` of `bytes`:
+/// its own program, with the FLOPs dataflow.gather (or scatter_add)
+/// executes, one an element, and `fused` more (a position's add).
 KernelShape embedding(int64_t tokens, int64_t features, int64_t tableBytes,
-                      int64_t gradientBytes) {
-  KernelShape k = rows(KernelKind::embedding, tokens, features, 1);
+                      int64_t gradientBytes, int64_t bytes = 2,
+                      int64_t fused = 0) {
+  KernelShape k = rows(KernelKind::embedding, tokens, features, 1 + fused);
   k.weightBytes = tableBytes;
   k.accumulator = gradientBytes;
+  k.elementBytes = bytes;
+  k.function = tableBytes > 0 ? cgpt::wafer::RowFunction::gather
+                              : cgpt::wafer::RowFunction::scatterAdd;
   return k;
 }
 
@@ -333,6 +339,12 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
        0, 4},
       {"embedding lookup", embedding(64, 256, 512 * 256 * 2, 0), 2, 8, 8},
       {"embedding gradient", embedding(64, 256, 0, 512 * 256 * 4), 2, 16, 4},
+      {"embedding lookup, odd rows, positions",
+       embedding(64, 100, 300 * 100 * 2, 0, 2, 1), 2, 8, 16},
+      {"embedding lookup, f32", embedding(128, 64, 1000 * 64 * 4, 0, 4), 1, 4,
+       16},
+      {"embedding gradient, one row", embedding(64, 128, 0, 700 * 128 * 4), 1,
+       16, 1},
   };
   std::vector<Case> cases;
   for (const Row &row : table) {

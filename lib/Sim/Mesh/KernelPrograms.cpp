@@ -32,8 +32,8 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 uint8_t bit(Port port) { return static_cast<uint8_t>(1u << port); }
 
-/// 32-bit words of an embedding table a core keeps as the table streams
-/// past: the rows its tokens look up arrive in the window (1 KiB).
+/// 32-bit words of a position table's gradient a core keeps as it streams
+/// past (1 KiB).
 constexpr int64_t kTableWindow = 256;
 
 /// Builds a kernel's program: routes core by core, and core programs shared
@@ -959,11 +959,148 @@ void mapKernel(Builder &b, const KernelShape &k, const Layout &layout,
   });
 }
 
+/// The embedding lookup (docs/runtime.md, "Embeddings on the mesh"): the
+/// table streams down each feature group's columns, each row of the
+/// group's features in whole wavelets. A core takes its tokens' distinct
+/// ids in increasing order: it passes over the rows before an id's and
+/// takes the id's row into its first token's row, each length set from its
+/// lists (Op::lengthFrom), then passes over the rest. It then copies each
+/// token's row from its id's first token's, multiplies the block by the
+/// scale and runs the kernels fused with it. Without values the lists say
+/// nothing is taken and the whole stream is passed over: as many wavelets
+/// in all. The buffers are declared in GatherBuffer's order.
+void gatherKernel(Builder &b, const KernelShape &k, const Layout &layout,
+                  int64_t microBatch, double scale) {
+  ElementType type = elementTypeOf(k.elementBytes);
+  KernelProgram &out = b.out;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t tb, cb;
+  std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
+  int64_t epw = perWavelet(type);
+  int64_t rowElements = ceilDiv(cb, epw) * epw;
+  int64_t stream = wafer::embeddingTableRows(k) * rowElements;
+  b.downColumns(kStreamColor, stream / epw);
+  b.forEachCore([&](int x, int y, int) {
+    b.assign(x, y, 0, [&] {
+      CoreProgram p;
+      int rows = p.addBuffer("rows", tb * cb, type);
+      int skips = p.addBuffer("rows passed over", tb + 1, ElementType::f32);
+      int takes = p.addBuffer("rows taken", tb, ElementType::f32);
+      int targets = p.addBuffer("row targets", tb, ElementType::f32);
+      int sources = p.addBuffer("row sources", tb, ElementType::f32);
+      int passed = p.addBuffer("passed row", rowElements, type);
+      int constants = p.addConstants("constants", {static_cast<float>(scale)});
+      assert(rows == kGatherRows && skips == kGatherSkips &&
+             takes == kGatherTakes && targets == kGatherTargets &&
+             sources == kGatherSources && passed == kGatherPassed &&
+             constants == kGatherConstants &&
+             "the buffers in GatherBuffer's order");
+      p.buffers[skips].initial.assign(tb + 1, 0.0f);
+      p.buffers[skips].initial.back() = static_cast<float>(stream);
+      int distinct = p.addCursor({1, 0}), token = p.addCursor({1, 0}),
+          row = p.addCursor({cb, 0});
+      auto fromStream = [&](Dsd dst, int64_t length, int lengths) {
+        return Op::lengthFromData(Op::vector(Op::Kind::fmov, dst,
+                                             Dsd::in(kStreamColor), Dsd(),
+                                             length, type),
+                                  lengths, distinct);
+      };
+      Task work{false, -1, {}};
+      work.body.push_back(Op::loopOp(3, tb));
+      work.body.push_back(fromStream(Dsd::ring(passed), 0, skips));
+      work.body.push_back(
+          fromStream(Dsd::indexed(rows, targets, distinct), 0, takes));
+      work.body.push_back(Op::advanceOp(distinct));
+      work.body.push_back(fromStream(Dsd::ring(passed), stream, skips));
+      work.body.push_back(Op::loopOp(3, tb));
+      work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(rows, 0, row),
+                                     Dsd::indexed(rows, sources, token), Dsd(),
+                                     cb, type));
+      work.body.push_back(Op::advanceOp(row));
+      work.body.push_back(Op::advanceOp(token));
+      work.body.push_back(Op::fmacOp(Dsd::memory(rows), Dsd::zero(),
+                                     Dsd::memory(rows), scalar(constants, 0),
+                                     tb * cb, type));
+      fusedOps(work.body, k, Dsd::memory(rows), tb * cb, type);
+      p.startActive.push_back(p.addTask(std::move(work)));
+      return p;
+    });
+  });
+}
+
+/// The embedding gradient (docs/runtime.md, "Embeddings on the mesh"):
+/// each core adds its tokens' rows of the output gradient, times the
+/// scale, into f32 sums, one for each of their distinct ids; then the
+/// gradient of the table's rows passes down each column of token groups,
+/// f32 a wavelet, started by the first core as zeros, each core adding its
+/// sums to its ids' rows as they pass (lengths set from its lists, as the
+/// lookup's), the last core's leaving the rectangle. The buffers are
+/// declared in ScatterAddBuffer's order.
+void scatterAddKernel(Builder &b, const KernelShape &k, const Layout &layout,
+                      int64_t microBatch, double scale) {
+  ElementType type = elementTypeOf(k.elementBytes);
+  KernelProgram &out = b.out;
+  // Named, not bound: lambdas capture them (C++17).
+  int64_t tb, cb;
+  std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
+  int64_t stream = wafer::embeddingTableRows(k) * cb;
+  b.forEachCore([&](int x, int y, int) {
+    std::pair<int, int> colors =
+        b.chainStep(x, y, y, out.rows, south, kChainColor);
+    b.assign(x, y, chainPart(y, out.rows), [&] {
+      CoreProgram p;
+      int gradient = p.addBuffer("output gradient", tb * cb, type);
+      int sums = p.addBuffer("sums", tb * cb, ElementType::f32);
+      int slots = p.addBuffer("sum slots", tb, ElementType::f32);
+      int skips = p.addBuffer("rows passed on", tb + 1, ElementType::f32);
+      int takes = p.addBuffer("rows added to", tb, ElementType::f32);
+      int constants = p.addConstants("constants", {static_cast<float>(scale)});
+      assert(gradient == kScatterGradient && sums == kScatterSums &&
+             slots == kScatterSlots && skips == kScatterSkips &&
+             takes == kScatterTakes && constants == kScatterConstants &&
+             "the buffers in ScatterAddBuffer's order");
+      p.buffers[skips].initial.assign(tb + 1, 0.0f);
+      p.buffers[skips].initial.back() = static_cast<float>(stream);
+      int token = p.addCursor({1, 0}), row = p.addCursor({cb, 0}),
+          distinct = p.addCursor({1, 0}), sumRow = p.addCursor({cb, 0});
+      Task work{false, -1, {}};
+      work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(sums),
+                                     Dsd::zero(), Dsd(), tb * cb,
+                                     ElementType::f32));
+      work.body.push_back(Op::loopOp(3, tb));
+      work.body.push_back(Op::fmacOp(
+          Dsd::indexed(sums, slots, token), Dsd::indexed(sums, slots, token),
+          Dsd::memory(gradient, 0, row), scalar(constants, 0), cb, type));
+      work.body.push_back(Op::advanceOp(row));
+      work.body.push_back(Op::advanceOp(token));
+      // The first core starts the stream from zeros.
+      Dsd from = y == 0 ? Dsd::zero() : Dsd::in(colors.first);
+      Dsd to = Dsd::out(colors.second);
+      auto passOn = [&](Op::Kind kind, Dsd added, int64_t length, int lengths) {
+        return Op::lengthFromData(
+            Op::vector(kind, to, from, added, length, ElementType::f32),
+            lengths, distinct);
+      };
+      work.body.push_back(Op::loopOp(4, tb));
+      work.body.push_back(passOn(Op::Kind::fmov, Dsd(), 0, skips));
+      work.body.push_back(
+          passOn(Op::Kind::fadd, Dsd::memory(sums, 0, sumRow), 0, takes));
+      work.body.push_back(Op::advanceOp(distinct));
+      work.body.push_back(Op::advanceOp(sumRow));
+      work.body.push_back(passOn(Op::Kind::fmov, Dsd(), stream, skips));
+      fusedOps(work.body, k, Dsd::memory(gradient), tb * cb, type);
+      p.startActive.push_back(p.addTask(std::move(work)));
+      return p;
+    });
+  });
+}
+
 /// Vector operations over a core's tokens and features, as many as the
 /// kernel's FLOPs per element ask for (two to an operation); a reduction
 /// then sums each token's statistics along the segment and sends the sums
-/// back; an embedding first takes in its slice of the table (or its
-/// gradient), which streams down the columns.
+/// back; a position gradient (the embedding kernel without a program of
+/// its own) first takes in its slice of the table's gradient, which
+/// streams down the columns.
 void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
                int64_t microBatch, const target::WaferTargetModel &target) {
   ElementType type = elementTypeOf(k.elementBytes);
@@ -2076,6 +2213,10 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
       crossEntropyKernel(b, k, layout, microBatch, options);
     else if (k.function == wafer::RowFunction::map)
       mapKernel(b, k, layout, microBatch);
+    else if (k.function == wafer::RowFunction::gather)
+      gatherKernel(b, k, layout, microBatch, options.tableScale);
+    else if (k.function == wafer::RowFunction::scatterAdd)
+      scatterAddKernel(b, k, layout, microBatch, options.tableScale);
     else if (k.function != wafer::RowFunction::other)
       normKernel(b, k, layout, microBatch, options.epsilon);
     else

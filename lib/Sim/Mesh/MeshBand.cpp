@@ -534,7 +534,8 @@ bool Band::fabricStep(int c, Engine &engine, Running &running,
   const Op &op = *running.op;
   // Elements this wavelet carries: one f32 or two 16-bit values, fewer at
   // the end of an odd count.
-  int64_t count = std::min(perWavelet(op.type), op.length - running.progress);
+  int64_t count =
+      std::min(perWavelet(op.type), running.length - running.progress);
   const Dsd *input = nullptr;
   for (const Dsd *dsd : {&op.src0, &op.src1})
     if (dsd->kind == Dsd::Kind::fabricIn)
@@ -575,6 +576,23 @@ bool Band::sharesMicrothread(const Engine &engine, const Op &op) const {
       if (llvm::is_contained(mine, color))
         return true;
   return false;
+}
+
+Running Band::issue(Engine &engine, const Op &op) {
+  if (op.lengthFrom < 0 || engine.memory.empty())
+    return {&op, 0, op.length};
+  const std::vector<float> &lengths = engine.memory[op.lengthFrom];
+  int64_t at = engine.cursors[op.lengthCursor];
+  float length =
+      at >= 0 && at < static_cast<int64_t>(lengths.size()) ? lengths[at] : -1;
+  if (!(length >= 0 && length == std::floor(length) && length < 1e9f)) {
+    fail(coreName(engine.x, engine.y) + " sets an operation's length from " +
+         "element " + std::to_string(at) + " of buffer '" +
+         engine.program->buffers[op.lengthFrom].name +
+         "', which holds no count of elements");
+    return {&op, 0, 0};
+  }
+  return {&op, 0, static_cast<int64_t>(length)};
 }
 
 bool Band::pickTask(int c, Engine &engine, int64_t now) {
@@ -646,23 +664,34 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
     if (op.async) {
       if (sharesMicrothread(engine, op))
         return acted;
-      engine.microthreads.push_back({{&op, 0}, cursorValuesOf(engine, op)});
+      engine.microthreads.push_back(
+          {issue(engine, op), cursorValuesOf(engine, op)});
       ++engine.pc;
       acted = true;
       continue;
     }
     if (!fabric) {
-      compute(engine, Running{&op, 0}, nullptr, op.length, nullptr, nullptr);
+      compute(engine, Running{&op, 0, op.length}, nullptr, op.length, nullptr,
+              nullptr);
       engine.busyUntil = now + (*engine.cycles)[engine.task][engine.pc];
       ++engine.pc;
       return true;
     }
-    if (!engine.current.op)
-      engine.current = {&op, 0};
-    if (engine.current.progress < op.length &&
+    if (!engine.current.op) {
+      engine.current = issue(engine, op);
+      // An operation of no elements (a length its data set to 0) moves
+      // nothing and takes no cycle.
+      if (engine.current.length == 0) {
+        engine.current = {};
+        ++engine.pc;
+        acted = true;
+        continue;
+      }
+    }
+    if (engine.current.progress < engine.current.length &&
         !fabricStep(c, engine, engine.current))
       return acted;
-    if (engine.current.progress >= op.length) {
+    if (engine.current.progress >= engine.current.length) {
       engine.current = {};
       ++engine.pc;
     }
@@ -682,10 +711,10 @@ bool Band::engineStep(int c, int64_t now) {
   for (size_t i = 0; i < engine.microthreads.size();) {
     Microthread &thread = engine.microthreads[i];
     Running &running = thread.running;
-    if (running.progress < running.op->length &&
+    if (running.progress < running.length &&
         fabricStep(c, engine, running, &thread.cursorsAtIssue))
       acted = true;
-    if (running.progress >= running.op->length) {
+    if (running.progress >= running.length) {
       if (running.op->onDone >= 0)
         engine.active[running.op->onDone] = 1;
       engine.microthreads.erase(engine.microthreads.begin() + i);
@@ -809,7 +838,7 @@ std::string Band::stuckCores() const {
                                                       : op.src1.color;
       text += coreName(x, y) + " is stuck " + what + " color " +
               std::to_string(color) + " with " +
-              std::to_string(op.length - running.progress) +
+              std::to_string(running.length - running.progress) +
               " elements to go\n";
       ++listed;
     };

@@ -173,6 +173,8 @@ struct Running {
   const Op *op = nullptr;
   /// Elements done.
   int64_t progress = 0;
+  /// Elements it covers: its length, or the one its data set at issue.
+  int64_t length = 0;
 };
 
 /// An asynchronous operation running beside the tasks, with its cursors
@@ -251,6 +253,9 @@ private:
   /// `cursorsAtIssue`, a task's at its cursors now.
   bool fabricStep(int c, Engine &engine, Running &running,
                   const std::array<int64_t, 4> *cursorsAtIssue = nullptr);
+  /// `op` as it issues on `engine`: its length set from data (an
+  /// Op::lengthFrom that is not a whole number of elements fails the run).
+  Running issue(Engine &engine, const Op &op);
   bool pickTask(int c, Engine &engine, int64_t now);
   bool runTask(int c, Engine &engine, int64_t now);
   void compute(Engine &engine, const Running &running,

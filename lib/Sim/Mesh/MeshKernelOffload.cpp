@@ -9,6 +9,7 @@
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Sim/Mesh/AttentionValues.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
+#include "cgpt/Sim/Mesh/EmbeddingValues.h"
 #include "cgpt/Sim/Mesh/KernelValues.h"
 #include "cgpt/Sim/Mesh/LossValues.h"
 #include "cgpt/Sim/Mesh/MapValues.h"
@@ -123,6 +124,9 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     return runLossGrad(op, region, where, frame, sequences);
   if (where.shape.function == wafer::RowFunction::map)
     return runMap(op, region, where, frame, sequences);
+  if (where.shape.function == wafer::RowFunction::gather ||
+      where.shape.function == wafer::RowFunction::scatterAdd)
+    return runEmbedding(op, region, where, frame, sequences);
   if (where.shape.function != wafer::RowFunction::other)
     return runNorm(op, region, where, frame, sequences);
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
@@ -612,6 +616,53 @@ FailureOr<bool> MeshKernelOffload::runMap(Operation *op, wafer::RegionOp region,
   Tensor result(first.shape);
   result.data = std::move(ran->result);
   frame.set(map.getResult(), std::move(result));
+  return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runEmbedding(Operation *op,
+                                                wafer::RegionOp region,
+                                                const Placed &where,
+                                                exec::KernelFrame &frame,
+                                                int64_t sequences) {
+  auto lookup = dyn_cast<dataflow::GatherOp>(op);
+  auto gradient = dyn_cast<dataflow::ScatterAddOp>(op);
+  // A kernel fused with the embedding (a position's add) is the
+  // executor's.
+  if (!lookup && !gradient)
+    return false;
+  std::string refusal = embeddingRefusal(where.shape, where.layout, where.rect);
+  int64_t tableRows = wafer::embeddingTableRows(where.shape);
+  Value table = lookup ? lookup.getTable() : gradient.getResult();
+  int64_t rows = cast<dataflow::StreamType>(table.getType()).getShape()[0];
+  if (refusal.empty() && rows != tableRows)
+    refusal = "its table has " + std::to_string(rows) +
+              " rows and its region streams " + std::to_string(tableRows);
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+  std::optional<llvm::APFloat> scale =
+      lookup ? lookup.getScale() : gradient.getScale();
+  double factor = scale ? scale->convertToDouble() : 1.0;
+  const exec::IdTensor &ids =
+      frame.idsOf(lookup ? lookup.getIds() : gradient.getIds());
+  std::string error;
+  std::optional<EmbeddingRun> ran =
+      lookup ? runGather(where.shape, where.layout, sequences, *target,
+                         where.rect, frame[table].data, ids.data, factor, error)
+             : runScatterAdd(where.shape, where.layout, sequences, *target,
+                             where.rect, ids.data,
+                             frame[gradient.getGrad()].data, factor, error);
+  if (!ran)
+    return failedOnMesh(region, error);
+  ++(lookup ? embeddingRuns : embeddingGradRuns);
+  meshCycles += ran->cycles;
+  int64_t width = where.shape.columns;
+  Tensor result(
+      lookup ? llvm::SmallVector<int64_t, 3>{ids.shape[0], ids.shape[1], width}
+             : llvm::SmallVector<int64_t, 3>{tableRows, width});
+  result.data = std::move(ran->values);
+  frame.set(op->getResult(0), std::move(result));
   return true;
 }
 

@@ -141,6 +141,16 @@ std::string Validator::validateProgram(int c) {
           return error;
       if (op.length < 0)
         return coreName(x, y) + " has an operation of negative length";
+      if (op.lengthFrom >= 0 &&
+          (op.lengthFrom >= static_cast<int>(code.buffers.size()) ||
+           op.lengthCursor < 0 ||
+           op.lengthCursor >= static_cast<int>(code.cursors.size()) ||
+           op.async ||
+           !(op.dst.isFabric() || op.src0.isFabric() || op.src1.isFabric())))
+        return coreName(x, y) +
+               " sets a length from data on an operation that is not a "
+               "task's fabric operation, or from a buffer or cursor its "
+               "program does not have";
       bool local = op.kind == Op::Kind::activate;
       if ((local || op.onDone >= 0) && (local ? op.target : op.onDone) >=
                                            static_cast<int>(code.tasks.size()))

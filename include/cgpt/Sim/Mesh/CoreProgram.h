@@ -167,6 +167,12 @@ struct Op {
   Dsd dst, src0, src1, scalar;
   /// Elements the operation covers.
   int64_t length = 0;
+  /// A fabric operation's length from data, as the SDK's `@set_dsd_length`
+  /// sets one: when given, the element of buffer `lengthFrom` at cursor
+  /// `lengthCursor`'s value, an integer held as f32. `length` is then what
+  /// a run without values takes, the program choosing lengths that move
+  /// as many wavelets in all.
+  int lengthFrom = -1, lengthCursor = -1;
   /// The arithmetic's operands: f32, or 16-bit floats summed in f32. It
   /// sets the SIMD width and the bytes each element reads.
   ElementType type = ElementType::f32;
@@ -195,6 +201,13 @@ struct Op {
                    ElementType type) {
     Op op = vector(Kind::fmac, dst, src0, src1, length, type);
     op.scalar = scalar;
+    return op;
+  }
+  /// `op` with its length the element of `buffer` at `cursor`'s value
+  /// when the program runs with values, `op.length` otherwise.
+  static Op lengthFromData(Op op, int buffer, int cursor) {
+    op.lengthFrom = buffer;
+    op.lengthCursor = cursor;
     return op;
   }
   static Op activateOp(int task) {

@@ -56,6 +56,9 @@ struct KernelProgramOptions {
   /// Whether the loss's program is of its last chunk of the vocabulary
   /// (or of its only one), which ends with the log-sum-exp and the loss.
   bool finalChunk = true;
+  /// The embedding's scale (its lookup's or its gradient's), a constant of
+  /// their programs.
+  double tableScale = 1;
   /// Attention's softmax, for its programs (attentionForward and, for
   /// RowFunction::attentionGrad, attentionBackward in KernelPrograms.cpp);
   /// without it, a causal one scaled by the head's size without ALiBi,
@@ -106,6 +109,40 @@ enum NormGradBuffer : int {
 enum MapBuffer : int {
   kMapFirstInput,
   kMapSecondInput,
+};
+
+/// The buffers the embedding lookup's program declares, in order: its
+/// tokens' rows (the result in place); per distinct id among its tokens,
+/// in increasing order, the elements of the table's stream to pass over
+/// before the id's row (and, one more, after the last), the elements of
+/// the row to take (0 past the distinct ids) and where the row lands (the
+/// offset of the id's first token's row); per token, the offset of its
+/// id's first token's row; a row of the stream passed over; and its
+/// constants (the scale).
+enum GatherBuffer : int {
+  kGatherRows,
+  kGatherSkips,
+  kGatherTakes,
+  kGatherTargets,
+  kGatherSources,
+  kGatherPassed,
+  kGatherConstants,
+};
+
+/// The buffers the embedding gradient's program declares, in order: its
+/// tokens' rows of the output gradient; per distinct id among its tokens,
+/// in increasing order, the f32 sum of their rows times the scale; per
+/// token, the offset of its id's sums; per distinct id, the elements of
+/// the gradient's stream to pass on before the id's row (and, one more,
+/// after the last) and the elements of the row to add to (0 past the
+/// distinct ids); and its constants (the scale).
+enum ScatterAddBuffer : int {
+  kScatterGradient,
+  kScatterSums,
+  kScatterSlots,
+  kScatterSkips,
+  kScatterTakes,
+  kScatterConstants,
 };
 
 /// The buffers the loss gradient's program declares, in order: its tokens'

@@ -13,7 +13,8 @@
 // to it, and so does every layer and RMS norm and its gradient
 // (NormValues.h), the loss and its gradient (LossValues.h), every map
 // that begins its region (MapValues.h: a gated block's product, a
-// residual's sum), and
+// residual's sum), the embedding's lookup and its gradient
+// (EmbeddingValues.h), and
 // attention's forward pass (AttentionValues.h: the scores, softmax and
 // weighted values of its region at once, as the flash-style programs keep
 // them on the cores) and its backward pass (the probabilities
@@ -55,8 +56,8 @@ public:
   bool tookFused(mlir::Operation *op) override { return done.erase(op); }
 
   /// Weight kernel, token sum, norm, norm gradient, attention (forward and
-  /// backward), loss, loss gradient and map runs on the mesh, and the
-  /// simulated cycles of them all.
+  /// backward), loss, loss gradient, map, embedding lookup and embedding
+  /// gradient runs on the mesh, and the simulated cycles of them all.
   int64_t getWeightKernelRuns() const { return weightKernelRuns; }
   int64_t getTokenSumRuns() const { return tokenSumRuns; }
   int64_t getNormRuns() const { return normRuns; }
@@ -66,6 +67,8 @@ public:
   int64_t getLossRuns() const { return lossRuns; }
   int64_t getLossGradRuns() const { return lossGradRuns; }
   int64_t getMapRuns() const { return mapRuns; }
+  int64_t getEmbeddingRuns() const { return embeddingRuns; }
+  int64_t getEmbeddingGradRuns() const { return embeddingGradRuns; }
   int64_t getMeshCycles() const { return meshCycles; }
   /// Weight kernels and token sums left to the executor, by region and
   /// reason, with their runs.
@@ -108,6 +111,11 @@ private:
   mlir::FailureOr<bool>
   runAttention(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
                exec::KernelFrame &frame, int64_t sequences);
+  /// An embedding's lookup or gradient on the mesh; false for any other
+  /// op.
+  mlir::FailureOr<bool>
+  runEmbedding(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
+               exec::KernelFrame &frame, int64_t sequences);
   /// A map that begins its region on the mesh; false for any other op.
   mlir::FailureOr<bool> runMap(mlir::Operation *op, wafer::RegionOp region,
                                const Placed &where, exec::KernelFrame &frame,
@@ -122,7 +130,8 @@ private:
 
   int64_t weightKernelRuns = 0, tokenSumRuns = 0, normRuns = 0,
           normGradRuns = 0, attentionRuns = 0, attentionGradRuns = 0,
-          lossRuns = 0, lossGradRuns = 0, mapRuns = 0, meshCycles = 0;
+          lossRuns = 0, lossGradRuns = 0, mapRuns = 0, embeddingRuns = 0,
+          embeddingGradRuns = 0, meshCycles = 0;
   /// The kernels fused into an attention pass, which its run on the mesh
   /// did.
   llvm::DenseSet<mlir::Operation *> done;

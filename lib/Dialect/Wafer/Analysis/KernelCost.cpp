@@ -78,6 +78,10 @@ KernelShape shapeOf(RegionOp region) {
     shape.function = RowFunction::crossEntropy;
   else if (kernel == dataflow::CrossEntropyGradOp::getOperationName())
     shape.function = RowFunction::crossEntropyGrad;
+  else if (kernel == dataflow::GatherOp::getOperationName())
+    shape.function = RowFunction::gather;
+  else if (kernel == dataflow::ScatterAddOp::getOperationName())
+    shape.function = RowFunction::scatterAdd;
   else if (std::optional<dataflow::MapKind> map = region.getMap()) {
     shape.function = RowFunction::map;
     shape.map = *map;
@@ -414,6 +418,28 @@ int64_t vectorOperations(const KernelShape &k) {
   return std::max<int64_t>(1, std::llround(perElement / 2));
 }
 
+int64_t embeddingTableRows(const KernelShape &k) {
+  int64_t rowBytes =
+      k.columns * (k.function == RowFunction::scatterAdd ? kPartialSumBytes
+                                                         : k.elementBytes);
+  int64_t bytes =
+      k.function == RowFunction::scatterAdd ? k.accumulator : k.weightBytes;
+  return std::max<int64_t>(1, ceilDiv(bytes, std::max<int64_t>(1, rowBytes)));
+}
+
+int64_t embeddingWorkBytes(const KernelShape &k, int64_t tb, int64_t cb,
+                           const target::WaferTargetModel &target) {
+  constexpr int64_t f32 = kPartialSumBytes;
+  if (k.function == RowFunction::gather) {
+    int64_t perWavelet = elementsPerWavelet(target, k.elementBytes);
+    int64_t passedRow = ceilDiv(cb, perWavelet) * perWavelet * k.elementBytes;
+    return (4 * tb + 1) * f32 + passedRow + f32;
+  }
+  if (k.function == RowFunction::scatterAdd)
+    return tb * cb * f32 + (3 * tb + 1) * f32 + f32;
+  return 0;
+}
+
 int64_t fusedOperations(const KernelShape &k) {
   dataflow::RowOperations own;
   switch (k.function) {
@@ -436,6 +462,8 @@ int64_t fusedOperations(const KernelShape &k) {
     own = dataflow::kCrossEntropyGradOperations;
     break;
   case RowFunction::map:
+  case RowFunction::gather:
+  case RowFunction::scatterAdd:
     break;
   case RowFunction::other:
   case RowFunction::attention:
@@ -444,10 +472,14 @@ int64_t fusedOperations(const KernelShape &k) {
   }
   double rows = static_cast<double>(k.rows);
   double elements = rows * static_cast<double>(k.columns);
-  // A map's own FLOPs are those dataflow.map counts.
+  // A map's own FLOPs are those dataflow.map counts; an embedding's
+  // lookup and scatter execute one an element (the scale, the sum).
   double ownFlops =
       k.function == RowFunction::map
           ? static_cast<double>(dataflow::mapFlopsPerElement(k.map)) * elements
+      : k.function == RowFunction::gather ||
+              k.function == RowFunction::scatterAdd
+          ? elements
           : 2.0 * (static_cast<double>(own.perElement) * elements +
                    static_cast<double>(own.perRow) * rows);
   double rest = static_cast<double>(k.flops) - ownFlops;
@@ -644,6 +676,32 @@ void mapOperations(CoreWork &work, const target::WaferTargetModel &t,
                     bytes(step.a) + bytes(step.b), bytes(step.dst),
                     bitPasses ? 2 : 1);
   }
+}
+
+/// The embedding lookup's operations on a core of `tb` tokens by `cb`
+/// features of `elementBytes` (docs/runtime.md, "Embeddings on the mesh"),
+/// once its ids' rows have arrived: each token's row copied from the row
+/// its id's first token took from the stream, then the scale's multiply-add
+/// over the block.
+void gatherOperations(CoreWork &work, const target::WaferTargetModel &t,
+                      int64_t tb, int64_t cb, int64_t elementBytes) {
+  double eb = static_cast<double>(elementBytes);
+  int64_t ops =
+      elementBytes <= 2 ? t.getHalfOpsPerCycle() : t.getF32OpsPerCycle();
+  work.operations(static_cast<double>(tb), cb, ops, eb, eb);
+  work.operations(1, tb * cb, fmacLanes(t, elementBytes), eb, eb);
+}
+
+/// The embedding gradient's operations on a core of `tb` tokens by `cb`
+/// features of `elementBytes`, before its sums join the column's stream:
+/// the f32 sums cleared, then each token's row times the scale added into
+/// its id's sums.
+void scatterAddOperations(CoreWork &work, const target::WaferTargetModel &t,
+                          int64_t tb, int64_t cb, int64_t elementBytes) {
+  constexpr double f32 = kPartialSumBytes;
+  work.operations(1, tb * cb, t.getF32OpsPerCycle(), 0, f32);
+  work.operations(static_cast<double>(tb), cb, fmacLanes(t, elementBytes),
+                  static_cast<double>(elementBytes) + f32, f32);
 }
 
 /// The loss gradient's operations on a core of `tb` tokens by `cb` logits
@@ -1278,6 +1336,10 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
       crossEntropyOperations(work, t, tb, cb, k.elementBytes, finalChunk);
     else if (k.function == RowFunction::map)
       mapOperations(work, t, k.map, tb, cb, k.elementBytes);
+    else if (k.function == RowFunction::gather)
+      gatherOperations(work, t, tb, cb, k.elementBytes);
+    else if (k.function == RowFunction::scatterAdd)
+      scatterAddOperations(work, t, tb, cb, k.elementBytes);
     else if (k.function != RowFunction::other)
       normOperations(work, t, k.function, tb, cb, k.elementBytes);
     // The other row kernels' executed FLOPs, or the kernels fused with a
@@ -1309,11 +1371,27 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
       time.fabric += passed;
       time.fixed += chainFill(rows);
     }
-    if (k.kind == KernelKind::embedding) {
-      // The table (or its gradient) streams down each feature group's
-      // columns, from the north edge or, resident, from the cores that
-      // hold it: every core sees the rows its tokens look up, taking in
-      // its slice one wavelet a cycle.
+    if (k.function == RowFunction::gather) {
+      // The table streams down each feature group's columns, from the
+      // north edge or, resident, from the cores that hold it, each row of
+      // the group's features in whole wavelets: every core takes in every
+      // row, one wavelet a cycle, keeping those its tokens look up.
+      double table = static_cast<double>(embeddingTableRows(k)) *
+                     wavelets(static_cast<double>(cb));
+      work.stream(table);
+      time.fabric = table;
+      time.fixed = entry + multicastFill(rows);
+    } else if (k.function == RowFunction::scatterAdd) {
+      // The f32 gradient of the group's features passes down each column,
+      // every row of it, each core adding its sums to its ids' rows.
+      double table = static_cast<double>(embeddingTableRows(k) * cb) *
+                     kPartialSumBytes / link;
+      work.stream(table);
+      time.fabric = table;
+      time.fixed = chainFill(rows);
+    } else if (k.kind == KernelKind::embedding) {
+      // A position gradient's table streams down each feature group's
+      // columns: every core takes in its slice one wavelet a cycle.
       double table = std::ceil(
           static_cast<double>(std::max(k.weightBytes, k.accumulator)) / gk /
           link);

@@ -43,7 +43,10 @@ std::string CoreMemory::describe() const {
          formatGrouped(sums) + " B" +
          (attention ? ", attention buffers " + formatGrouped(attention) + " B"
                     : "") +
-         (mapWork ? ", map work rows " + formatGrouped(mapWork) + " B" : "");
+         (mapWork ? ", map work rows " + formatGrouped(mapWork) + " B" : "") +
+         (embeddingWork
+              ? ", embedding lists " + formatGrouped(embeddingWork) + " B"
+              : "");
 }
 
 namespace {
@@ -208,6 +211,13 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
     memory.mapWork =
         mapWorkBytes(region.shape.map, ceilDiv(region.shape.columns,
                                                placed.layout.featureGroups));
+  if (region.shape.function == RowFunction::gather ||
+      region.shape.function == RowFunction::scatterAdd)
+    memory.embeddingWork = embeddingWorkBytes(
+        region.shape,
+        ceilDiv(microBatch * region.shape.rows, placed.layout.tokenGroups),
+        ceilDiv(region.shape.columns, placed.layout.featureGroups),
+        program.getTarget());
   if (placement.mode == ExecutionMode::layer_pipelined) {
     const Slot &slot = slots.find(*placement.slots[s])->second;
     memory.resident = true;

@@ -194,6 +194,20 @@ int64_t attentionChunkFor(const AttentionBlock &block, int64_t room,
 /// over each element: its FLOPs per element, two to an operation.
 int64_t vectorOperations(const KernelShape &shape);
 
+/// The rows of the table an embedding's lookup (RowFunction::gather)
+/// streams, or of the gradient its scatter (RowFunction::scatterAdd) sums:
+/// its weight's (or f32 gradient's) bytes over a row's.
+int64_t embeddingTableRows(const KernelShape &shape);
+
+/// The bytes an embedding's program holds on a core of `tb` tokens by `cb`
+/// features beside its tokens' rows: its lists of their distinct ids (the
+/// stream's elements before each id's row and after the last, the row's
+/// elements taken, and where rows land or sum), a row of the stream passed
+/// over (the lookup's, in whole wavelets) or the f32 sums of its ids' rows
+/// (the gradient's), and the scale.
+int64_t embeddingWorkBytes(const KernelShape &shape, int64_t tb, int64_t cb,
+                           const target::WaferTargetModel &target);
+
 /// The vector operations a region whose program is its own algorithm (a
 /// norm's, its gradient's, the loss gradient's, a map's) runs over each
 /// element for the kernels fused with it (a residual's add): the FLOPs

@@ -52,16 +52,19 @@ struct CoreMemory {
   int64_t attention = 0;
   /// A map's f32 work rows and constants (wafer::mapWorkBytes).
   int64_t mapWork = 0;
+  /// An embedding's lists of its tokens' ids and its row passed over or
+  /// sums (wafer::embeddingWorkBytes).
+  int64_t embeddingWork = 0;
 
   /// What the layout's `sum_block` decides: the sums or attention's
   /// buffers.
   int64_t blocked() const { return sums + attention; }
   int64_t total() const {
     return reserve + weightBuffers + checkpoints + live + accumulator +
-           blocked() + mapWork;
+           blocked() + mapWork + embeddingWork;
   }
   /// "reserve 8,192 B, weight buffers 134 B, ...", attention's buffers
-  /// and a map's work rows named where it has them.
+  /// a map's work rows and an embedding's lists named where it has them.
   std::string describe() const;
 };
 

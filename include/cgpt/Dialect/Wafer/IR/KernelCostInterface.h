@@ -93,7 +93,8 @@ inline int64_t tokenRowsOn(const Rect &rect, int64_t tokenGroups) {
 
 /// A kernel whose mesh program is its own algorithm, read from the
 /// region's kernel: a norm, its gradient, the loss or its gradient, an
-/// elementwise map (the region's `map`); and attention's forward or
+/// elementwise map (the region's `map`), the embedding's lookup or its
+/// gradient; and attention's forward or
 /// backward pass, read from the kernels fused into its region (the
 /// backward one fuses the softmax's gradient). The other row kernels'
 /// programs run their executed FLOPs as vector operations
@@ -109,6 +110,8 @@ enum class RowFunction : uint8_t {
   crossEntropyGrad,
   attention,
   attentionGrad,
+  gather,
+  scatterAdd,
 };
 
 /// Whether `function` is a norm's gradient, whose gain (and shift)
