@@ -401,8 +401,9 @@ TEST(MeshSimulator, OffsetReadFromMemory) {
 /// A fabric operation's length read from memory (`@set_dsd_length`): five
 /// wavelets split 2 and 3 between two buffers by the receiver's lengths,
 /// in the cycles a run without values takes (5 and 0, its static lengths),
-/// a length of 0 taking none; then the first added into the second. A length that is no count fails the run; a
-/// length from data on an operation over memory alone fails to load.
+/// a length of 0 taking none; then the first added into the second. A length
+/// that is no count fails the run; a length from data on an operation over
+/// memory alone fails to load.
 TEST(MeshSimulator, LengthReadFromMemory) {
   MeshConfig c = config();
   auto build = [](bool onMemory) {

@@ -32,10 +32,6 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 uint8_t bit(Port port) { return static_cast<uint8_t>(1u << port); }
 
-/// 32-bit words of a position table's gradient a core keeps as it streams
-/// past (1 KiB).
-constexpr int64_t kTableWindow = 256;
-
 /// Builds a kernel's program: routes core by core, and core programs shared
 /// by the cores that play the same part.
 class Builder {
@@ -1098,27 +1094,16 @@ void scatterAddKernel(Builder &b, const KernelShape &k, const Layout &layout,
 /// Vector operations over a core's tokens and features, as many as the
 /// kernel's FLOPs per element ask for (two to an operation); a reduction
 /// then sums each token's statistics along the segment and sends the sums
-/// back; a position gradient (the embedding kernel without a program of
-/// its own) first takes in its slice of the table's gradient, which
-/// streams down the columns.
+/// back.
 void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
-               int64_t microBatch, const target::WaferTargetModel &target) {
+               int64_t microBatch) {
   ElementType type = elementTypeOf(k.elementBytes);
   KernelProgram &out = b.out;
   // Named, not bound: lambdas capture them (C++17).
   int64_t tb, cb;
   std::tie(tb, cb) = rowBlock(out, k, layout, microBatch);
   int64_t operations = vectorOperations(k);
-  bool embedding = k.kind == KernelKind::embedding;
   bool reduce = k.kind == KernelKind::reduction && out.segment > 1;
-  // The table's slice, in 32-bit words, one a wavelet.
-  int64_t table = embedding
-                      ? ceilDiv(ceilDiv(std::max(k.weightBytes, k.accumulator),
-                                        layout.featureGroups),
-                                target.getLinkBytesPerCycle())
-                      : 0;
-  if (embedding)
-    b.downColumns(kStreamColor, table);
   b.forEachCore([&](int x, int y, int s) {
     if (reduce)
       routeStatistics(b, x, y, s);
@@ -1126,18 +1111,9 @@ void rowKernel(Builder &b, const KernelShape &k, const Layout &layout,
     b.assign(x, y, part, [&] {
       CoreProgram p;
       int data = p.addBuffer("data", tb * cb, type);
-      // The table streams past; a core keeps a window of it as it goes.
-      int slice =
-          embedding ? p.addBuffer("table window", std::min(table, kTableWindow),
-                                  ElementType::f32)
-                    : -1;
       int stats =
           reduce ? p.addBuffer("statistics", 2 * tb, ElementType::f32) : -1;
       Task work{false, -1, {}};
-      if (embedding)
-        work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::ring(slice),
-                                       Dsd::in(kStreamColor), Dsd(), table,
-                                       ElementType::f32));
       for (int64_t i = 0; i < operations; ++i)
         work.body.push_back(Op::vector(Op::Kind::fmul, Dsd::memory(data),
                                        Dsd::memory(data), Dsd::memory(data),
@@ -2220,7 +2196,7 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
     else if (k.function != wafer::RowFunction::other)
       normKernel(b, k, layout, microBatch, options.epsilon);
     else
-      rowKernel(b, k, layout, microBatch, target);
+      rowKernel(b, k, layout, microBatch);
     break;
   }
   return out;

@@ -626,13 +626,14 @@ FailureOr<bool> MeshKernelOffload::runEmbedding(Operation *op,
                                                 int64_t sequences) {
   auto lookup = dyn_cast<dataflow::GatherOp>(op);
   auto gradient = dyn_cast<dataflow::ScatterAddOp>(op);
+  auto positions = dyn_cast<dataflow::PositionGradOp>(op);
   // A kernel fused with the embedding (a position's add) is the
   // executor's.
-  if (!lookup && !gradient)
+  if (!lookup && !gradient && !positions)
     return false;
   std::string refusal = embeddingRefusal(where.shape, where.layout, where.rect);
   int64_t tableRows = wafer::embeddingTableRows(where.shape);
-  Value table = lookup ? lookup.getTable() : gradient.getResult();
+  Value table = lookup ? Value(lookup.getTable()) : op->getResult(0);
   int64_t rows = cast<dataflow::StreamType>(table.getType()).getShape()[0];
   if (refusal.empty() && rows != tableRows)
     refusal = "its table has " + std::to_string(rows) +
@@ -641,18 +642,32 @@ FailureOr<bool> MeshKernelOffload::runEmbedding(Operation *op,
     onHost(region, refusal);
     return false;
   }
-  std::optional<llvm::APFloat> scale =
-      lookup ? lookup.getScale() : gradient.getScale();
+  std::optional<llvm::APFloat> scale = lookup     ? lookup.getScale()
+                                       : gradient ? gradient.getScale()
+                                                  : std::nullopt;
   double factor = scale ? scale->convertToDouble() : 1.0;
-  const exec::IdTensor &ids =
-      frame.idsOf(lookup ? lookup.getIds() : gradient.getIds());
+  // The row of the table each token names: its id, or in the positions'
+  // table its place in its sequence.
+  exec::IdTensor ids;
+  if (positions) {
+    const Tensor &rowGradients = frame[positions.getGrad()];
+    int64_t seq = rowGradients.dim(1);
+    ids.shape = {rowGradients.dim(0), seq};
+    for (int64_t r = 0; r < rowGradients.dim(0) * seq; ++r)
+      ids.data.push_back(static_cast<int32_t>(r % seq));
+  } else {
+    ids = frame.idsOf(lookup ? lookup.getIds() : gradient.getIds());
+  }
   std::string error;
-  std::optional<EmbeddingRun> ran =
-      lookup ? runGather(where.shape, where.layout, sequences, *target,
-                         where.rect, frame[table].data, ids.data, factor, error)
-             : runScatterAdd(where.shape, where.layout, sequences, *target,
-                             where.rect, ids.data,
-                             frame[gradient.getGrad()].data, factor, error);
+  std::optional<EmbeddingRun> ran;
+  if (lookup)
+    ran = runGather(where.shape, where.layout, sequences, *target, where.rect,
+                    frame[table].data, ids.data, factor, error);
+  else
+    ran = runScatterAdd(
+        where.shape, where.layout, sequences, *target, where.rect, ids.data,
+        frame[gradient ? gradient.getGrad() : positions.getGrad()].data, factor,
+        error);
   if (!ran)
     return failedOnMesh(region, error);
   ++(lookup ? embeddingRuns : embeddingGradRuns);

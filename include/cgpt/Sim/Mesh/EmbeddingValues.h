@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Runs the embedding's mesh programs (KernelPrograms.h: a region whose
-// kernel is a dataflow.gather or a dataflow.scatter_add) with numbers in
-// their buffers and wavelets. The lookup: the table streams down the
+// kernel is a dataflow.gather, or a table's gradient: a
+// dataflow.scatter_add, or a dataflow.position_grad whose ids are the
+// tokens' places in their sequences) with numbers in their buffers and
+// wavelets. The lookup: the table streams down the
 // columns, each core keeps the rows its tokens' ids name, and the rows are
 // read from every core. The gradient: each core sums its tokens' rows by
 // id, and the table's gradient that passes down each column of token

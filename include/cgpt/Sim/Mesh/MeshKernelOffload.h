@@ -13,8 +13,8 @@
 // to it, and so does every layer and RMS norm and its gradient
 // (NormValues.h), the loss and its gradient (LossValues.h), every map
 // that begins its region (MapValues.h: a gated block's product, a
-// residual's sum), the embedding's lookup and its gradient
-// (EmbeddingValues.h), and
+// residual's sum), the embedding's lookup and the tables' gradients (the
+// token embedding's and the learned positions': EmbeddingValues.h), and
 // attention's forward pass (AttentionValues.h: the scores, softmax and
 // weighted values of its region at once, as the flash-style programs keep
 // them on the cores) and its backward pass (the probabilities
@@ -111,8 +111,8 @@ private:
   mlir::FailureOr<bool>
   runAttention(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
                exec::KernelFrame &frame, int64_t sequences);
-  /// An embedding's lookup or gradient on the mesh; false for any other
-  /// op.
+  /// An embedding's lookup or a table's gradient (the token embedding's
+  /// or the learned positions') on the mesh; false for any other op.
   mlir::FailureOr<bool>
   runEmbedding(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
                exec::KernelFrame &frame, int64_t sequences);

@@ -80,7 +80,8 @@ KernelShape shapeOf(RegionOp region) {
     shape.function = RowFunction::crossEntropyGrad;
   else if (kernel == dataflow::GatherOp::getOperationName())
     shape.function = RowFunction::gather;
-  else if (kernel == dataflow::ScatterAddOp::getOperationName())
+  else if (kernel == dataflow::ScatterAddOp::getOperationName() ||
+           kernel == dataflow::PositionGradOp::getOperationName())
     shape.function = RowFunction::scatterAdd;
   else if (std::optional<dataflow::MapKind> map = region.getMap()) {
     shape.function = RowFunction::map;
@@ -1389,15 +1390,6 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
       work.stream(table);
       time.fabric = table;
       time.fixed = chainFill(rows);
-    } else if (k.kind == KernelKind::embedding) {
-      // A position gradient's table streams down each feature group's
-      // columns: every core takes in its slice one wavelet a cycle.
-      double table = std::ceil(
-          static_cast<double>(std::max(k.weightBytes, k.accumulator)) / gk /
-          link);
-      work.stream(table);
-      time.fabric = table;
-      time.fixed = entry + multicastFill(rows);
     }
     break;
   }

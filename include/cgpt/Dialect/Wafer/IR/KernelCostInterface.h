@@ -93,8 +93,9 @@ inline int64_t tokenRowsOn(const Rect &rect, int64_t tokenGroups) {
 
 /// A kernel whose mesh program is its own algorithm, read from the
 /// region's kernel: a norm, its gradient, the loss or its gradient, an
-/// elementwise map (the region's `map`), the embedding's lookup or its
-/// gradient; and attention's forward or
+/// elementwise map (the region's `map`), the embedding's lookup or a
+/// table's gradient (`scatterAdd`: the token embedding's, by token id, or
+/// the learned positions', by position); and attention's forward or
 /// backward pass, read from the kernels fused into its region (the
 /// backward one fuses the softmax's gradient). The other row kernels'
 /// programs run their executed FLOPs as vector operations
