@@ -162,7 +162,7 @@ LogicalResult Trainer::runMicroBatch(const IdTensor &tokens,
             offloaded =
                 options.offload->run(&op, region, frame, tokens.shape[0]);
           else
-            offloaded = options.offload->tookFused(&op);
+            offloaded = options.offload->runFused(&op, frame);
         }
         if (failed(offloaded))
           return failure();

@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The embedding's lookup and its gradient, run as their mesh programs on
+// The embedding's lookup (with the learned positions fused with it, or
+// without) and its gradient, run as their mesh programs on
 // the mini target's cores with values, give what the functional executor
 // gives (exec::gather, exec::scatterAdd) for ids with repeats, the table's
 // first and last rows among them, on layouts whose groups do not divide
@@ -45,16 +46,19 @@ protected:
 };
 
 /// The region of a lookup (or, with `gradient`, of the embedding's
-/// gradient) in a table of `vocab` rows of `features` of `bytes`.
+/// gradient) in a table of `vocab` rows of `features` of `bytes`; a lookup
+/// with `positions` adds the learned positions fused with it.
 KernelShape embeddingShape(bool gradient, int64_t tokensPerSequence,
-                           int64_t features, int64_t vocab, int64_t bytes) {
+                           int64_t features, int64_t vocab, int64_t bytes,
+                           bool positions = false) {
   KernelShape k;
   k.kind = KernelKind::embedding;
   k.function = gradient ? RowFunction::scatterAdd : RowFunction::gather;
   k.rows = tokensPerSequence;
   k.columns = features;
   k.elementBytes = bytes;
-  k.flops = tokensPerSequence * features;
+  k.flops = (positions ? 2 : 1) * tokensPerSequence * features;
+  k.positionRows = positions ? tokensPerSequence : 0;
   if (gradient)
     k.accumulator = vocab * features * 4;
   else
@@ -67,17 +71,20 @@ struct EmbeddingCase {
   int64_t sequences, tokensPerSequence, features, vocab, bytes;
   Layout layout;
   wafer::Rect rect;
+  /// Whether a lookup adds learned positions.
+  bool positions;
 };
 
 const EmbeddingCase kEmbeddingCases[] = {
-    {"groups that do not divide",
+    {"groups that do not divide, positions",
      2,
      5,
      7,
      11,
      2,
      {3, 4, Edge::north, 0},
-     {0, 0, 4, 3}},
+     {0, 0, 4, 3},
+     true},
     {"token groups in two columns of segments, f32",
      1,
      12,
@@ -85,8 +92,17 @@ const EmbeddingCase kEmbeddingCases[] = {
      9,
      4,
      {6, 2, Edge::north, 0},
-     {0, 0, 4, 3}},
-    {"one core", 1, 3, 5, 4, 2, {1, 1, Edge::north, 0}, {0, 0, 1, 1}},
+     {0, 0, 4, 3},
+     false},
+    {"one core, positions",
+     1,
+     3,
+     5,
+     4,
+     2,
+     {1, 1, Edge::north, 0},
+     {0, 0, 1, 1},
+     true},
 };
 
 /// `count` ids of a table of `vocab` rows, its first and last rows and
@@ -118,14 +134,20 @@ TEST_F(EmbeddingValues, LookupTakesEachTokensRow) {
     SCOPED_TRACE(c.what);
     exec::IdTensor tokens = ids(c.sequences, c.tokensPerSequence, c.vocab);
     exec::Tensor table = uniform({c.vocab, c.features}, 3);
+    // More positions than a sequence has: the rows past it are never read.
+    exec::Tensor positions = uniform({c.tokensPerSequence + 2, c.features}, 4);
     KernelShape k = embeddingShape(false, c.tokensPerSequence, c.features,
-                                   c.vocab, c.bytes);
+                                   c.vocab, c.bytes, c.positions);
     std::string error;
-    std::optional<EmbeddingRun> ran =
-        runGather(k, c.layout, c.sequences, mini(), c.rect, table.data,
-                  tokens.data, 0.5, error);
+    std::optional<EmbeddingRun> ran = runGather(
+        k, c.layout, c.sequences, mini(), c.rect, table.data, tokens.data, 0.5,
+        c.positions ? llvm::ArrayRef<float>(positions.data)
+                    : llvm::ArrayRef<float>(),
+        error);
     ASSERT_TRUE(ran) << error;
     exec::Tensor want = exec::gather(table, tokens, 0.5f, {1, c.features});
+    if (c.positions)
+      want = exec::addPositions(want, positions, {1, c.features});
     ASSERT_EQ(ran->values.size(), want.data.size());
     for (size_t i = 0; i < want.data.size(); ++i)
       EXPECT_EQ(ran->values[i], want.data[i]) << "element " << i;
@@ -160,17 +182,20 @@ TEST_F(EmbeddingValues, IdsMoveNoCycle) {
     for (const EmbeddingCase &c : kEmbeddingCases) {
       SCOPED_TRACE(std::string(c.what) + (gradient ? ", gradient" : ""));
       exec::IdTensor tokens = ids(c.sequences, c.tokensPerSequence, c.vocab);
-      KernelShape k = embeddingShape(gradient, c.tokensPerSequence, c.features,
-                                     c.vocab, c.bytes);
+      KernelShape k =
+          embeddingShape(gradient, c.tokensPerSequence, c.features, c.vocab,
+                         c.bytes, c.positions && !gradient);
       std::string error;
       std::optional<EmbeddingRun> ran =
-          gradient ? runScatterAdd(
-                         k, c.layout, c.sequences, mini(), c.rect, tokens.data,
-                         std::vector<float>(tokens.data.size() * c.features),
-                         1.0, error)
-                   : runGather(k, c.layout, c.sequences, mini(), c.rect,
-                               std::vector<float>(c.vocab * c.features),
-                               tokens.data, 1.0, error);
+          gradient
+              ? runScatterAdd(
+                    k, c.layout, c.sequences, mini(), c.rect, tokens.data,
+                    std::vector<float>(tokens.data.size() * c.features), 1.0,
+                    error)
+              : runGather(k, c.layout, c.sequences, mini(), c.rect,
+                          std::vector<float>(c.vocab * c.features), tokens.data,
+                          1.0, std::vector<float>(k.positionRows * c.features),
+                          error);
       ASSERT_TRUE(ran) << error;
       KernelProgram built = buildKernelProgram(
           k, c.layout, c.sequences, mini(), c.rect, {/*allTokenGroups=*/true});
@@ -185,13 +210,14 @@ TEST_F(EmbeddingValues, MemoryCountsWhatTheProgramsDeclare) {
   for (bool gradient : {false, true})
     for (const EmbeddingCase &c : kEmbeddingCases) {
       SCOPED_TRACE(std::string(c.what) + (gradient ? ", gradient" : ""));
-      KernelShape k = embeddingShape(gradient, c.tokensPerSequence, c.features,
-                                     c.vocab, c.bytes);
+      KernelShape k =
+          embeddingShape(gradient, c.tokensPerSequence, c.features, c.vocab,
+                         c.bytes, c.positions && !gradient);
       KernelProgram built =
           buildKernelProgram(k, c.layout, c.sequences, mini(), c.rect, {});
       const CoreProgram &core = built.mesh.programs.front();
       // Everything beside the tokens' rows: the lists, the row passed over
-      // or the sums, the scale.
+      // or the sums, the scale, a lookup's positions' rows and lists.
       int64_t work = core.bytes() - core.buffers.front().bytes();
       EXPECT_EQ(core.buffers.front().elements, built.tokens * built.features);
       EXPECT_EQ(
@@ -210,18 +236,22 @@ TEST_F(EmbeddingValues, RefusesWhatItCannotCarry) {
   KernelShape other = lookup;
   other.function = RowFunction::other;
   EXPECT_FALSE(runGather(other, layout, 2, mini(), rect, table, tokens.data,
-                         1.0, error));
+                         1.0, {}, error));
   EXPECT_EQ(error, "it is not an embedding lookup");
   EXPECT_FALSE(runScatterAdd(lookup, layout, 2, mini(), rect, tokens.data,
                              table, 1.0, error));
   EXPECT_EQ(error, "it is not an embedding gradient");
+  EXPECT_FALSE(runGather(embeddingShape(false, 5, 7, 11, 2, true), layout, 2,
+                         mini(), rect, table, tokens.data, 1.0, {}, error));
+  EXPECT_EQ(error, "the positions' table has 0 elements; the kernel adds 5 x "
+                   "7");
   tokens.data[3] = 11;
   EXPECT_FALSE(runGather(lookup, layout, 2, mini(), rect, table, tokens.data,
-                         1.0, error));
+                         1.0, {}, error));
   EXPECT_EQ(error, "token id 11 is outside the table's 11 rows");
   tokens.data.pop_back();
   EXPECT_FALSE(runGather(lookup, layout, 2, mini(), rect, table, tokens.data,
-                         1.0, error));
+                         1.0, {}, error));
   EXPECT_EQ(error, "the ids and the table have 9 and 77 elements; the kernel "
                    "takes 10 and 11 x 7");
 }

@@ -229,11 +229,14 @@ KernelShape map(cgpt::dataflow::MapKind kind, int64_t tokens, int64_t features,
 /// A lookup in a table of `tableBytes` (or, for the gradient, a sum into
 /// one of `gradientBytes`) for `tokens` tokens of `features` of `bytes`:
 /// its own program, with the FLOPs dataflow.gather (or scatter_add)
-/// executes, one an element, and `fused` more (a position's add).
+/// executes, one an element, and with `positions` one more, the learned
+/// positions' add fused with the lookup (a sequence of `tokens`).
 KernelShape embedding(int64_t tokens, int64_t features, int64_t tableBytes,
                       int64_t gradientBytes, int64_t bytes = 2,
-                      int64_t fused = 0) {
-  KernelShape k = rows(KernelKind::embedding, tokens, features, 1 + fused);
+                      bool positions = false) {
+  KernelShape k =
+      rows(KernelKind::embedding, tokens, features, positions ? 2 : 1);
+  k.positionRows = positions ? tokens : 0;
   k.weightBytes = tableBytes;
   k.accumulator = gradientBytes;
   k.elementBytes = bytes;
@@ -340,7 +343,7 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"embedding lookup", embedding(64, 256, 512 * 256 * 2, 0), 2, 8, 8},
       {"embedding gradient", embedding(64, 256, 0, 512 * 256 * 4), 2, 16, 4},
       {"embedding lookup, odd rows, positions",
-       embedding(64, 100, 300 * 100 * 2, 0, 2, 1), 2, 8, 16},
+       embedding(64, 100, 300 * 100 * 2, 0, 2, true), 2, 8, 16},
       {"embedding lookup, f32", embedding(128, 64, 1000 * 64 * 4, 0, 4), 1, 4,
        16},
       {"embedding gradient, one row", embedding(64, 128, 0, 700 * 128 * 4), 1,

@@ -31,9 +31,15 @@ public:
   /// diagnostic when it takes it and cannot run it.
   virtual mlir::FailureOr<bool> run(mlir::Operation *op, wafer::RegionOp region,
                                     KernelFrame &frame, int64_t sequences) = 0;
-  /// Whether a run of the region `op` is fused into took `op` too, and set
-  /// its results: the executor then skips it.
-  virtual bool tookFused(mlir::Operation *op) { return false; }
+  /// Runs `op`, a kernel fused into a region after its first, when the
+  /// region's run took it (or left it to run now, its operands read from
+  /// `frame`) and sets its results: true, and the executor skips it;
+  /// false when the executor runs it; failure with a diagnostic when it
+  /// takes it and cannot run it.
+  virtual mlir::FailureOr<bool> runFused(mlir::Operation *op,
+                                         KernelFrame &frame) {
+    return false;
+  }
 };
 
 } // namespace cgpt::exec

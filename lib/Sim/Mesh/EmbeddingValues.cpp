@@ -115,7 +115,7 @@ std::optional<EmbeddingRun>
 runGather(const KernelShape &k, const Layout &layout, int64_t microBatch,
           const target::WaferTargetModel &target, const wafer::Rect &rect,
           llvm::ArrayRef<float> table, llvm::ArrayRef<int32_t> ids,
-          double scale, std::string &error) {
+          double scale, llvm::ArrayRef<float> positions, std::string &error) {
   error = k.function == RowFunction::gather ? embeddingRefusal(k, layout, rect)
                                             : "it is not an embedding lookup";
   int64_t tableRows = wafer::embeddingTableRows(k);
@@ -123,9 +123,14 @@ runGather(const KernelShape &k, const Layout &layout, int64_t microBatch,
     error =
         operandsError(k, microBatch, ids, static_cast<int64_t>(table.size()),
                       tableRows, "table");
+  int64_t tokens = microBatch * k.rows, features = k.columns;
+  if (error.empty() &&
+      static_cast<int64_t>(positions.size()) < k.positionRows * features)
+    error = "the positions' table has " + std::to_string(positions.size()) +
+            " elements; the kernel adds " + std::to_string(k.positionRows) +
+            " x " + std::to_string(features);
   if (!error.empty())
     return std::nullopt;
-  int64_t tokens = microBatch * k.rows, features = k.columns;
   KernelProgramOptions options;
   options.allTokenGroups = true;
   options.tableScale = scale;
@@ -134,28 +139,41 @@ runGather(const KernelShape &k, const Layout &layout, int64_t microBatch,
   int64_t cb = built.features;
   int64_t epw = perWavelet(elementTypeOf(k.elementBytes));
   int64_t rowElements = ceilDiv(cb, epw) * epw;
-  // Each column's stream: its feature group's slice of every row, padded
-  // to whole wavelets.
+  // Each column's streams: its feature group's slice of every row of the
+  // table (and of the positions' rows on theirs), padded to whole
+  // wavelets.
   for (Injector &in : built.mesh.injectors) {
+    bool ofPositions = in.color != kStreamColor;
+    llvm::ArrayRef<float> from = ofPositions ? positions : table;
+    int64_t rows = ofPositions ? k.positionRows : tableRows;
     int64_t feature = built.placeInSegment(built.mesh.index(in.x, in.y));
-    std::vector<float> elements(tableRows * rowElements, 0.0f);
-    for (int64_t v = 0; v < tableRows; ++v)
+    std::vector<float> elements(rows * rowElements, 0.0f);
+    for (int64_t v = 0; v < rows; ++v)
       for (int64_t c = 0; c < cb; ++c)
         if (int64_t column = feature * cb + c; column < features)
-          elements[v * rowElements + c] = table[v * features + column];
+          elements[v * rowElements + c] = from[v * features + column];
     in.payload = wavelets(elements, epw);
   }
+  // A token's place in its sequence: its row of the positions' table.
+  std::vector<int32_t> places;
+  for (int64_t t = 0; t < tokens && k.positionRows > 0; ++t)
+    places.push_back(static_cast<int32_t>(t % k.rows));
   EmbeddingRun outcome;
   outcome.values.assign(tokens * features, 0.0f);
   auto load = [&](int core, std::vector<std::vector<float>> &memory) {
     if (built.tokenGroup[core] < 0)
       return;
-    IdLists lists =
-        idLists(idsOfCore(built, core, ids), cb, rowElements, tableRows);
-    memory[kGatherSkips] = std::move(lists.skips);
-    memory[kGatherTakes] = std::move(lists.takes);
-    memory[kGatherTargets] = std::move(lists.targets);
-    memory[kGatherSources] = std::move(lists.sources);
+    auto place = [&](int first, llvm::ArrayRef<int32_t> of, int64_t rows) {
+      IdLists lists =
+          idLists(idsOfCore(built, core, of), cb, rowElements, rows);
+      memory[first + 1] = std::move(lists.skips);
+      memory[first + 2] = std::move(lists.takes);
+      memory[first + 3] = std::move(lists.targets);
+      memory[first + 4] = std::move(lists.sources);
+    };
+    place(kGatherRows, ids, tableRows);
+    if (k.positionRows > 0)
+      place(kGatherPositionRows, places, k.positionRows);
   };
   auto store = [&](int core, const std::vector<std::vector<float>> &memory) {
     forEachElement(built, core, tokens, features,

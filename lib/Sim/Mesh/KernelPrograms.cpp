@@ -962,9 +962,11 @@ void mapKernel(Builder &b, const KernelShape &k, const Layout &layout,
 /// takes the id's row into its first token's row, each length set from its
 /// lists (Op::lengthFrom), then passes over the rest. It then copies each
 /// token's row from its id's first token's, multiplies the block by the
-/// scale and runs the kernels fused with it. Without values the lists say
-/// nothing is taken and the whole stream is passed over: as many wavelets
-/// in all. The buffers are declared in GatherBuffer's order.
+/// scale, and, with fused learned positions, takes their rows alike from a
+/// second stream (each token's place in its sequence its id) and adds
+/// them; then the other kernels fused with it. Without values the lists
+/// say nothing is taken and the whole stream is passed over: as many
+/// wavelets in all. The buffers are declared in GatherBuffer's order.
 void gatherKernel(Builder &b, const KernelShape &k, const Layout &layout,
                   int64_t microBatch, double scale) {
   ElementType type = elementTypeOf(k.elementBytes);
@@ -975,48 +977,77 @@ void gatherKernel(Builder &b, const KernelShape &k, const Layout &layout,
   int64_t epw = perWavelet(type);
   int64_t rowElements = ceilDiv(cb, epw) * epw;
   int64_t stream = wafer::embeddingTableRows(k) * rowElements;
+  int64_t positionStream = k.positionRows * rowElements;
+  bool positions = k.positionRows > 0;
+  // The positions on a color of their own: a lookup has no chain.
+  constexpr int kPositionsColor = kChainColor;
   b.downColumns(kStreamColor, stream / epw);
+  if (positions)
+    b.downColumns(kPositionsColor, positionStream / epw);
   b.forEachCore([&](int x, int y, int) {
     b.assign(x, y, 0, [&] {
       CoreProgram p;
-      int rows = p.addBuffer("rows", tb * cb, type);
-      int skips = p.addBuffer("rows passed over", tb + 1, ElementType::f32);
-      int takes = p.addBuffer("rows taken", tb, ElementType::f32);
-      int targets = p.addBuffer("row targets", tb, ElementType::f32);
-      int sources = p.addBuffer("row sources", tb, ElementType::f32);
+      // A table's rows and the lists that say which of its stream's rows
+      // land where; `used` false declares them empty.
+      auto declare = [&](const char *what, bool used, int64_t length) {
+        int64_t n = used ? tb : 0;
+        int rows = p.addBuffer(std::string(what) + " rows", n * cb, type);
+        int skips = p.addBuffer(std::string(what) + " rows passed over",
+                                used ? n + 1 : 0, ElementType::f32);
+        p.addBuffer(std::string(what) + " rows taken", n, ElementType::f32);
+        p.addBuffer(std::string(what) + " row targets", n, ElementType::f32);
+        p.addBuffer(std::string(what) + " row sources", n, ElementType::f32);
+        if (used) {
+          p.buffers[skips].initial.assign(n + 1, 0.0f);
+          p.buffers[skips].initial.back() = static_cast<float>(length);
+        }
+        return rows;
+      };
+      int rows = declare("token", true, stream);
       int passed = p.addBuffer("passed row", rowElements, type);
       int constants = p.addConstants("constants", {static_cast<float>(scale)});
-      assert(rows == kGatherRows && skips == kGatherSkips &&
-             takes == kGatherTakes && targets == kGatherTargets &&
-             sources == kGatherSources && passed == kGatherPassed &&
+      int positionRows = declare("position", positions, positionStream);
+      assert(rows == kGatherRows && passed == kGatherPassed &&
              constants == kGatherConstants &&
+             positionRows == kGatherPositionRows &&
              "the buffers in GatherBuffer's order");
-      p.buffers[skips].initial.assign(tb + 1, 0.0f);
-      p.buffers[skips].initial.back() = static_cast<float>(stream);
-      int distinct = p.addCursor({1, 0}), token = p.addCursor({1, 0}),
-          row = p.addCursor({cb, 0});
-      auto fromStream = [&](Dsd dst, int64_t length, int lengths) {
-        return Op::lengthFromData(Op::vector(Op::Kind::fmov, dst,
-                                             Dsd::in(kStreamColor), Dsd(),
-                                             length, type),
-                                  lengths, distinct);
-      };
       Task work{false, -1, {}};
-      work.body.push_back(Op::loopOp(3, tb));
-      work.body.push_back(fromStream(Dsd::ring(passed), 0, skips));
-      work.body.push_back(
-          fromStream(Dsd::indexed(rows, targets, distinct), 0, takes));
-      work.body.push_back(Op::advanceOp(distinct));
-      work.body.push_back(fromStream(Dsd::ring(passed), stream, skips));
-      work.body.push_back(Op::loopOp(3, tb));
-      work.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(rows, 0, row),
-                                     Dsd::indexed(rows, sources, token), Dsd(),
-                                     cb, type));
-      work.body.push_back(Op::advanceOp(row));
-      work.body.push_back(Op::advanceOp(token));
+      // Takes the rows named by the lists that follow `into` from the
+      // stream of `color`, `length` elements without values; then copies
+      // each token's row from its id's first token's.
+      auto take = [&](int into, int color, int64_t length) {
+        int skips = into + 1, takes = into + 2, targets = into + 3,
+            sources = into + 4;
+        int distinct = p.addCursor({1, 0}), token = p.addCursor({1, 0}),
+            row = p.addCursor({cb, 0});
+        auto fromStream = [&](Dsd dst, int64_t n, int lengths) {
+          return Op::lengthFromData(
+              Op::vector(Op::Kind::fmov, dst, Dsd::in(color), Dsd(), n, type),
+              lengths, distinct);
+        };
+        work.body.push_back(Op::loopOp(3, tb));
+        work.body.push_back(fromStream(Dsd::ring(passed), 0, skips));
+        work.body.push_back(
+            fromStream(Dsd::indexed(into, targets, distinct), 0, takes));
+        work.body.push_back(Op::advanceOp(distinct));
+        work.body.push_back(fromStream(Dsd::ring(passed), length, skips));
+        work.body.push_back(Op::loopOp(3, tb));
+        work.body.push_back(
+            Op::vector(Op::Kind::fmov, Dsd::memory(into, 0, row),
+                       Dsd::indexed(into, sources, token), Dsd(), cb, type));
+        work.body.push_back(Op::advanceOp(row));
+        work.body.push_back(Op::advanceOp(token));
+      };
+      take(rows, kStreamColor, stream);
       work.body.push_back(Op::fmacOp(Dsd::memory(rows), Dsd::zero(),
                                      Dsd::memory(rows), scalar(constants, 0),
                                      tb * cb, type));
+      if (positions) {
+        take(positionRows, kPositionsColor, positionStream);
+        work.body.push_back(
+            Op::vector(Op::Kind::fadd, Dsd::memory(rows), Dsd::memory(rows),
+                       Dsd::memory(positionRows), tb * cb, type));
+      }
       fusedOps(work.body, k, Dsd::memory(rows), tb * cb, type);
       p.startActive.push_back(p.addTask(std::move(work)));
       return p;

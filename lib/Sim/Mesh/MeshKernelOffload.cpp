@@ -619,6 +619,19 @@ FailureOr<bool> MeshKernelOffload::runMap(Operation *op, wafer::RegionOp region,
   return true;
 }
 
+FailureOr<bool> MeshKernelOffload::runFused(Operation *op,
+                                            exec::KernelFrame &frame) {
+  if (done.erase(op))
+    return true;
+  auto it = deferred.find(op);
+  if (it == deferred.end())
+    return false;
+  auto [region, sequences] = it->second;
+  deferred.erase(it);
+  return runEmbedding(op, region, placed.find(region.getOperation())->second,
+                      frame, sequences);
+}
+
 FailureOr<bool> MeshKernelOffload::runEmbedding(Operation *op,
                                                 wafer::RegionOp region,
                                                 const Placed &where,
@@ -627,11 +640,25 @@ FailureOr<bool> MeshKernelOffload::runEmbedding(Operation *op,
   auto lookup = dyn_cast<dataflow::GatherOp>(op);
   auto gradient = dyn_cast<dataflow::ScatterAddOp>(op);
   auto positions = dyn_cast<dataflow::PositionGradOp>(op);
-  // A kernel fused with the embedding (a position's add) is the
-  // executor's.
+  // A lookup with fused learned positions runs at their add, whose table
+  // the executor brings in after the lookup; another kernel fused with the
+  // embedding is the executor's.
+  auto added = dyn_cast<dataflow::AddPositionsOp>(op);
+  if (added) {
+    lookup = added.getInput().getDefiningOp<dataflow::GatherOp>();
+    if (!lookup || where.shape.positionRows == 0)
+      return false;
+  }
   if (!lookup && !gradient && !positions)
     return false;
   std::string refusal = embeddingRefusal(where.shape, where.layout, where.rect);
+  // The program adds the positions to the lookup's rows in place: nothing
+  // else may read the rows before.
+  bool fusedPositions = lookup && where.shape.positionRows > 0;
+  if (fusedPositions && refusal.empty() &&
+      !(lookup->hasOneUse() &&
+        isa<dataflow::AddPositionsOp>(*lookup->user_begin())))
+    refusal = "its rows are read beside the positions' add fused with it";
   int64_t tableRows = wafer::embeddingTableRows(where.shape);
   Value table = lookup ? Value(lookup.getTable()) : op->getResult(0);
   int64_t rows = cast<dataflow::StreamType>(table.getType()).getShape()[0];
@@ -639,8 +666,17 @@ FailureOr<bool> MeshKernelOffload::runEmbedding(Operation *op,
     refusal = "its table has " + std::to_string(rows) +
               " rows and its region streams " + std::to_string(tableRows);
   if (!refusal.empty()) {
-    onHost(region, refusal);
+    // Counted once, at the lookup: its positions' add follows it.
+    if (!added)
+      onHost(region, refusal);
     return false;
+  }
+  if (fusedPositions && !added) {
+    // The rows stay on the cores until the positions' add runs the program
+    // (runFused), once the executor has brought in their table.
+    frame.set(lookup.getResult(), Tensor());
+    deferred[*lookup->user_begin()] = {region, sequences};
+    return true;
   }
   std::optional<llvm::APFloat> scale = lookup     ? lookup.getScale()
                                        : gradient ? gradient.getScale()
@@ -662,7 +698,10 @@ FailureOr<bool> MeshKernelOffload::runEmbedding(Operation *op,
   std::optional<EmbeddingRun> ran;
   if (lookup)
     ran = runGather(where.shape, where.layout, sequences, *target, where.rect,
-                    frame[table].data, ids.data, factor, error);
+                    frame[table].data, ids.data, factor,
+                    added ? llvm::ArrayRef<float>(frame[added.getTable()].data)
+                          : llvm::ArrayRef<float>(),
+                    error);
   else
     ran = runScatterAdd(
         where.shape, where.layout, sequences, *target, where.rect, ids.data,

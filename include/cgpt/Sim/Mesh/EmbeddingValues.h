@@ -51,14 +51,18 @@ struct EmbeddingRun {
 /// sequences, laid out as `layout` on `rect`, with values: `table` is
 /// [V, N] row-major (V the kernel's table rows, N its columns), `ids` the
 /// T = microBatch x rows tokens' rows of it; the result is `scale` times
-/// each token's row. Returns nothing and sets `error` for a kernel
-/// embeddingRefusal refuses, operands of the wrong size, an id outside the
-/// table, or a program that fails to load or run.
+/// each token's row, plus, for a kernel with fused positions
+/// (`positionRows`), the row of `positions` ([P, N], P at least those
+/// rows; empty without) at the token's place in its sequence. Returns
+/// nothing and sets `error` for a kernel embeddingRefusal refuses,
+/// operands of the wrong size, an id outside the table, or a program that
+/// fails to load or run.
 std::optional<EmbeddingRun>
 runGather(const wafer::KernelShape &kernel, const wafer::Layout &layout,
           int64_t microBatch, const target::WaferTargetModel &target,
           const wafer::Rect &rect, llvm::ArrayRef<float> table,
-          llvm::ArrayRef<int32_t> ids, double scale, std::string &error);
+          llvm::ArrayRef<int32_t> ids, double scale,
+          llvm::ArrayRef<float> positions, std::string &error);
 
 /// Runs the gradient `kernel` (RowFunction::scatterAdd) as runGather runs
 /// the lookup: `gradient` is [T, N] row-major, and row v of the result is

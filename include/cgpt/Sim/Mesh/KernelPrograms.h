@@ -117,8 +117,10 @@ enum MapBuffer : int {
 /// before the id's row (and, one more, after the last), the elements of
 /// the row to take (0 past the distinct ids) and where the row lands (the
 /// offset of the id's first token's row); per token, the offset of its
-/// id's first token's row; a row of the stream passed over; and its
-/// constants (the scale).
+/// id's first token's row; a row of the stream passed over; its constants
+/// (the scale); then, for fused learned positions (empty without), their
+/// rows and the same four lists, each token's place in its sequence its
+/// id.
 enum GatherBuffer : int {
   kGatherRows,
   kGatherSkips,
@@ -127,6 +129,11 @@ enum GatherBuffer : int {
   kGatherSources,
   kGatherPassed,
   kGatherConstants,
+  kGatherPositionRows,
+  kGatherPositionSkips,
+  kGatherPositionTakes,
+  kGatherPositionTargets,
+  kGatherPositionSources,
 };
 
 /// The buffers the embedding gradient's program declares, in order: its

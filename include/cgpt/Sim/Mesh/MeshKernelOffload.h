@@ -53,7 +53,8 @@ public:
   mlir::FailureOr<bool> run(mlir::Operation *op, wafer::RegionOp region,
                             exec::KernelFrame &frame,
                             int64_t sequences) override;
-  bool tookFused(mlir::Operation *op) override { return done.erase(op); }
+  mlir::FailureOr<bool> runFused(mlir::Operation *op,
+                                 exec::KernelFrame &frame) override;
 
   /// Weight kernel, token sum, norm, norm gradient, attention (forward and
   /// backward), loss, loss gradient, map, embedding lookup and embedding
@@ -111,8 +112,10 @@ private:
   mlir::FailureOr<bool>
   runAttention(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
                exec::KernelFrame &frame, int64_t sequences);
-  /// An embedding's lookup or a table's gradient (the token embedding's
-  /// or the learned positions') on the mesh; false for any other op.
+  /// An embedding's lookup (with fused learned positions, run at their
+  /// add, the lookup's rows left on the cores) or a table's gradient (the
+  /// token embedding's or the learned positions') on the mesh; false for
+  /// any other op.
   mlir::FailureOr<bool>
   runEmbedding(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
                exec::KernelFrame &frame, int64_t sequences);
@@ -135,6 +138,11 @@ private:
   /// The kernels fused into an attention pass, which its run on the mesh
   /// did.
   llvm::DenseSet<mlir::Operation *> done;
+  /// The fused positions' adds whose lookups left their rows on the cores,
+  /// to run the lookup's program with the positions' table: the region and
+  /// the sequences.
+  llvm::DenseMap<mlir::Operation *, std::pair<wafer::RegionOp, int64_t>>
+      deferred;
   std::map<std::string, int64_t> hostRuns;
 };
 

@@ -78,10 +78,13 @@ KernelShape shapeOf(RegionOp region) {
     shape.function = RowFunction::crossEntropy;
   else if (kernel == dataflow::CrossEntropyGradOp::getOperationName())
     shape.function = RowFunction::crossEntropyGrad;
-  else if (kernel == dataflow::GatherOp::getOperationName())
+  else if (kernel == dataflow::GatherOp::getOperationName()) {
     shape.function = RowFunction::gather;
-  else if (kernel == dataflow::ScatterAddOp::getOperationName() ||
-           kernel == dataflow::PositionGradOp::getOperationName())
+    if (llvm::is_contained(region.getFused().getAsValueRange<StringAttr>(),
+                           dataflow::AddPositionsOp::getOperationName()))
+      shape.positionRows = shape.rows;
+  } else if (kernel == dataflow::ScatterAddOp::getOperationName() ||
+             kernel == dataflow::PositionGradOp::getOperationName())
     shape.function = RowFunction::scatterAdd;
   else if (std::optional<dataflow::MapKind> map = region.getMap()) {
     shape.function = RowFunction::map;
@@ -434,7 +437,11 @@ int64_t embeddingWorkBytes(const KernelShape &k, int64_t tb, int64_t cb,
   if (k.function == RowFunction::gather) {
     int64_t perWavelet = elementsPerWavelet(target, k.elementBytes);
     int64_t passedRow = ceilDiv(cb, perWavelet) * perWavelet * k.elementBytes;
-    return (4 * tb + 1) * f32 + passedRow + f32;
+    int64_t lists = (4 * tb + 1) * f32;
+    // Fused positions: their rows beside the tokens', and their lists.
+    int64_t positions =
+        k.positionRows > 0 ? tb * cb * k.elementBytes + lists : 0;
+    return lists + passedRow + f32 + positions;
   }
   if (k.function == RowFunction::scatterAdd)
     return tb * cb * f32 + (3 * tb + 1) * f32 + f32;
@@ -474,12 +481,14 @@ int64_t fusedOperations(const KernelShape &k) {
   double rows = static_cast<double>(k.rows);
   double elements = rows * static_cast<double>(k.columns);
   // A map's own FLOPs are those dataflow.map counts; an embedding's
-  // lookup and scatter execute one an element (the scale, the sum).
+  // lookup and scatter execute one an element (the scale, the sum), and a
+  // lookup one more for the positions it adds.
   double ownFlops =
       k.function == RowFunction::map
           ? static_cast<double>(dataflow::mapFlopsPerElement(k.map)) * elements
-      : k.function == RowFunction::gather ||
-              k.function == RowFunction::scatterAdd
+      : k.function == RowFunction::gather
+          ? (k.positionRows > 0 ? 2 : 1) * elements
+      : k.function == RowFunction::scatterAdd
           ? elements
           : 2.0 * (static_cast<double>(own.perElement) * elements +
                    static_cast<double>(own.perRow) * rows);
@@ -683,14 +692,20 @@ void mapOperations(CoreWork &work, const target::WaferTargetModel &t,
 /// features of `elementBytes` (docs/runtime.md, "Embeddings on the mesh"),
 /// once its ids' rows have arrived: each token's row copied from the row
 /// its id's first token took from the stream, then the scale's multiply-add
-/// over the block.
+/// over the block; with fused positions, the same copies of their rows and
+/// their sum into the block.
 void gatherOperations(CoreWork &work, const target::WaferTargetModel &t,
-                      int64_t tb, int64_t cb, int64_t elementBytes) {
+                      int64_t tb, int64_t cb, int64_t elementBytes,
+                      bool positions) {
   double eb = static_cast<double>(elementBytes);
   int64_t ops =
       elementBytes <= 2 ? t.getHalfOpsPerCycle() : t.getF32OpsPerCycle();
   work.operations(static_cast<double>(tb), cb, ops, eb, eb);
   work.operations(1, tb * cb, fmacLanes(t, elementBytes), eb, eb);
+  if (positions) {
+    work.operations(static_cast<double>(tb), cb, ops, eb, eb);
+    work.operations(1, tb * cb, ops, 2 * eb, eb);
+  }
 }
 
 /// The embedding gradient's operations on a core of `tb` tokens by `cb`
@@ -1338,7 +1353,7 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     else if (k.function == RowFunction::map)
       mapOperations(work, t, k.map, tb, cb, k.elementBytes);
     else if (k.function == RowFunction::gather)
-      gatherOperations(work, t, tb, cb, k.elementBytes);
+      gatherOperations(work, t, tb, cb, k.elementBytes, k.positionRows > 0);
     else if (k.function == RowFunction::scatterAdd)
       scatterAddOperations(work, t, tb, cb, k.elementBytes);
     else if (k.function != RowFunction::other)
@@ -1376,9 +1391,11 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
       // The table streams down each feature group's columns, from the
       // north edge or, resident, from the cores that hold it, each row of
       // the group's features in whole wavelets: every core takes in every
-      // row, one wavelet a cycle, keeping those its tokens look up.
-      double table = static_cast<double>(embeddingTableRows(k)) *
-                     wavelets(static_cast<double>(cb));
+      // row, one wavelet a cycle, keeping those its tokens look up; then
+      // the fused positions' rows, alike.
+      double table =
+          static_cast<double>(embeddingTableRows(k) + k.positionRows) *
+          wavelets(static_cast<double>(cb));
       work.stream(table);
       time.fabric = table;
       time.fixed = entry + multicastFill(rows);

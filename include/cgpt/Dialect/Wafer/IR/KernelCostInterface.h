@@ -136,6 +136,10 @@ struct KernelShape {
   RowFunction function = RowFunction::other;
   /// RowFunction::map's function.
   dataflow::MapKind map = dataflow::MapKind::add;
+  /// A lookup's fused learned positions (a dataflow.add_positions in its
+  /// region): the rows of their table its program streams after the token
+  /// table, the sequence's (the others are never read); 0 without.
+  int64_t positionRows = 0;
 };
 
 /// The time of one kernel run, in cycles, by bound: a core's tasks and
