@@ -23,23 +23,35 @@ RouteResult exec::route(const Tensor &input, const Tensor &router, int64_t topK,
                         std::optional<double> nullExpert, bool roundLogits) {
   int64_t batch = input.dim(0), seq = input.dim(1), model = input.dim(2);
   int64_t numExperts = router.dim(1);
-  RouteResult r{Tensor({batch, seq, topK}), Tensor({batch, seq, topK}),
-                Tensor({batch, seq, numExperts})};
-  std::vector<float> logits(numExperts);
-  std::vector<int64_t> order(numExperts);
+  Tensor logits({batch, seq, numExperts});
   for (int64_t t = 0; t < batch * seq; ++t) {
     const float *x = &input.data[t * model];
-    std::fill(logits.begin(), logits.end(), 0.0f);
+    float *row = &logits.data[t * numExperts];
     for (int64_t c = 0; c < model; ++c)
       for (int64_t e = 0; e < numExperts; ++e)
-        logits[e] += x[c] * router.data[c * numExperts + e];
+        row[e] += x[c] * router.data[c * numExperts + e];
+  }
+  return routeFromLogits(std::move(logits), topK, nullExpert, roundLogits);
+}
+
+RouteResult exec::routeFromLogits(Tensor logits, int64_t topK,
+                                  std::optional<double> nullExpert,
+                                  bool roundLogits) {
+  int64_t batch = logits.dim(0), seq = logits.dim(1);
+  int64_t numExperts = logits.dim(2);
+  RouteResult r{Tensor({batch, seq, topK}), Tensor({batch, seq, topK}),
+                Tensor({batch, seq, numExperts})};
+  std::vector<float> row(numExperts);
+  std::vector<int64_t> order(numExperts);
+  for (int64_t t = 0; t < batch * seq; ++t) {
+    std::copy_n(&logits.data[t * numExperts], numExperts, row.begin());
     if (roundLogits)
-      roundToBF16(logits);
-    float largest = *std::max_element(logits.begin(), logits.end());
+      roundToBF16(row);
+    float largest = *std::max_element(row.begin(), row.end());
     float *p = &r.probs.data[t * numExperts];
     float sum = 0.0f;
     for (int64_t e = 0; e < numExperts; ++e)
-      sum += p[e] = std::exp(logits[e] - largest);
+      sum += p[e] = std::exp(row[e] - largest);
     for (int64_t e = 0; e < numExperts; ++e)
       p[e] /= sum;
     // Largest first; equal probabilities keep the lower index first.

@@ -34,6 +34,10 @@ struct RouteResult {
 /// to bfloat16 before the softmax (a router that is not f32).
 RouteResult route(const Tensor &input, const Tensor &router, int64_t topK,
                   std::optional<double> nullExpert, bool roundLogits);
+/// The router's softmax and choice (as `route`) from its logits [b, s, E],
+/// the product of its input and its weight, summed in f32.
+RouteResult routeFromLogits(Tensor logits, int64_t topK,
+                            std::optional<double> nullExpert, bool roundLogits);
 
 /// `scale * E * sum_b sum_e f[b, e] * P[b, e]`, a [] tensor.
 Tensor balanceLoss(const Tensor &probs, const Tensor &experts, double scale);

@@ -7,6 +7,7 @@
 #include "cgpt/Sim/Mesh/MeshKernelOffload.h"
 
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
+#include "cgpt/Exec/MixtureOfExperts.h"
 #include "cgpt/Sim/Mesh/AttentionValues.h"
 #include "cgpt/Sim/Mesh/CycleLevel.h"
 #include "cgpt/Sim/Mesh/EmbeddingValues.h"
@@ -132,6 +133,8 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   bool matmul = where.shape.kind == KernelKind::weight_matmul;
   if (!matmul && where.shape.kind != KernelKind::weight_grad)
     return false;
+  if (auto route = dyn_cast<dataflow::RouteOp>(op))
+    return runRoute(route, region, where, frame, sequences);
   auto product = dyn_cast<dataflow::MatmulOp>(op);
   std::string refusal =
       weightKernelRefusal(where.shape, where.layout, where.rect);
@@ -616,6 +619,45 @@ FailureOr<bool> MeshKernelOffload::runMap(Operation *op, wafer::RegionOp region,
   Tensor result(first.shape);
   result.data = std::move(ran->result);
   frame.set(map.getResult(), std::move(result));
+  return true;
+}
+
+FailureOr<bool> MeshKernelOffload::runRoute(dataflow::RouteOp route,
+                                            wafer::RegionOp region,
+                                            const Placed &where,
+                                            exec::KernelFrame &frame,
+                                            int64_t sequences) {
+  std::string refusal =
+      weightKernelRefusal(where.shape, where.layout, where.rect);
+  if (!refusal.empty()) {
+    onHost(region, refusal);
+    return false;
+  }
+  // The input [tokens, d_model] held, the router [d_model, experts]
+  // streamed, as a matmul's.
+  const Tensor &input = frame[route.getInput()];
+  const Tensor &router = frame[route.getRouter()];
+  std::string error;
+  std::optional<WeightKernelRun> ran =
+      runWeightKernel(where.shape, where.layout, sequences, *target, where.rect,
+                      input.data, router.data, error);
+  if (!ran)
+    return failedOnMesh(region, error);
+  ++weightKernelRuns;
+  meshCycles += ran->cycles;
+  Tensor logits({input.dim(0), input.dim(1), router.dim(1)});
+  logits.data = std::move(ran->values);
+  std::optional<double> null;
+  if (std::optional<llvm::APFloat> logit = route.getNullExpert())
+    null = logit->convertToDouble();
+  exec::RouteResult chosen =
+      exec::routeFromLogits(std::move(logits), route.getTopK(), null,
+                            !route.getRouterF32() && frame.storesBF16());
+  frame.set(route.getWeights(), std::move(chosen.weights));
+  frame.set(route.getExperts(), std::move(chosen.experts));
+  frame.set(route.getProbs(), std::move(chosen.probs));
+  onHost(region, "its softmax and choice of experts, after its product on "
+                 "the mesh");
   return true;
 }
 

@@ -10,7 +10,8 @@
 // and every bias gradient (a token sum, TokenSumValues.h), runs on the
 // cycle-level mesh with real values, on its region's rectangle and layout
 // as placed, a routed experts' kernel one pass an expert on the rows routed
-// to it, and so does every layer and RMS norm and its gradient
+// to it, and the router's product (its softmax and choice of experts on
+// the host), and so does every layer and RMS norm and its gradient
 // (NormValues.h), the loss and its gradient (LossValues.h), every map
 // that begins its region (MapValues.h: a gated block's product, a
 // residual's sum), the embedding's lookup and the tables' gradients (the
@@ -26,6 +27,7 @@
 #ifndef CGPT_SIM_MESH_MESHKERNELOFFLOAD_H
 #define CGPT_SIM_MESH_MESHKERNELOFFLOAD_H
 
+#include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 #include "cgpt/Dialect/Wafer/Analysis/StepProgram.h"
 #include "cgpt/Exec/KernelOffload.h"
 
@@ -119,6 +121,11 @@ private:
   mlir::FailureOr<bool>
   runEmbedding(mlir::Operation *op, wafer::RegionOp region, const Placed &where,
                exec::KernelFrame &frame, int64_t sequences);
+  /// The router's product on the mesh, a weight kernel's run (its softmax
+  /// and choice of experts then on the host, and counted there).
+  mlir::FailureOr<bool> runRoute(dataflow::RouteOp route,
+                                 wafer::RegionOp region, const Placed &where,
+                                 exec::KernelFrame &frame, int64_t sequences);
   /// A map that begins its region on the mesh; false for any other op.
   mlir::FailureOr<bool> runMap(mlir::Operation *op, wafer::RegionOp region,
                                const Placed &where, exec::KernelFrame &frame,
