@@ -204,7 +204,8 @@ int64_t embeddingTableRows(const KernelShape &shape);
 /// stream's elements before each id's row and after the last, the row's
 /// elements taken, and where rows land or sum), a row of the stream passed
 /// over (the lookup's, in whole wavelets) or the f32 sums of its ids' rows
-/// (the gradient's), and the scale.
+/// (the gradient's), the scale, and a lookup's fused positions' rows and
+/// their lists.
 int64_t embeddingWorkBytes(const KernelShape &shape, int64_t tb, int64_t cb,
                            const target::WaferTargetModel &target);
 

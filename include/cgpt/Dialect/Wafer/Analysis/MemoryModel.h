@@ -52,8 +52,8 @@ struct CoreMemory {
   int64_t attention = 0;
   /// A map's f32 work rows and constants (wafer::mapWorkBytes).
   int64_t mapWork = 0;
-  /// An embedding's lists of its tokens' ids and its row passed over or
-  /// sums (wafer::embeddingWorkBytes).
+  /// An embedding's lists of its tokens' ids, its row passed over or sums,
+  /// and a lookup's fused positions' rows (wafer::embeddingWorkBytes).
   int64_t embeddingWork = 0;
 
   /// What the layout's `sum_block` decides: the sums or attention's
