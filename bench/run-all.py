@@ -227,9 +227,9 @@ def main():
               f"models/tiny.yaml --functional --steps 1 --cycle-level` (a "
               f"training step whose 33 weight kernel runs, 8 bias "
               f"gradients, 9 norms, 5 norm gradients, 4 attention passes "
-              f"forward and 2 backward, the loss and its gradient run on "
-              f"the mesh, "
-              f"compiling included): "
+              f"forward and 2 backward, the loss and its gradient, the "
+              f"embedding's lookup and the two tables' gradients run on "
+              f"the mesh, compiling included): "
               f"{values_seconds:.2f} s, {values_peak:.0f} MB.", ""]
 
     lines += whole_mesh.section(args.build)
