@@ -163,17 +163,18 @@ runGather(const KernelShape &k, const Layout &layout, int64_t microBatch,
   auto load = [&](int core, std::vector<std::vector<float>> &memory) {
     if (built.tokenGroup[core] < 0)
       return;
-    auto place = [&](int first, llvm::ArrayRef<int32_t> of, int64_t rows) {
+    auto place = [&](const GatherTableBuffers &table,
+                     llvm::ArrayRef<int32_t> of, int64_t rows) {
       IdLists lists =
           idLists(idsOfCore(built, core, of), cb, rowElements, rows);
-      memory[first + 1] = std::move(lists.skips);
-      memory[first + 2] = std::move(lists.takes);
-      memory[first + 3] = std::move(lists.targets);
-      memory[first + 4] = std::move(lists.sources);
+      memory[table.skips] = std::move(lists.skips);
+      memory[table.takes] = std::move(lists.takes);
+      memory[table.targets] = std::move(lists.targets);
+      memory[table.sources] = std::move(lists.sources);
     };
-    place(kGatherRows, ids, tableRows);
+    place(kGatherTokenTable, ids, tableRows);
     if (k.positionRows > 0)
-      place(kGatherPositionRows, places, k.positionRows);
+      place(kGatherPositionTable, places, k.positionRows);
   };
   auto store = [&](int core, const std::vector<std::vector<float>> &memory) {
     forEachElement(built, core, tokens, features,

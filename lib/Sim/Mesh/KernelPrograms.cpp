@@ -991,33 +991,37 @@ void gatherKernel(Builder &b, const KernelShape &k, const Layout &layout,
       // land where; `used` false declares them empty.
       auto declare = [&](const char *what, bool used, int64_t length) {
         int64_t n = used ? tb : 0;
-        int rows = p.addBuffer(std::string(what) + " rows", n * cb, type);
-        int skips = p.addBuffer(std::string(what) + " rows passed over",
-                                used ? n + 1 : 0, ElementType::f32);
-        p.addBuffer(std::string(what) + " rows taken", n, ElementType::f32);
-        p.addBuffer(std::string(what) + " row targets", n, ElementType::f32);
-        p.addBuffer(std::string(what) + " row sources", n, ElementType::f32);
+        std::string name(what);
+        GatherTableBuffers table;
+        table.rows = p.addBuffer(name + " rows", n * cb, type);
+        table.skips = p.addBuffer(name + " rows passed over", used ? n + 1 : 0,
+                                  ElementType::f32);
+        table.takes = p.addBuffer(name + " rows taken", n, ElementType::f32);
+        table.targets = p.addBuffer(name + " row targets", n, ElementType::f32);
+        table.sources = p.addBuffer(name + " row sources", n, ElementType::f32);
         if (used) {
-          p.buffers[skips].initial.assign(n + 1, 0.0f);
-          p.buffers[skips].initial.back() = static_cast<float>(length);
+          p.buffers[table.skips].initial.assign(n + 1, 0.0f);
+          p.buffers[table.skips].initial.back() = static_cast<float>(length);
         }
-        return rows;
+        return table;
       };
-      int rows = declare("token", true, stream);
+      GatherTableBuffers tokenTable = declare("token", true, stream);
       int passed = p.addBuffer("passed row", rowElements, type);
       int constants = p.addConstants("constants", {static_cast<float>(scale)});
-      int positionRows = declare("position", positions, positionStream);
-      assert(rows == kGatherRows && passed == kGatherPassed &&
+      GatherTableBuffers positionTable =
+          declare("position", positions, positionStream);
+      assert(tokenTable == kGatherTokenTable && passed == kGatherPassed &&
              constants == kGatherConstants &&
-             positionRows == kGatherPositionRows &&
+             positionTable == kGatherPositionTable &&
              "the buffers in GatherBuffer's order");
+      int rows = tokenTable.rows;
       Task work{false, -1, {}};
-      // Takes the rows named by the lists that follow `into` from the
-      // stream of `color`, `length` elements without values; then copies
-      // each token's row from its id's first token's.
-      auto take = [&](int into, int color, int64_t length) {
-        int skips = into + 1, takes = into + 2, targets = into + 3,
-            sources = into + 4;
+      // Takes the rows `table`'s lists name from the stream of `color`,
+      // `length` elements without values; then copies each token's row
+      // from its id's first token's.
+      auto take = [&](const GatherTableBuffers &table, int color,
+                      int64_t length) {
+        int into = table.rows;
         int distinct = p.addCursor({1, 0}), token = p.addCursor({1, 0}),
             row = p.addCursor({cb, 0});
         auto fromStream = [&](Dsd dst, int64_t n, int lengths) {
@@ -1026,27 +1030,27 @@ void gatherKernel(Builder &b, const KernelShape &k, const Layout &layout,
               lengths, distinct);
         };
         work.body.push_back(Op::loopOp(3, tb));
-        work.body.push_back(fromStream(Dsd::ring(passed), 0, skips));
-        work.body.push_back(
-            fromStream(Dsd::indexed(into, targets, distinct), 0, takes));
+        work.body.push_back(fromStream(Dsd::ring(passed), 0, table.skips));
+        work.body.push_back(fromStream(
+            Dsd::indexed(into, table.targets, distinct), 0, table.takes));
         work.body.push_back(Op::advanceOp(distinct));
-        work.body.push_back(fromStream(Dsd::ring(passed), length, skips));
+        work.body.push_back(fromStream(Dsd::ring(passed), length, table.skips));
         work.body.push_back(Op::loopOp(3, tb));
-        work.body.push_back(
-            Op::vector(Op::Kind::fmov, Dsd::memory(into, 0, row),
-                       Dsd::indexed(into, sources, token), Dsd(), cb, type));
+        work.body.push_back(Op::vector(
+            Op::Kind::fmov, Dsd::memory(into, 0, row),
+            Dsd::indexed(into, table.sources, token), Dsd(), cb, type));
         work.body.push_back(Op::advanceOp(row));
         work.body.push_back(Op::advanceOp(token));
       };
-      take(rows, kStreamColor, stream);
+      take(tokenTable, kStreamColor, stream);
       work.body.push_back(Op::fmacOp(Dsd::memory(rows), Dsd::zero(),
                                      Dsd::memory(rows), scalar(constants, 0),
                                      tb * cb, type));
       if (positions) {
-        take(positionRows, kPositionsColor, positionStream);
+        take(positionTable, kPositionsColor, positionStream);
         work.body.push_back(
             Op::vector(Op::Kind::fadd, Dsd::memory(rows), Dsd::memory(rows),
-                       Dsd::memory(positionRows), tb * cb, type));
+                       Dsd::memory(positionTable.rows), tb * cb, type));
       }
       fusedOps(work.body, k, Dsd::memory(rows), tb * cb, type);
       p.startActive.push_back(p.addTask(std::move(work)));

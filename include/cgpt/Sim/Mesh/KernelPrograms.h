@@ -136,6 +136,22 @@ enum GatherBuffer : int {
   kGatherPositionSources,
 };
 
+/// The buffers of one table a lookup takes rows of: its rows and its four
+/// lists, as GatherBuffer places them for the tokens' table and for the
+/// positions'.
+struct GatherTableBuffers {
+  int rows, skips, takes, targets, sources;
+  bool operator==(const GatherTableBuffers &other) const {
+    return rows == other.rows && skips == other.skips && takes == other.takes &&
+           targets == other.targets && sources == other.sources;
+  }
+};
+constexpr GatherTableBuffers kGatherTokenTable{
+    kGatherRows, kGatherSkips, kGatherTakes, kGatherTargets, kGatherSources};
+constexpr GatherTableBuffers kGatherPositionTable{
+    kGatherPositionRows, kGatherPositionSkips, kGatherPositionTakes,
+    kGatherPositionTargets, kGatherPositionSources};
+
 /// The buffers the embedding gradient's program declares, in order: its
 /// tokens' rows of the output gradient; per distinct id among its tokens,
 /// in increasing order, the f32 sum of their rows times the scale; per
