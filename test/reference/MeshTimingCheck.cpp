@@ -245,6 +245,20 @@ KernelShape embedding(int64_t tokens, int64_t features, int64_t tableBytes,
   return k;
 }
 
+/// A router's product of `tokens` by `features` over `experts`, and its
+/// choice of `choices` on the chain's last core (with a null expert's
+/// logit, and logits rounded to 16 bits, when asked).
+KernelShape router(int64_t tokens, int64_t experts, int64_t features,
+                   int64_t choices, bool null = false, bool round = false) {
+  KernelShape k = matmul(tokens, experts, features);
+  k.flops += 5 * tokens * experts;
+  k.choices = choices;
+  if (null)
+    k.nullLogit = 0.0;
+  k.roundLogits = round;
+  return k;
+}
+
 /// The hand-made table: every kind on square, narrow and tall rectangles.
 std::vector<Case> handCases(const target::WaferTargetModel &t) {
   using K = KernelKind;
@@ -348,6 +362,11 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
        16},
       {"embedding gradient, one row", embedding(64, 128, 0, 700 * 128 * 4), 1,
        16, 1},
+      {"router, 8 experts, top 2", router(64, 8, 256, 2), 2, 8, 8},
+      {"router, 64 experts, top 8, null, rounded",
+       router(128, 64, 512, 8, true, true), 1, 16, 8},
+      {"router, experts in blocks of 3, one row", router(32, 10, 128, 2), 1, 16,
+       1, 3},
   };
   std::vector<Case> cases;
   for (const Row &row : table) {

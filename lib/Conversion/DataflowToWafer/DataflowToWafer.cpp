@@ -404,6 +404,8 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
     for (size_t producer : producers)
       reads.push_back(FlatSymbolRefAttr::get(
           builder.getStringAttr(drafts[producer].symbol)));
+    // The router's choice runs after its product, on the region's cores.
+    auto router = dyn_cast<RouteOp>(principal);
     builder.create<wafer::RegionOp>(
         principal->getLoc(), draft.symbol, draft.kind,
         principal->getName().getStringRef(), builder.getStrArrayAttr(fused),
@@ -415,8 +417,10 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
         weightBytes ? builder.getI64IntegerAttr(*weightBytes) : IntegerAttr(),
         chunked ? vocabulary.chunks : 1, repeated ? 2 : 1,
         kernel.getRoutedExperts(), /*expert_rows=*/IntegerAttr(),
-        builder.getArrayAttr(reads), /*colors=*/DenseI64ArrayAttr(),
-        /*sram_bytes=*/IntegerAttr());
+        router ? router.getTopKAttr() : IntegerAttr(),
+        router ? router.getNullExpertAttr() : FloatAttr(),
+        router && router.getRouterF32(), builder.getArrayAttr(reads),
+        /*colors=*/DenseI64ArrayAttr(), /*sram_bytes=*/IntegerAttr());
     for (Operation *op : draft.kernels)
       regionOf[op] = builder.getStringAttr(draft.symbol);
   }

@@ -82,16 +82,19 @@ public:
   /// The routes of a chain of `length` steps, `step` of it at (x, y), along
   /// `onward` (east or south): the colors `first` and `first + 1`
   /// alternate, so that a core receives on one while it sends on the
-  /// other; the last step's output leaves at the chain's end. Returns the
-  /// (in, out) colors of the step.
+  /// other; the last step's output leaves at the chain's end, unless the
+  /// last core keeps it (`leaves` false). Returns the (in, out) colors of
+  /// the step.
   std::pair<int, int> chainStep(int x, int y, int step, int length, Port onward,
-                                int first) {
+                                int first, bool leaves = true) {
     Port back = onward == east ? west : north;
     int outColor = first + step % 2, inColor = first + (step + 1) % 2;
-    route(x, y, outColor, bit(ramp), bit(onward));
+    bool last = step + 1 == length;
+    if (!last || leaves)
+      route(x, y, outColor, bit(ramp), bit(onward));
     if (step > 0)
       route(x, y, inColor, bit(back), bit(ramp));
-    if (step + 1 == length)
+    if (last && leaves)
       mesh.drains.push_back({x, y, onward, outColor, true});
     return {inColor, outColor};
   }
@@ -107,6 +110,8 @@ public:
 int chainPart(int step, int stages) {
   return step == 0 ? 0 : (step + 1 == stages ? 2 : 1) + 2 * (step % 2);
 }
+/// How many parts chainPart names, 0 to 4.
+constexpr int kChainParts = 5;
 
 /// Step `step` of a chain passing `count` f32 sums at `sums`: the first
 /// sends its own, the others add them to what comes and pass it on.
@@ -129,6 +134,9 @@ void chainOps(std::vector<Op> &body, int step, int buffer, int64_t count,
                               Dsd(), count, ElementType::f32));
 }
 
+int routerChoice(CoreProgram &p, const KernelShape &k, int64_t tokens,
+                 int64_t logitsElements);
+
 /// A product against a stream, block by block (the weight matmul, resident
 /// or streamed, and the weight gradient): a core holds `sums.streamed` rows
 /// of `sums.perColumn` inputs and sums `block` output columns at a time.
@@ -136,9 +144,11 @@ void chainOps(std::vector<Op> &body, int step, int buffer, int64_t count,
 /// carries, adds one row of inputs times the element to one column's sums;
 /// when a block's columns are done, its sums pass along the chain (or
 /// leave the core, alone with more blocks to come). A block's elements fill
-/// whole wavelets (wafer::streamPacking).
+/// whole wavelets (wafer::streamPacking). With a `router`, the chain's
+/// last core keeps each block's sums as logits and, after the last block,
+/// runs the router's choice over its tokens (routerChoice).
 void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
-                     bool chainAlongRows) {
+                     bool chainAlongRows, const KernelShape *router) {
   KernelProgram &out = b.out;
   int64_t perColumn = sums.perColumn, rowsIn = sums.streamed;
   int64_t nb = out.blockColumns;
@@ -155,9 +165,11 @@ void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
   bool chained = stages > 1 || out.blocks > 1;
   b.forEachCore([&](int x, int y, int s) {
     int step = chainAlongRows ? s : y;
-    std::pair<int, int> colors = b.chainStep(
-        x, y, step, stages, chainAlongRows ? east : south, kChainColor);
-    int part = chainPart(step, stages);
+    bool chooses = router && step + 1 == stages;
+    std::pair<int, int> colors =
+        b.chainStep(x, y, step, stages, chainAlongRows ? east : south,
+                    kChainColor, /*leaves=*/!chooses);
+    int part = chainPart(step, stages) + (chooses ? kChainParts : 0);
     b.assign(x, y, part, [&] {
       CoreProgram p;
       int inputs = p.addBuffer("inputs", rowsIn * perColumn, type);
@@ -174,6 +186,31 @@ void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
         data.body.push_back(Op::advanceOp(row));
       }
       p.addTask(std::move(data));
+      if (chooses) {
+        // Each block's sums land in the logits, at the block's place; the
+        // last block's start the choice.
+        int64_t perBlock = nb * perColumn;
+        int choose = routerChoice(p, *router, perColumn,
+                                  chained ? out.blocks * perBlock : 0);
+        int block = p.addCursor({perBlock, out.blocks * perBlock, -1, choose});
+        std::vector<Op> &body = p.tasks[chain].body;
+        if (chained) {
+          Dsd logits = Dsd::memory(kRouterLogits, 0, block);
+          body.push_back(
+              step == 0
+                  ? Op::vector(Op::Kind::fmov, logits, Dsd::memory(sumsBuffer),
+                               Dsd(), perBlock, ElementType::f32)
+                  : Op::vector(Op::Kind::fadd, logits, Dsd::in(colors.first),
+                               Dsd::memory(sumsBuffer), perBlock,
+                               ElementType::f32));
+          if (out.blocks > 1)
+            body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(sumsBuffer),
+                                      Dsd::zero(), Dsd(), perBlock,
+                                      ElementType::f32));
+        }
+        body.push_back(Op::advanceOp(block));
+        return p;
+      }
       // Alone in its chain with one block, the core's sums are the outputs
       // and stay where they are.
       if (chained)
@@ -677,6 +714,225 @@ void exponential(RowTask &task, Dsd argument, Dsd multiplier, int64_t n,
     task.vector(Op::Kind::fadd, poly, poly, constant(c.taylor + i), n, f32);
   }
   task.vector(Op::Kind::scaleByPowerOfTwo, poly, poly, power, n, f32);
+}
+
+/// 1 / `v` into `reciprocal` over `n` elements, `v` positive: the square
+/// of the reciprocal square root, from the estimate of the bits by three
+/// Newton steps r (3/2 - v r^2 / 2) (RowOperations.h,
+/// kReciprocalSquareRootOperations, and a product); `work` a row of as
+/// many, `threeHalves` and `minusHalf` constants.
+void reciprocalOf(RowTask &task, Dsd reciprocal, Dsd v, Dsd work, int64_t n,
+                  Dsd threeHalves, Dsd minusHalf) {
+  constexpr ElementType f32 = ElementType::f32;
+  task.vector(Op::Kind::rsqrtEstimate, reciprocal, v, Dsd(), n, f32);
+  for (int step = 0; step < 3; ++step) {
+    task.vector(Op::Kind::fmul, work, reciprocal, reciprocal, n, f32);
+    task.vector(Op::Kind::fmul, work, work, v, n, f32);
+    task.fmac(work, threeHalves, work, minusHalf, n, f32);
+    task.vector(Op::Kind::fmul, reciprocal, reciprocal, work, n, f32);
+  }
+  task.vector(Op::Kind::fmul, reciprocal, reciprocal, reciprocal, n, f32);
+}
+
+/// The operations `body` adds, run `times` times (a loop in the task's
+/// code).
+void repeated(RowTask &task, int64_t times, const std::function<void()> &body) {
+  size_t loop = task.ops.size();
+  task.ops.push_back(Op::loopOp(0, times));
+  body();
+  task.ops[loop].target = static_cast<int>(task.ops.size() - loop - 1);
+}
+
+/// The router's f32 work rows on the chain's last core, a token each
+/// element: the largest logit, then the largest mark; the exponential's
+/// fraction (first the logit less the largest) and power of two; the
+/// exponentials' sum; a reciprocal and its work; the experts already
+/// chosen; the one an expert takes; a product; the chosen probabilities'
+/// sum; the null expert's exponential (with one).
+enum RouterRow : int {
+  kRouterLargest,
+  kRouterFraction,
+  kRouterPower,
+  kRouterSum,
+  kRouterReciprocal,
+  kRouterReciprocalWork,
+  kRouterFound,
+  kRouterTake,
+  kRouterProduct,
+  kRouterChosen,
+  kRouterNull,
+};
+
+/// The router's constants, each at its place here; then the
+/// exponential's.
+enum RouterConstant : int {
+  kRouterLog2E,
+  kRouterMinusOne,
+  kRouterThreeHalves,
+  kRouterMinusHalf,
+  kRouterSaturate,
+  kRouterMinusSaturate,
+  kRouterOne,
+  kRouterMinusTwo,
+  kRouterExpertCount,
+  kRouterNullLogit,
+  kRouterExponentialAt,
+};
+
+/// The router's choice (docs/runtime.md, "The router on the mesh") on the
+/// chain's last core of a segment, once the last block of its logits is
+/// in (`logits`, [expert][token] over its `tokens`): optionally rounded
+/// to 16 bits; the softmax, the largest logit and the exponentials of the
+/// logits less it (and the null expert's fixed logit less it) over their
+/// sum's reciprocal; then, `k.choices` times, the largest of the marks (a
+/// copy of the probabilities), and for each expert in order whether it
+/// is that largest and none before it was (x 2^254 saturates any
+/// difference), which adds its probability to the choice's weight,
+/// counts toward its index (the experts up to the chosen one) and marks it
+/// taken (less 2, below every probability); last, the weights over their
+/// sum (with the null expert's share). Everything runs over the tokens,
+/// one operation an expert: no branch, whatever the logits. Declares the
+/// buffers past the sums (RouterBuffer) and returns the task.
+int routerChoice(CoreProgram &p, const KernelShape &k, int64_t tokens,
+                 int64_t logitsElements) {
+  constexpr ElementType f32 = ElementType::f32;
+  int64_t experts = k.columns, n = tokens;
+  bool null = k.nullLogit.has_value();
+  int logits = p.addBuffer("logits", logitsElements, f32);
+  int rounded = p.addBuffer("rounded logits", k.roundLogits ? experts * n : 0,
+                            ElementType::bf16);
+  int probabilities = p.addBuffer("probabilities", experts * n, f32);
+  int marks = p.addBuffer("choice marks", experts * n, f32);
+  int weights = p.addBuffer("chosen weights", k.choices * n, f32);
+  int indices = p.addBuffer("chosen experts", k.choices * n, f32);
+  int work =
+      p.addBuffer("router work rows", (kRouterNull + (null ? 1 : 0)) * n, f32);
+  std::vector<float> values = {static_cast<float>(M_LOG2E),
+                               -1.0f,
+                               1.5f,
+                               -0.5f,
+                               0x1p127f,
+                               -0x1p127f,
+                               1.0f,
+                               -2.0f,
+                               static_cast<float>(experts),
+                               static_cast<float>(k.nullLogit.value_or(0))};
+  ExponentialConstants exp =
+      appendExponentialConstants(values, kRouterMinusOne);
+  int constants = p.addConstants("router constants", std::move(values));
+  exp.buffer = constants;
+  // Without a chain the sums are the logits.
+  Dsd logitsAt = Dsd::memory(logitsElements > 0 ? logits : kRouterSums);
+  auto row = [&](RouterRow r) { return Dsd::memory(work, r * n); };
+  auto constant = [&](RouterConstant c) { return scalar(constants, c); };
+  int expert = p.addCursor({n, experts * n});
+  int choice = p.addCursor({n, k.choices * n});
+  auto perExpert = [&](int buffer) { return Dsd::memory(buffer, 0, expert); };
+  auto perChoice = [&](int buffer) { return Dsd::memory(buffer, 0, choice); };
+  auto eachExpert = [&](RowTask &task, const std::function<void()> &body) {
+    repeated(task, experts, [&] {
+      body();
+      task.ops.push_back(Op::advanceOp(expert));
+    });
+  };
+  auto eachChoice = [&](RowTask &task, const std::function<void()> &body) {
+    repeated(task, k.choices, [&] {
+      body();
+      task.ops.push_back(Op::advanceOp(choice));
+    });
+  };
+  Dsd largest = row(kRouterLargest), fraction = row(kRouterFraction),
+      sum = row(kRouterSum), found = row(kRouterFound), take = row(kRouterTake),
+      product = row(kRouterProduct), chosen = row(kRouterChosen);
+  ExponentialRows rows{fraction, row(kRouterPower), Dsd()};
+
+  RowTask task(p, 1, n);
+  if (k.roundLogits) {
+    task.vector(Op::Kind::fmov, Dsd::memory(rounded), logitsAt, Dsd(),
+                experts * n, f32);
+    task.vector(Op::Kind::fmov, logitsAt, Dsd::memory(rounded), Dsd(),
+                experts * n, f32);
+  }
+  Dsd logit = logitsAt;
+  logit.cursor = expert;
+  // The softmax.
+  task.vector(Op::Kind::fmov, largest, logitsAt, Dsd(), n, f32);
+  eachExpert(task, [&] {
+    task.vector(Op::Kind::fmax, largest, largest, logit, n, f32);
+  });
+  task.vector(Op::Kind::fmov, sum, Dsd::zero(), Dsd(), n, f32);
+  eachExpert(task, [&] {
+    rows.polynomial = perExpert(probabilities);
+    task.fmac(fraction, logit, largest, constant(kRouterMinusOne), n, f32);
+    exponential(task, fraction, constant(kRouterLog2E), n, rows, exp);
+    task.vector(Op::Kind::fadd, sum, sum, rows.polynomial, n, f32);
+  });
+  if (null) {
+    rows.polynomial = row(kRouterNull);
+    task.fmac(fraction, constant(kRouterNullLogit), largest,
+              constant(kRouterMinusOne), n, f32);
+    exponential(task, fraction, constant(kRouterLog2E), n, rows, exp);
+  }
+  Dsd reciprocal = row(kRouterReciprocal);
+  reciprocalOf(task, reciprocal, sum, row(kRouterReciprocalWork), n,
+               constant(kRouterThreeHalves), constant(kRouterMinusHalf));
+  eachExpert(task, [&] {
+    task.vector(Op::Kind::fmul, perExpert(probabilities),
+                perExpert(probabilities), reciprocal, n, f32);
+    task.vector(Op::Kind::fmov, perExpert(marks), perExpert(probabilities),
+                Dsd(), n, f32);
+  });
+  if (null)
+    task.vector(Op::Kind::fmul, row(kRouterNull), row(kRouterNull), reciprocal,
+                n, f32);
+  // The choices, the largest first; equal ones, the lower index first.
+  eachChoice(task, [&] {
+    task.vector(Op::Kind::fmov, largest, Dsd::memory(marks), Dsd(), n, f32);
+    eachExpert(task, [&] {
+      task.vector(Op::Kind::fmax, largest, largest, perExpert(marks), n, f32);
+    });
+    for (Dsd cleared : {found, perChoice(weights), perChoice(indices)})
+      task.vector(Op::Kind::fmov, cleared, Dsd::zero(), Dsd(), n, f32);
+    eachExpert(task, [&] {
+      // 1 where the mark is the largest, else 0; then 0 once one was.
+      task.fmac(take, largest, perExpert(marks), constant(kRouterMinusOne), n,
+                f32);
+      task.vector(Op::Kind::fmul, take, take, constant(kRouterSaturate), n,
+                  f32);
+      task.vector(Op::Kind::fmul, take, take, constant(kRouterMinusSaturate), n,
+                  f32);
+      task.vector(Op::Kind::fmax, take, take, constant(kRouterMinusOne), n,
+                  f32);
+      task.vector(Op::Kind::fadd, take, take, constant(kRouterOne), n, f32);
+      task.vector(Op::Kind::fmul, product, take, found, n, f32);
+      task.fmac(take, take, product, constant(kRouterMinusOne), n, f32);
+      task.vector(Op::Kind::fadd, found, found, take, n, f32);
+      // The experts from the chosen one on count E - index in all.
+      task.vector(Op::Kind::fadd, perChoice(indices), perChoice(indices), found,
+                  n, f32);
+      task.vector(Op::Kind::fmul, product, take, perExpert(probabilities), n,
+                  f32);
+      task.vector(Op::Kind::fadd, perChoice(weights), perChoice(weights),
+                  product, n, f32);
+      task.fmac(perExpert(marks), perExpert(marks), take,
+                constant(kRouterMinusTwo), n, f32);
+    });
+    task.fmac(perChoice(indices), constant(kRouterExpertCount),
+              perChoice(indices), constant(kRouterMinusOne), n, f32);
+  });
+  // The weights over the chosen probabilities' sum.
+  task.vector(Op::Kind::fmov, chosen, null ? row(kRouterNull) : Dsd::zero(),
+              Dsd(), n, f32);
+  eachChoice(task, [&] {
+    task.vector(Op::Kind::fadd, chosen, chosen, perChoice(weights), n, f32);
+  });
+  reciprocalOf(task, reciprocal, chosen, row(kRouterReciprocalWork), n,
+               constant(kRouterThreeHalves), constant(kRouterMinusHalf));
+  eachChoice(task, [&] {
+    task.vector(Op::Kind::fmul, perChoice(weights), perChoice(weights),
+                reciprocal, n, f32);
+  });
+  return p.addTask(Task{false, -1, std::move(task.ops)});
 }
 
 /// The loss's gradient, scale (exp(logit - lse) - onehot(label)), each
@@ -1288,21 +1544,12 @@ struct AttentionTask {
       task.vector(Op::Kind::fadd, rowSum, rowSum, rows.polynomial, n, f32);
   }
 
-  /// 1 / `sums` into `reciprocal` over `n` queries (or a chunk of them):
-  /// the square of the reciprocal square root, from the estimate of the
-  /// bits by three Newton steps, `work` a row of as many.
+  /// 1 / `sums` into `reciprocal` over `n` queries (or a chunk of them),
+  /// `work` a row of as many (mesh::reciprocalOf).
   void reciprocalOf(Dsd reciprocal, Dsd sums, Dsd work, int64_t n = 0) {
-    constexpr ElementType f32 = ElementType::f32;
-    n = n > 0 ? n : queries;
-    task.vector(Op::Kind::rsqrtEstimate, reciprocal, sums, Dsd(), n, f32);
-    for (int step = 0; step < 3; ++step) {
-      task.vector(Op::Kind::fmul, work, reciprocal, reciprocal, n, f32);
-      task.vector(Op::Kind::fmul, work, work, sums, n, f32);
-      task.fmac(work, constant(kAttentionThreeHalves), work,
-                constant(kAttentionMinusHalf), n, f32);
-      task.vector(Op::Kind::fmul, reciprocal, reciprocal, work, n, f32);
-    }
-    task.vector(Op::Kind::fmul, reciprocal, reciprocal, reciprocal, n, f32);
+    mesh::reciprocalOf(task, reciprocal, sums, work, n > 0 ? n : queries,
+                       constant(kAttentionThreeHalves),
+                       constant(kAttentionMinusHalf));
   }
 
   /// A chunk's mask offsets, clamped to [0, keys] into the offsets'
@@ -2189,7 +2436,8 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
   case KernelKind::weight_matmul:
   case KernelKind::weight_grad:
     if (sums.blockable())
-      streamedProduct(b, sums, type, k.kind == KernelKind::weight_matmul);
+      streamedProduct(b, sums, type, k.kind == KernelKind::weight_matmul,
+                      wafer::choosesOnChain(k, layout) ? &k : nullptr);
     else
       residentWeightGrad(b, k, layout, microBatch, type);
     break;

@@ -19,7 +19,7 @@ namespace {
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The buffers streamedProduct declares, in order.
-constexpr int kInputsBuffer = 0, kSumsBuffer = 1;
+constexpr int kInputsBuffer = kRouterInputs, kSumsBuffer = kRouterSums;
 
 /// A row-major matrix's element, zero past its edges: the padding of the
 /// last group or block.
@@ -116,15 +116,43 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
             heldValue(token, feature, r, c);
   };
   // Alone in its chain with one block, a core keeps its sums: they are
-  // read from its memory.
+  // read from its memory. A router's last core of each segment keeps its
+  // logits, [block][column][token], and its choice.
   bool chained = (matmul ? built.segment : built.rows) > 1 || built.blocks > 1;
+  bool chooses = wafer::choosesOnChain(k, layout);
+  if (chooses && !k.roundLogits)
+    outcome.choice = RouterChoice{
+        std::vector<float>(static_cast<size_t>(tokens * outputs)),
+        std::vector<float>(static_cast<size_t>(tokens * k.choices)),
+        std::vector<float>(static_cast<size_t>(tokens * k.choices))};
   auto store = [&](int core, const std::vector<std::vector<float>> &memory) {
-    if (chained)
+    int token = tokenGroupOf(core);
+    bool last = built.placeInSegment(core) + 1 == built.segment;
+    if (chooses && last && token >= 0) {
+      const std::vector<float> &logits =
+          memory[chained ? kRouterLogits : kRouterSums];
+      for (int64_t j = 0; j < built.blocks * blockColumns; ++j)
+        for (int64_t i = 0; i < perColumn; ++i)
+          place(token, built.placeInSegment(core), j, i,
+                logits[j * perColumn + i]);
+    } else if (!chained) {
+      for (int64_t j = 0; j < blockColumns; ++j)
+        for (int64_t i = 0; i < perColumn; ++i)
+          place(token, built.placeInSegment(core), j, i,
+                memory[kSumsBuffer][j * perColumn + i]);
+    }
+    if (!outcome.choice || !last || token < 0)
       return;
-    for (int64_t j = 0; j < blockColumns; ++j)
-      for (int64_t i = 0; i < perColumn; ++i)
-        place(tokenGroupOf(core), built.placeInSegment(core), j, i,
-              memory[kSumsBuffer][j * perColumn + i]);
+    // [expert or choice][token] on the core, [token][...] in the result.
+    auto gather = [&](int buffer, int64_t width, std::vector<float> &to) {
+      for (int64_t j = 0; j < width; ++j)
+        for (int64_t i = 0; i < perColumn; ++i)
+          if (int64_t row = token * perColumn + i; row < tokens)
+            to[row * width + j] = memory[buffer][j * perColumn + i];
+    };
+    gather(kRouterProbabilities, outputs, outcome.choice->probabilities);
+    gather(kRouterWeights, k.choices, outcome.choice->weights);
+    gather(kRouterExperts, k.choices, outcome.choice->experts);
   };
 
   for (Injector &in : mesh.injectors)

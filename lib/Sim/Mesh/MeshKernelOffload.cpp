@@ -645,19 +645,38 @@ FailureOr<bool> MeshKernelOffload::runRoute(dataflow::RouteOp route,
     return failedOnMesh(region, error);
   ++weightKernelRuns;
   meshCycles += ran->cycles;
-  Tensor logits({input.dim(0), input.dim(1), router.dim(1)});
+  int64_t batch = input.dim(0), seq = input.dim(1);
+  int64_t experts = router.dim(1), topK = route.getTopK();
+  if (ran->choice) {
+    ++routerChoices;
+    Tensor weights({batch, seq, topK}), chosen({batch, seq, topK}),
+        probs({batch, seq, experts});
+    weights.data = std::move(ran->choice->weights);
+    chosen.data = std::move(ran->choice->experts);
+    probs.data = std::move(ran->choice->probabilities);
+    frame.set(route.getWeights(), std::move(weights));
+    frame.set(route.getExperts(), std::move(chosen));
+    frame.set(route.getProbs(), std::move(probs));
+    return true;
+  }
+  // Resident weights leave each core a share of the experts; rounded
+  // logits, values the engine's f32 memory does not hold.
+  Tensor logits({batch, seq, experts});
   logits.data = std::move(ran->values);
   std::optional<double> null;
   if (std::optional<llvm::APFloat> logit = route.getNullExpert())
     null = logit->convertToDouble();
   exec::RouteResult chosen =
-      exec::routeFromLogits(std::move(logits), route.getTopK(), null,
+      exec::routeFromLogits(std::move(logits), topK, null,
                             !route.getRouterF32() && frame.storesBF16());
   frame.set(route.getWeights(), std::move(chosen.weights));
   frame.set(route.getExperts(), std::move(chosen.experts));
   frame.set(route.getProbs(), std::move(chosen.probs));
-  onHost(region, "its softmax and choice of experts, after its product on "
-                 "the mesh");
+  onHost(region, where.layout.weights == wafer::Edge::resident
+                     ? "its softmax and choice of experts: its weights are "
+                       "resident, each core summing a share of the experts"
+                     : "its softmax and choice of experts: its logits round "
+                       "to 16 bits, which the engine's f32 memory does not");
   return true;
 }
 

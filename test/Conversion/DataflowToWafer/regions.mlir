@@ -7,6 +7,11 @@
 // RUN: cgpt-run %cgpt_src/test/reference/Inputs/tiny-llama.config.json --target mini --emit=wafer 2>/dev/null | FileCheck %s --check-prefix=MAP
 // MAP: wafer.region @map.11 elementwise "dataflow.map" map mul at <
 
+// The router's region carries its choice: top_k, the null expert's
+// logit and whether the logits stay f32 (odd-moe's router is f32).
+// RUN: cgpt-run %cgpt_src/test/reference/Inputs/odd-moe.yaml --target mini --emit=wafer 2>/dev/null | FileCheck %s --check-prefix=ROUTER
+// ROUTER: wafer.region @route.5 weight_matmul "dataflow.route" at <{{.*}}null_expert = 3.000000e-01 : f64{{.*}}router_f32{{.*}}top_k = 2 : i64
+
 // The optimizer's clipping threshold is the device's: the runtime's tail
 // waits for the norm of every gradient when it is above 0.
 // RUN: sed 's/max_gradient_norm = 0.000000e+00 : f64/max_gradient_norm = 1.0 : f64/' %S/../TransformerToDataflow/Inputs/one-layer.mlir | cgpt-opt --cgpt-lower-to-dataflow=target=mini --convert-dataflow-to-wafer | FileCheck %s --check-prefix=CLIP

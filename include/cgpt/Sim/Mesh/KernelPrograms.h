@@ -111,6 +111,28 @@ enum MapBuffer : int {
   kMapSecondInput,
 };
 
+/// The buffers the router's product declares on the chain's last core of
+/// each segment, in order (the other cores: its inputs and sums): its
+/// tokens' rows of its inputs; the f32 sums of a block of output columns;
+/// the logits, [expert][token], each block's sums as the chain delivers
+/// them (empty alone in its chain with one block: the sums are the
+/// logits); the logits rounded to 16 bits (empty unless they round);
+/// the probabilities, then the choice marks, [expert][token]; the chosen
+/// experts' weights and their indices, [choice][token]; the choice's f32
+/// work rows (RouterRow) and its constants.
+enum RouterBuffer : int {
+  kRouterInputs,
+  kRouterSums,
+  kRouterLogits,
+  kRouterRounded,
+  kRouterProbabilities,
+  kRouterMarks,
+  kRouterWeights,
+  kRouterExperts,
+  kRouterWork,
+  kRouterConstants,
+};
+
 /// The buffers the embedding lookup's program declares, in order: its
 /// tokens' rows (the result in place); per distinct id among its tokens,
 /// in increasing order, the elements of the table's stream to pass over

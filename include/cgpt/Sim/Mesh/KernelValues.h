@@ -40,9 +40,18 @@ std::string weightKernelRefusal(const wafer::KernelShape &kernel,
                                 const wafer::Layout &layout,
                                 const wafer::Rect &rect);
 
+/// A router's choice as the chain's last cores made it, row-major by
+/// token: the probabilities [T, E], the chosen experts' weights and their
+/// indices [T, k], largest first.
+struct RouterChoice {
+  std::vector<float> probabilities, weights, experts;
+};
+
 /// A weight kernel's result, and the cycles its runs on the mesh took.
 struct WeightKernelRun {
   std::vector<float> values;
+  /// A router's choice, where it ran on the mesh (wafer::choosesOnChain).
+  std::optional<RouterChoice> choice;
   int64_t cycles = 0;
   /// Runs of the program: one, or one a chunk.
   int64_t runs = 0;
@@ -58,7 +67,10 @@ struct WeightKernelRun {
 ///    contracted, R = rows), `streamed` the output gradient dY [T, N];
 ///    returns dW = X^T dY, [R, N].
 /// A kernel run in chunks runs chunk by chunk, each on its slices of the
-/// operands; one run again (`repeats`) computes the same values, once.
+/// operands; one run again (`repeats`) computes the same values, once. A
+/// router's product (KernelShape::choices) also returns its choice where
+/// the program makes it and the engine can hold its values (not where its
+/// logits round to 16 bits: the engine's memory keeps f32).
 /// Returns nothing and sets `error` for a kernel weightKernelRefusal
 /// refuses, operands of the wrong size, or a program that fails to load or
 /// run.

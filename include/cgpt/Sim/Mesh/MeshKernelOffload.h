@@ -60,7 +60,9 @@ public:
 
   /// Weight kernel, token sum, norm, norm gradient, attention (forward and
   /// backward), loss, loss gradient, map, embedding lookup and embedding
-  /// gradient runs on the mesh, and the simulated cycles of them all.
+  /// gradient runs on the mesh, the router's choices made there (each in
+  /// its product's weight kernel run), and the simulated cycles of them
+  /// all.
   int64_t getWeightKernelRuns() const { return weightKernelRuns; }
   int64_t getTokenSumRuns() const { return tokenSumRuns; }
   int64_t getNormRuns() const { return normRuns; }
@@ -72,6 +74,7 @@ public:
   int64_t getMapRuns() const { return mapRuns; }
   int64_t getEmbeddingRuns() const { return embeddingRuns; }
   int64_t getEmbeddingGradRuns() const { return embeddingGradRuns; }
+  int64_t getRouterChoices() const { return routerChoices; }
   int64_t getMeshCycles() const { return meshCycles; }
   /// Weight kernels and token sums left to the executor, by region and
   /// reason, with their runs.
@@ -141,7 +144,7 @@ private:
   int64_t weightKernelRuns = 0, tokenSumRuns = 0, normRuns = 0,
           normGradRuns = 0, attentionRuns = 0, attentionGradRuns = 0,
           lossRuns = 0, lossGradRuns = 0, mapRuns = 0, embeddingRuns = 0,
-          embeddingGradRuns = 0, meshCycles = 0;
+          embeddingGradRuns = 0, routerChoices = 0, meshCycles = 0;
   /// The kernels fused into an attention pass, which its run on the mesh
   /// did.
   llvm::DenseSet<mlir::Operation *> done;

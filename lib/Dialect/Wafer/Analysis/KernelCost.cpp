@@ -63,6 +63,12 @@ KernelShape shapeOf(RegionOp region) {
   shape.repeats = region.getRepeats();
   shape.experts = region.getExperts();
   shape.expertRows = region.getExpertRows().value_or(0);
+  if (std::optional<uint64_t> topK = region.getTopK()) {
+    shape.choices = static_cast<int64_t>(*topK);
+    if (std::optional<llvm::APFloat> logit = region.getNullExpert())
+      shape.nullLogit = logit->convertToDouble();
+    shape.roundLogits = !region.getRouterF32() && shape.elementBytes <= 2;
+  }
   // A region's fused kernels run beside its own algorithm
   // (fusedOperations).
   StringRef kernel = region.getKernel();
@@ -448,6 +454,27 @@ int64_t embeddingWorkBytes(const KernelShape &k, int64_t tb, int64_t cb,
   return 0;
 }
 
+bool choosesOnChain(const KernelShape &k, const Layout &layout) {
+  return k.choices > 0 && k.kind == KernelKind::weight_matmul &&
+         layout.weights != Edge::resident;
+}
+
+int64_t routerChoiceBytes(const KernelShape &k, const Layout &layout,
+                          int64_t microBatch) {
+  if (!choosesOnChain(k, layout))
+    return 0;
+  SumBlockShape sums = sumBlockShape(k, layout, microBatch);
+  int64_t nb = sums.blockColumns(layout.sumBlock);
+  int64_t blocks = ceilDiv(sums.columns, nb);
+  int64_t tb = sums.perColumn, experts = k.columns;
+  bool chained = layout.featureGroups > 1 || blocks > 1;
+  int64_t logits = chained ? blocks * nb * tb * kPartialSumBytes : 0;
+  int64_t rounded = k.roundLogits ? experts * tb * 2 : 0;
+  int64_t rows = (2 * experts + 2 * k.choices + 10 + (k.nullLogit ? 1 : 0)) *
+                 tb * kPartialSumBytes;
+  return logits + rounded + rows + 20 * kPartialSumBytes;
+}
+
 int64_t fusedOperations(const KernelShape &k) {
   dataflow::RowOperations own;
   switch (k.function) {
@@ -686,6 +713,75 @@ void mapOperations(CoreWork &work, const target::WaferTargetModel &t,
                     bytes(step.a) + bytes(step.b), bytes(step.dst),
                     bitPasses ? 2 : 1);
   }
+}
+
+/// The router's choice on the chain's last core, over its `tb` tokens
+/// (docs/runtime.md, "The router on the mesh"), each operation over the
+/// tokens' f32 row of one expert or choice, reading its memory operands
+/// (constants too) and writing one: the softmax, the choices one after
+/// another, each comparing every expert, and the weights' normalization.
+void routerChoiceOperations(CoreWork &work, const target::WaferTargetModel &t,
+                            const KernelShape &k, int64_t tb) {
+  double experts = static_cast<double>(k.columns);
+  double choices = static_cast<double>(k.choices);
+  double null = k.nullLogit ? 1 : 0;
+  int64_t ops = t.getF32OpsPerCycle(), fmacs = fmacLanes(t, kPartialSumBytes);
+  // `count` operations of `width` over the row, reading `reads` operands.
+  auto row = [&](double count, int64_t width, double reads, double passes = 1) {
+    work.operations(count, tb, width, reads * kPartialSumBytes,
+                    kPartialSumBytes, passes);
+  };
+  // exp(fraction) for `count` rows: the product by log2 e, the clamp, the
+  // rounding pair, the fraction, Horner's multiply-add and five products
+  // and sums, the exponent's bits.
+  auto exponentials = [&](double count) {
+    row(count, fmacs, 1);
+    row(count, ops, 2);
+    row(2 * count, ops, 2);
+    row(2 * count, fmacs, 2);
+    row(2 * (dataflow::kExponentialDegree - 1) * count, ops, 2);
+    row(count, ops, 2, 2);
+  };
+  // The estimate, three Newton steps and the square.
+  auto reciprocal = [&] {
+    row(1, ops, 1, 2);
+    row(3 * 3 + 1, ops, 2);
+    row(3, fmacs, 2);
+  };
+  work.tasks(1);
+  if (k.roundLogits) {
+    work.operations(1, k.columns * tb, ops, kPartialSumBytes, 2);
+    work.operations(1, k.columns * tb, ops, 2, kPartialSumBytes);
+  }
+  // The largest logit; the sum cleared; each logit less it, its
+  // exponential and its sum (and the null expert's); the reciprocal; each
+  // probability scaled by it and copied to the marks (and the null one's).
+  row(1, ops, 1);
+  row(experts, ops, 2);
+  row(1, ops, 0);
+  row(experts + null, fmacs, 2);
+  exponentials(experts + null);
+  row(experts, ops, 2);
+  reciprocal();
+  row(experts + null, ops, 2);
+  row(experts, ops, 1);
+  // Each choice: the largest mark; three rows cleared; per expert, the
+  // take (a difference, two saturating products, a clamp and one more),
+  // none taken before (a product and a difference), the running count,
+  // the index, the weight (a product and a sum) and the mark: three
+  // multiply-adds and nine other operations; the index from the count.
+  row(choices, ops, 1);
+  row(choices * experts, ops, 2);
+  row(3 * choices, ops, 0);
+  row(3 * choices * experts, fmacs, 2);
+  row(9 * choices * experts, ops, 2);
+  row(choices, fmacs, 2);
+  // The chosen weights' sum (from the null one's share), its reciprocal
+  // and the weights scaled.
+  row(1, ops, null);
+  row(choices, ops, 2);
+  reciprocal();
+  row(choices, ops, 2);
 }
 
 /// The embedding lookup's operations on a core of `tb` tokens by `cb`
@@ -1245,7 +1341,12 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     // weight stays, a core holding a block of its contracted rows by
     // output columns, and each token's features stream down the columns.
     // Either way the sums pass along the row, each core adding its own.
-    blockedProduct(sumBlockShape(k, layout, microBatch), gk);
+    SumBlockShape sums = sumBlockShape(k, layout, microBatch);
+    blockedProduct(sums, gk);
+    // The router's choice follows on the chain's last core, which keeps
+    // each block's sums (writing them in place of sending them on).
+    if (choosesOnChain(k, layout))
+      routerChoiceOperations(work, t, k, sums.perColumn);
     // The chain runs along a segment: the token group's `gk` adjacent
     // cores, whatever the rectangle's width.
     time.fixed = (resident ? 0.0 : entry) +

@@ -46,6 +46,9 @@ std::string CoreMemory::describe() const {
          (mapWork ? ", map work rows " + formatGrouped(mapWork) + " B" : "") +
          (embeddingWork
               ? ", embedding lists " + formatGrouped(embeddingWork) + " B"
+              : "") +
+         (routerChoice
+              ? ", router's choice " + formatGrouped(routerChoice) + " B"
               : "");
 }
 
@@ -218,6 +221,8 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
         ceilDiv(microBatch * region.shape.rows, placed.layout.tokenGroups),
         ceilDiv(region.shape.columns, placed.layout.featureGroups),
         program.getTarget());
+  memory.routerChoice =
+      routerChoiceBytes(region.shape, placed.layout, microBatch);
   if (placement.mode == ExecutionMode::layer_pipelined) {
     const Slot &slot = slots.find(*placement.slots[s])->second;
     memory.resident = true;

@@ -382,6 +382,18 @@ LogicalResult RegionOp::verify() {
       return emitOpError() << "expert_rows must be 1 to "
                            << cgpt::kMaxPerSequence << ", got " << *rows;
   }
+  bool router = getKernel() == cgpt::dataflow::RouteOp::getOperationName();
+  if (router && !getTopK())
+    return emitOpError() << "runs a dataflow.route but names no top_k";
+  if (!router && (getTopK() || getNullExpert() || getRouterF32()))
+    return emitOpError() << "names a router's top_k, null_expert or "
+                            "router_f32 but runs '"
+                         << getKernel() << "', not a dataflow.route";
+  if (std::optional<uint64_t> topK = getTopK();
+      topK && (*topK < 1 || static_cast<int64_t>(*topK) > getShape()[1]))
+    return emitOpError() << "top_k must be 1 to its " << getShape()[1]
+                         << " experts (columns), got "
+                         << static_cast<int64_t>(*topK);
   if (getElementBytes() < 1 || getElementBytes() > 8)
     return emitOpError() << "element_bytes must be 1 to 8, got "
                          << getElementBytes();

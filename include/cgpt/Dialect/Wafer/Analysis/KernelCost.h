@@ -209,6 +209,22 @@ int64_t embeddingTableRows(const KernelShape &shape);
 int64_t embeddingWorkBytes(const KernelShape &shape, int64_t tb, int64_t cb,
                            const target::WaferTargetModel &target);
 
+/// Whether a router's choice (KernelShape::choices) runs after its product
+/// on the chain's last core of each segment, which holds every expert's
+/// logits of its tokens: so where the router's weights stream. Resident,
+/// each core sums a share of the experts, and the choice is not modelled.
+bool choosesOnChain(const KernelShape &shape, const Layout &layout);
+
+/// The bytes the router's choice holds on the chain's last core beside its
+/// inputs and sums at `microBatch`: each block's logits as the chain
+/// delivers them (none alone in its chain with one block, where the sums
+/// are the logits), the logits rounded to 16 bits where they round, the
+/// probabilities and their choice marks, the chosen weights and indices,
+/// f32 work rows (ten, and one for a null expert's exponential) and 20
+/// constants.
+int64_t routerChoiceBytes(const KernelShape &shape, const Layout &layout,
+                          int64_t microBatch);
+
 /// The vector operations a region whose program is its own algorithm (a
 /// norm's, its gradient's, the loss gradient's, a map's) runs over each
 /// element for the kernels fused with it (a residual's add): the FLOPs

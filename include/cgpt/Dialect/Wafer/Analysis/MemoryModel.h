@@ -55,16 +55,20 @@ struct CoreMemory {
   /// An embedding's lists of its tokens' ids, its row passed over or sums,
   /// and a lookup's fused positions' rows (wafer::embeddingWorkBytes).
   int64_t embeddingWork = 0;
+  /// The router's logits, probabilities, choices and work rows on the
+  /// chain's last core (wafer::routerChoiceBytes).
+  int64_t routerChoice = 0;
 
   /// What the layout's `sum_block` decides: the sums or attention's
   /// buffers.
   int64_t blocked() const { return sums + attention; }
   int64_t total() const {
     return reserve + weightBuffers + checkpoints + live + accumulator +
-           blocked() + mapWork + embeddingWork;
+           blocked() + mapWork + embeddingWork + routerChoice;
   }
-  /// "reserve 8,192 B, weight buffers 134 B, ...", attention's buffers
-  /// a map's work rows and an embedding's lists named where it has them.
+  /// "reserve 8,192 B, weight buffers 134 B, ...", attention's buffers,
+  /// a map's work rows, an embedding's lists and the router's choice
+  /// named where it has them.
   std::string describe() const;
 };
 

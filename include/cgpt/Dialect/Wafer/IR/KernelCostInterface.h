@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace cgpt::target {
 class WaferTargetModel;
@@ -140,6 +141,13 @@ struct KernelShape {
   /// region): the rows of their table its program streams after the token
   /// table, the sequence's (the others are never read); 0 without.
   int64_t positionRows = 0;
+  /// The router's choice after its product (a dataflow.route region): the
+  /// `choices` of a token's `columns` experts (0 for any other kernel), a
+  /// null expert's fixed logit, and whether the logits round to the
+  /// stored 16-bit element first.
+  int64_t choices = 0;
+  std::optional<double> nullLogit;
+  bool roundLogits = false;
 };
 
 /// The time of one kernel run, in cycles, by bound: a core's tasks and

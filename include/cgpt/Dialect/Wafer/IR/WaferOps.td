@@ -325,10 +325,14 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     runs one pass for each of its `experts`, its shape counting every
     routed row of a sequence, each pass laid out for `expert_rows` rows of
     the micro-batch: the load `wafer-plan-batch` plans for the most loaded
-    expert (docs/wafer.md, "Mixture of experts"). `reads`
-    names the
-    regions of the same stage whose results it reads; a region may not
-    run before them.
+    expert (docs/wafer.md, "Mixture of experts"). The router's region
+    (`dataflow.route`) chooses `top_k` of its `columns` experts a token
+    once its product is summed, with a null expert's fixed logit
+    `null_expert` in the weights' normalization, and its logits rounded to
+    the stored element first unless `router_f32`; the chain's last core of
+    each segment runs the choice (docs/runtime.md, "The router on the
+    mesh"). `reads` names the regions of the same stage whose results it
+    reads; a region may not run before them.
 
     `wafer-place` sets `at` (the rectangle of cores it runs on), its
     `layout` and its `wave` (regions of one wave run at the same time on
@@ -361,6 +365,9 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
                        DefaultValuedAttr<CGPT_I64Attr, "1">:$repeats,
                        DefaultValuedAttr<CGPT_I64Attr, "0">:$experts,
                        OptionalAttr<CGPT_I64Attr>:$expert_rows,
+                       OptionalAttr<CGPT_I64Attr>:$top_k,
+                       OptionalAttr<F64Attr>:$null_expert,
+                       UnitAttr:$router_f32,
                        OptionalAttr<FlatSymbolRefArrayAttr>:$reads,
                        OptionalAttr<DenseI64ArrayAttr>:$colors,
                        OptionalAttr<CGPT_I64Attr>:$sram_bytes);
