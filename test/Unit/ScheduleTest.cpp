@@ -21,6 +21,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <set>
+
 using namespace cgpt;
 using namespace cgpt::wafer;
 
@@ -364,6 +366,31 @@ TEST_F(ScheduleTest, RegionsOfAWaveRunAtOnce) {
   double oneAfterAnother = stageSeconds(false);
   double sideBySide = stageSeconds(true);
   EXPECT_LT(sideBySide, oneAfterAnother);
+}
+
+/// Regions whose shapes differ only in what their programs do (a map's
+/// function, a lookup's fused positions, a router's choice) cost apart,
+/// so the layout search and the timing, which decide once a class, do not
+/// take one for the other.
+TEST_F(ScheduleTest, RegionsThatRunOtherProgramsAreOtherCostClasses) {
+  StepProgram program = programOf(parseText(R"mlir(
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 2 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 4 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    wafer.region @gelu elementwise "dataflow.map" map gelu {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 1>}
+    wafer.region @mul elementwise "dataflow.map" map mul {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 1>}
+    wafer.region @lookup embedding "dataflow.gather" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 1>, weight_bytes = 64 : i64}
+    wafer.region @positioned embedding "dataflow.gather" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, fused = ["dataflow.add_positions"], live = 16 : i64, shape = array<i64: 4, 2, 1>, weight_bytes = 64 : i64}
+    wafer.region @top1 weight_matmul "dataflow.route" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 3, 2>, top_k = 1 : i64, weight_bytes = 12 : i64}
+    wafer.region @top2 weight_matmul "dataflow.route" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 3, 2>, top_k = 2 : i64, weight_bytes = 12 : i64}
+    wafer.region @null weight_matmul "dataflow.route" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, null_expert = 0.5 : f64, shape = array<i64: 4, 3, 2>, top_k = 2 : i64, weight_bytes = 12 : i64}
+    wafer.region @f32 weight_matmul "dataflow.route" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, router_f32, shape = array<i64: 4, 3, 2>, top_k = 2 : i64, weight_bytes = 12 : i64}
+  }
+}
+)mlir"));
+  std::set<int64_t> classes;
+  for (const ProgramRegion &region : program.getStages()[0].regions)
+    classes.insert(region.costClass);
+  EXPECT_EQ(classes.size(), program.getStages()[0].regions.size());
 }
 
 } // namespace

@@ -33,7 +33,9 @@ static void appendCostKey(const ProgramRegion &region,
                          static_cast<int64_t>(k.kind), k.rows, k.columns,
                          k.contracted, k.flops, k.elementBytes, k.weightBytes,
                          k.accumulator, k.chunks, k.repeats, k.experts,
-                         k.expertRows, static_cast<int64_t>(k.function)});
+                         k.expertRows, static_cast<int64_t>(k.function),
+                         static_cast<int64_t>(k.map), k.positionRows, k.choices,
+                         k.nullLogit ? 1 : 0, k.roundLogits ? 1 : 0});
 }
 
 /// Appends what `region`'s cost and grouping depend on to `key`.

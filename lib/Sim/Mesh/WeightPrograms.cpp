@@ -1,0 +1,360 @@
+//===- WeightPrograms.cpp - the weight kernels' programs ------------------===//
+//
+// Part of cgpt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramBuilder.h"
+
+#include <cmath>
+
+namespace cgpt::sim::mesh::programs {
+
+namespace {
+
+/// The router's f32 work rows on the chain's last core, a token each
+/// element: the largest logit, then the largest mark; the exponential's
+/// fraction (first the logit less the largest) and power of two; the
+/// exponentials' sum; a reciprocal and its work; the experts already
+/// chosen; the one an expert takes; a product; the chosen probabilities'
+/// sum; the null expert's exponential (with one).
+enum RouterRow : int {
+  kRouterLargest,
+  kRouterFraction,
+  kRouterPower,
+  kRouterSum,
+  kRouterReciprocal,
+  kRouterReciprocalWork,
+  kRouterFound,
+  kRouterTake,
+  kRouterProduct,
+  kRouterChosen,
+  kRouterNull,
+};
+
+/// The router's constants, each at its place here; then the
+/// exponential's.
+enum RouterConstant : int {
+  kRouterLog2E,
+  kRouterMinusOne,
+  kRouterThreeHalves,
+  kRouterMinusHalf,
+  kRouterSaturate,
+  kRouterMinusSaturate,
+  kRouterOne,
+  kRouterMinusTwo,
+  kRouterExpertCount,
+  kRouterNullLogit,
+  kRouterExponentialAt,
+};
+
+/// The router's choice (docs/runtime.md, "The router on the mesh") on the
+/// chain's last core of a segment, once the last block of its logits is
+/// in (`logits`, [expert][token] over its `tokens`): optionally rounded
+/// to 16 bits; the softmax, the largest logit and the exponentials of the
+/// logits less it (and the null expert's fixed logit less it) over their
+/// sum's reciprocal; then, `k.choices` times, the largest of the marks (a
+/// copy of the probabilities), and for each expert in order whether it
+/// is that largest and none before it was (x 2^254 saturates any
+/// difference), which adds its probability to the choice's weight,
+/// counts toward its index (the experts up to the chosen one) and marks it
+/// taken (less 2, below every probability); last, the weights over their
+/// sum (with the null expert's share). Everything runs over the tokens,
+/// one operation an expert: no branch, whatever the logits. Declares the
+/// buffers past the sums (RouterBuffer) and returns the task.
+int routerChoice(CoreProgram &p, const KernelShape &k, int64_t tokens,
+                 int64_t logitsElements) {
+  constexpr ElementType f32 = ElementType::f32;
+  int64_t experts = k.columns, n = tokens;
+  bool null = k.nullLogit.has_value();
+  int logits = p.addBuffer("logits", logitsElements, f32);
+  int rounded = p.addBuffer("rounded logits", k.roundLogits ? experts * n : 0,
+                            ElementType::bf16);
+  int probabilities = p.addBuffer("probabilities", experts * n, f32);
+  int marks = p.addBuffer("choice marks", experts * n, f32);
+  int weights = p.addBuffer("chosen weights", k.choices * n, f32);
+  int indices = p.addBuffer("chosen experts", k.choices * n, f32);
+  int work =
+      p.addBuffer("router work rows", (kRouterNull + (null ? 1 : 0)) * n, f32);
+  std::vector<float> values = {static_cast<float>(M_LOG2E),
+                               -1.0f,
+                               1.5f,
+                               -0.5f,
+                               0x1p127f,
+                               -0x1p127f,
+                               1.0f,
+                               -2.0f,
+                               static_cast<float>(experts),
+                               static_cast<float>(k.nullLogit.value_or(0))};
+  ExponentialConstants exp =
+      appendExponentialConstants(values, kRouterMinusOne);
+  int constants = p.addConstants("router constants", std::move(values));
+  exp.buffer = constants;
+  // Without a chain the sums are the logits.
+  Dsd logitsAt = Dsd::memory(logitsElements > 0 ? logits : kRouterSums);
+  auto row = [&](RouterRow r) { return Dsd::memory(work, r * n); };
+  auto constant = [&](RouterConstant c) { return scalar(constants, c); };
+  int expert = p.addCursor({n, experts * n});
+  int choice = p.addCursor({n, k.choices * n});
+  auto perExpert = [&](int buffer) { return Dsd::memory(buffer, 0, expert); };
+  auto perChoice = [&](int buffer) { return Dsd::memory(buffer, 0, choice); };
+  auto eachExpert = [&](RowTask &task, const std::function<void()> &body) {
+    repeated(task, experts, [&] {
+      body();
+      task.ops.push_back(Op::advanceOp(expert));
+    });
+  };
+  auto eachChoice = [&](RowTask &task, const std::function<void()> &body) {
+    repeated(task, k.choices, [&] {
+      body();
+      task.ops.push_back(Op::advanceOp(choice));
+    });
+  };
+  Dsd largest = row(kRouterLargest), fraction = row(kRouterFraction),
+      sum = row(kRouterSum), found = row(kRouterFound), take = row(kRouterTake),
+      product = row(kRouterProduct), chosen = row(kRouterChosen);
+  ExponentialRows rows{fraction, row(kRouterPower), Dsd()};
+
+  RowTask task(p, 1, n);
+  if (k.roundLogits) {
+    task.vector(Op::Kind::fmov, Dsd::memory(rounded), logitsAt, Dsd(),
+                experts * n, f32);
+    task.vector(Op::Kind::fmov, logitsAt, Dsd::memory(rounded), Dsd(),
+                experts * n, f32);
+  }
+  Dsd logit = logitsAt;
+  logit.cursor = expert;
+  // The softmax.
+  task.vector(Op::Kind::fmov, largest, logitsAt, Dsd(), n, f32);
+  eachExpert(task, [&] {
+    task.vector(Op::Kind::fmax, largest, largest, logit, n, f32);
+  });
+  task.vector(Op::Kind::fmov, sum, Dsd::zero(), Dsd(), n, f32);
+  eachExpert(task, [&] {
+    rows.polynomial = perExpert(probabilities);
+    task.fmac(fraction, logit, largest, constant(kRouterMinusOne), n, f32);
+    exponential(task, fraction, constant(kRouterLog2E), n, rows, exp);
+    task.vector(Op::Kind::fadd, sum, sum, rows.polynomial, n, f32);
+  });
+  if (null) {
+    rows.polynomial = row(kRouterNull);
+    task.fmac(fraction, constant(kRouterNullLogit), largest,
+              constant(kRouterMinusOne), n, f32);
+    exponential(task, fraction, constant(kRouterLog2E), n, rows, exp);
+  }
+  Dsd reciprocal = row(kRouterReciprocal);
+  reciprocalOf(task, reciprocal, sum, row(kRouterReciprocalWork), n,
+               constant(kRouterThreeHalves), constant(kRouterMinusHalf));
+  eachExpert(task, [&] {
+    task.vector(Op::Kind::fmul, perExpert(probabilities),
+                perExpert(probabilities), reciprocal, n, f32);
+    task.vector(Op::Kind::fmov, perExpert(marks), perExpert(probabilities),
+                Dsd(), n, f32);
+  });
+  if (null)
+    task.vector(Op::Kind::fmul, row(kRouterNull), row(kRouterNull), reciprocal,
+                n, f32);
+  // The choices, the largest first; equal ones, the lower index first.
+  eachChoice(task, [&] {
+    task.vector(Op::Kind::fmov, largest, Dsd::memory(marks), Dsd(), n, f32);
+    eachExpert(task, [&] {
+      task.vector(Op::Kind::fmax, largest, largest, perExpert(marks), n, f32);
+    });
+    for (Dsd cleared : {found, perChoice(weights), perChoice(indices)})
+      task.vector(Op::Kind::fmov, cleared, Dsd::zero(), Dsd(), n, f32);
+    eachExpert(task, [&] {
+      // 1 where the mark is the largest, else 0; then 0 once one was.
+      task.fmac(take, largest, perExpert(marks), constant(kRouterMinusOne), n,
+                f32);
+      task.vector(Op::Kind::fmul, take, take, constant(kRouterSaturate), n,
+                  f32);
+      task.vector(Op::Kind::fmul, take, take, constant(kRouterMinusSaturate), n,
+                  f32);
+      task.vector(Op::Kind::fmax, take, take, constant(kRouterMinusOne), n,
+                  f32);
+      task.vector(Op::Kind::fadd, take, take, constant(kRouterOne), n, f32);
+      task.vector(Op::Kind::fmul, product, take, found, n, f32);
+      task.fmac(take, take, product, constant(kRouterMinusOne), n, f32);
+      task.vector(Op::Kind::fadd, found, found, take, n, f32);
+      // The experts from the chosen one on count E - index in all.
+      task.vector(Op::Kind::fadd, perChoice(indices), perChoice(indices), found,
+                  n, f32);
+      task.vector(Op::Kind::fmul, product, take, perExpert(probabilities), n,
+                  f32);
+      task.vector(Op::Kind::fadd, perChoice(weights), perChoice(weights),
+                  product, n, f32);
+      task.fmac(perExpert(marks), perExpert(marks), take,
+                constant(kRouterMinusTwo), n, f32);
+    });
+    task.fmac(perChoice(indices), constant(kRouterExpertCount),
+              perChoice(indices), constant(kRouterMinusOne), n, f32);
+  });
+  // The weights over the chosen probabilities' sum.
+  task.vector(Op::Kind::fmov, chosen, null ? row(kRouterNull) : Dsd::zero(),
+              Dsd(), n, f32);
+  eachChoice(task, [&] {
+    task.vector(Op::Kind::fadd, chosen, chosen, perChoice(weights), n, f32);
+  });
+  reciprocalOf(task, reciprocal, chosen, row(kRouterReciprocalWork), n,
+               constant(kRouterThreeHalves), constant(kRouterMinusHalf));
+  eachChoice(task, [&] {
+    task.vector(Op::Kind::fmul, perChoice(weights), perChoice(weights),
+                reciprocal, n, f32);
+  });
+  return p.addTask(Task{false, -1, std::move(task.ops)});
+}
+
+} // namespace
+
+void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
+                     bool chainAlongRows, const KernelShape *router) {
+  KernelProgram &out = b.out;
+  int64_t perColumn = sums.perColumn, rowsIn = sums.streamed;
+  int64_t nb = out.blockColumns;
+  int64_t packed = streamPacking(rowsIn * nb, perWavelet(type));
+  int64_t stream = out.blocks * (rowsIn * nb / packed);
+  // The stream runs down the columns (weights) and the chain along the
+  // rows, or the stream along the rows (output gradients) and the chain
+  // down the columns.
+  if (chainAlongRows)
+    b.downColumns(kStreamColor, stream);
+  else
+    b.alongSegments(kStreamColor, stream);
+  int stages = chainAlongRows ? out.segment : out.rows;
+  bool chained = stages > 1 || out.blocks > 1;
+  b.forEachCore([&](int x, int y, int s) {
+    int step = chainAlongRows ? s : y;
+    bool chooses = router && step + 1 == stages;
+    std::pair<int, int> colors =
+        b.chainStep(x, y, step, stages, chainAlongRows ? east : south,
+                    kChainColor, /*leaves=*/!chooses);
+    int part = chainPart(step, stages) + (chooses ? kChainParts : 0);
+    b.assign(x, y, part, [&] {
+      CoreProgram p;
+      int inputs = p.addBuffer("inputs", rowsIn * perColumn, type);
+      int sumsBuffer = p.addBuffer("sums", nb * perColumn, ElementType::f32);
+      int chain = p.addTask({});
+      int column = p.addCursor({perColumn, nb * perColumn, -1, chain});
+      int row = p.addCursor({perColumn, rowsIn * perColumn, column, -1});
+      Task data{true, kStreamColor, {}};
+      for (int64_t e = 0; e < packed; ++e) {
+        data.body.push_back(Op::fmacOp(Dsd::memory(sumsBuffer, 0, column),
+                                       Dsd::memory(sumsBuffer, 0, column),
+                                       Dsd::memory(inputs, 0, row),
+                                       Dsd::argument(e == 1), perColumn, type));
+        data.body.push_back(Op::advanceOp(row));
+      }
+      p.addTask(std::move(data));
+      if (chooses) {
+        // Each block's sums land in the logits, at the block's place; the
+        // last block's start the choice.
+        int64_t perBlock = nb * perColumn;
+        int choose = routerChoice(p, *router, perColumn,
+                                  chained ? out.blocks * perBlock : 0);
+        int block = p.addCursor({perBlock, out.blocks * perBlock, -1, choose});
+        std::vector<Op> &body = p.tasks[chain].body;
+        if (chained) {
+          Dsd logits = Dsd::memory(kRouterLogits, 0, block);
+          body.push_back(
+              step == 0
+                  ? Op::vector(Op::Kind::fmov, logits, Dsd::memory(sumsBuffer),
+                               Dsd(), perBlock, ElementType::f32)
+                  : Op::vector(Op::Kind::fadd, logits, Dsd::in(colors.first),
+                               Dsd::memory(sumsBuffer), perBlock,
+                               ElementType::f32));
+          if (out.blocks > 1)
+            body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(sumsBuffer),
+                                      Dsd::zero(), Dsd(), perBlock,
+                                      ElementType::f32));
+        }
+        body.push_back(Op::advanceOp(block));
+        return p;
+      }
+      // Alone in its chain with one block, the core's sums are the outputs
+      // and stay where they are.
+      if (chained)
+        chainOps(p.tasks[chain].body, step, sumsBuffer, nb * perColumn, colors,
+                 out.blocks > 1);
+      return p;
+    });
+  });
+}
+
+void residentWeightGrad(Builder &b, const KernelShape &k, const Layout &layout,
+                        int64_t microBatch, ElementType type) {
+  KernelProgram &out = b.out;
+  int64_t epw = perWavelet(type);
+  int64_t tokens = microBatch * k.contracted;
+  int64_t kb = ceilDiv(k.rows, layout.featureGroups);
+  int64_t nb = ceilDiv(k.columns, layout.tokenGroups);
+  out.tokens = tokens;
+  out.features = kb;
+  int64_t packed = streamPacking(tokens * nb, epw);
+  int inputColor = kStreamColor + 3;
+  b.downColumns(inputColor, ceilDiv(tokens * kb, epw));
+  b.alongSegments(kStreamColor, tokens * nb / packed);
+  b.forEachCore([&](int x, int y, int) {
+    b.assign(x, y, 0, [&] {
+      CoreProgram p;
+      int inputs = p.addBuffer("inputs", tokens * kb, type);
+      int gradient = p.addBuffer("gradient", nb * kb, ElementType::f32);
+      int token = p.addCursor({kb, tokens * kb, -1, -1});
+      int column = p.addCursor({kb, nb * kb, token, -1});
+      Task store{false, -1, {}};
+      store.body.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(inputs),
+                                      Dsd::in(inputColor), Dsd(), tokens * kb,
+                                      type));
+      p.startActive.push_back(p.addTask(std::move(store)));
+      Task data{true, kStreamColor, {}};
+      for (int64_t e = 0; e < packed; ++e) {
+        data.body.push_back(Op::fmacOp(
+            Dsd::memory(gradient, 0, column), Dsd::memory(gradient, 0, column),
+            Dsd::memory(inputs, 0, token), Dsd::argument(e == 1), kb, type));
+        data.body.push_back(Op::advanceOp(column));
+      }
+      p.addTask(std::move(data));
+      return p;
+    });
+  });
+}
+
+void tokenSum(Builder &b, const KernelShape &k, const Layout &layout,
+              int64_t microBatch) {
+  KernelProgram &out = b.out;
+  int64_t tb = ceilDiv(microBatch * k.rows, layout.tokenGroups);
+  int64_t nb = out.blockColumns;
+  out.tokens = tb;
+  out.features = out.sums.columns;
+  int stages = out.rows;
+  bool chained = stages > 1 || out.blocks > 1;
+  b.forEachCore([&](int x, int y, int) {
+    std::pair<int, int> colors =
+        chained ? b.chainStep(x, y, y, stages, south, kChainColor)
+                : std::pair<int, int>{};
+    int part = chainPart(y, stages);
+    b.assign(x, y, part, [&] {
+      CoreProgram p;
+      int data = p.addBuffer("data", out.blocks * tb * nb,
+                             elementTypeOf(k.elementBytes));
+      int sumsBuffer = p.addBuffer("sums", nb, ElementType::f32);
+      int row = p.addCursor({nb});
+      Task work{false, -1, {}};
+      std::vector<Op> block;
+      block.push_back(Op::loopOp(2, tb));
+      // 16-bit data adds into f32 sums (@faddhs), at @fadds' width.
+      block.push_back(Op::vector(
+          Op::Kind::fadd, Dsd::memory(sumsBuffer), Dsd::memory(sumsBuffer),
+          Dsd::memory(data, 0, row), nb, ElementType::f32));
+      block.push_back(Op::advanceOp(row));
+      if (chained)
+        chainOps(block, y, sumsBuffer, nb, colors, out.blocks > 1);
+      work.body.push_back(
+          Op::loopOp(static_cast<int>(block.size()), out.blocks));
+      work.body.insert(work.body.end(), block.begin(), block.end());
+      p.startActive.push_back(p.addTask(std::move(work)));
+      return p;
+    });
+  });
+}
+
+} // namespace cgpt::sim::mesh::programs
