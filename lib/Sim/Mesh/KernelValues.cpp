@@ -185,7 +185,7 @@ std::vector<float> transposed(llvm::ArrayRef<float> matrix, int64_t rows,
   return out;
 }
 
-/// A resident weight's gradient (residentWeightGrad in KernelPrograms.cpp):
+/// A resident weight's gradient (residentWeightGrad in WeightPrograms.cpp):
 /// each core takes in every token's inputs of its feature group, then the
 /// output gradients of its group of output columns, and keeps its block of
 /// the gradient, read back from its memory.

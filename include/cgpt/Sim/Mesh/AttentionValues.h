@@ -8,7 +8,7 @@
 // wavelets, as its region was placed: the (sequence, head) pairs shared out
 // among the rectangle's blocks of query groups by key groups
 // (wafer::attentionPass), each block's pairs one after another in one
-// program (attentionForward in KernelPrograms.cpp). The keys and values
+// program (attentionForward in AttentionPrograms.cpp). The keys and values
 // stream down a block's columns, the queries along its rows; the segment
 // of key groups takes each query's maximum score and sums the
 // exponentials and weighted values, so a wrong route, mask or statistic

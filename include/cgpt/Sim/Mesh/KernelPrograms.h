@@ -60,7 +60,7 @@ struct KernelProgramOptions {
   /// their programs.
   double tableScale = 1;
   /// Attention's softmax, for its programs (attentionForward and, for
-  /// RowFunction::attentionGrad, attentionBackward in KernelPrograms.cpp);
+  /// RowFunction::attentionGrad, attentionBackward in AttentionPrograms.cpp);
   /// without it, a causal one scaled by the head's size without ALiBi,
   /// which times the same but for ALiBi's one multiply-add a query.
   std::optional<AttentionSoftmax> attentionSoftmax;

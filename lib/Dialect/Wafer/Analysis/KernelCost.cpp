@@ -1024,7 +1024,7 @@ double attentionOperations(CoreWork &work, const target::WaferTargetModel &t,
 
 /// Attention's forward pass on one core of a block whose keys it takes
 /// `keyBlock` at a time (attentionForwardByKeys in
-/// lib/Sim/Mesh/KernelPrograms.cpp), its queries a chunk (`sumBlock`) at
+/// lib/Sim/Mesh/AttentionPrograms.cpp), its queries a chunk (`sumBlock`) at
 /// a time; returns the wavelets its ramp takes in. Per chunk, its queries
 /// in and the maxima's, partials' and first block's starts; per key block
 /// its keys and values in and the mask offsets clamped; per query the
@@ -1101,7 +1101,7 @@ double attentionForwardOperationsByKeys(CoreWork &work,
 
 /// Attention's backward pass on one core of a block whose keys it takes
 /// `keyBlock` at a time (attentionBackwardByKeys in
-/// lib/Sim/Mesh/KernelPrograms.cpp; docs/runtime.md, "Attention's keys in
+/// lib/Sim/Mesh/AttentionPrograms.cpp; docs/runtime.md, "Attention's keys in
 /// blocks"), its queries a chunk (`sumBlock`) at a time; returns the
 /// wavelets its ramp takes in. Per pair, the statistics' and the first
 /// block's starts; the statistics sweep: per key block its keys

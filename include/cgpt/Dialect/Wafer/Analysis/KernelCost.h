@@ -116,7 +116,7 @@ struct CoreBuffer {
 /// What one core of an attention block holds for its (sequence, head)
 /// pairs, as attention's programs run it (docs/runtime.md, "Attention on
 /// the mesh"; attentionForward and attentionBackward in
-/// lib/Sim/Mesh/KernelPrograms.cpp): its keys and values, streamed in whole
+/// lib/Sim/Mesh/AttentionPrograms.cpp): its keys and values, streamed in whole
 /// wavelets, and its queries taken a chunk at a time, the layout's
 /// `sum_block` of them (0: all), each chunk's scores, statistics and
 /// partial outputs in f32 (backward: the recomputed probabilities, their
