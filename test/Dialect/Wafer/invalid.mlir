@@ -85,6 +85,15 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
 
 wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
   wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{null_expert must be a finite f32 logit, got 1.000000e+300}}
+    wafer.region @a weight_matmul "dataflow.route" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, null_expert = 1.0e300 : f64, shape = array<i64: 4, 3, 2>, top_k = 2 : i64}
+  }
+}
+
+// -----
+
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
     // expected-error @+1 {{shape must be [rows, columns, contracted], got 2 numbers}}
     wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2>}
   }

@@ -15,6 +15,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -389,6 +390,12 @@ LogicalResult RegionOp::verify() {
     return emitOpError() << "names a router's top_k, null_expert or "
                             "router_f32 but runs '"
                          << getKernel() << "', not a dataflow.route";
+  // The cores hold the null expert's logit as an f32 constant.
+  if (std::optional<APFloat> null = getNullExpert();
+      null &&
+      !(std::abs(null->convertToDouble()) <= std::numeric_limits<float>::max()))
+    return emitOpError() << "null_expert must be a finite f32 logit, got "
+                         << null->convertToDouble();
   if (std::optional<uint64_t> topK = getTopK();
       topK && (*topK < 1 || static_cast<int64_t>(*topK) > getShape()[1]))
     return emitOpError() << "top_k must be 1 to its " << getShape()[1]
