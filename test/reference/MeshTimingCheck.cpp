@@ -365,6 +365,8 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"router, 8 experts, top 2", router(64, 8, 256, 2), 2, 8, 8},
       {"router, 64 experts, top 8, null, rounded",
        router(128, 64, 512, 8, true, true), 1, 16, 8},
+      {"router, one core, experts in blocks of 2", router(16, 7, 64, 3), 1, 1,
+       1, 2},
       {"router, experts in blocks of 3, one row", router(32, 10, 128, 2), 1, 16,
        1, 3},
   };

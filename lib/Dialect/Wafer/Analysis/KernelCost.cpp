@@ -1305,7 +1305,8 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
   // next. The core's ramp carries the stream and the incoming sums. The
   // chain fills once: each core of it receives its own stream, so a core
   // later in the chain starts each block as much later as its sums arrive.
-  auto blockedProduct = [&](const SumBlockShape &sums, int64_t stages) {
+  auto blockedProduct = [&](const SumBlockShape &sums, int64_t stages,
+                            bool keeps = false) {
     int64_t nb = sums.blockColumns(layout.sumBlock);
     double blocks = static_cast<double>(ceilDiv(sums.columns, nb));
     int64_t elements = sums.streamed * nb;
@@ -1319,7 +1320,13 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     time.fabric = blocks * perBlock;
     if (stages > 1 || blocks > 1) {
       work.tasks(blocks);
-      work.stream(blocks * values * kPartialSumBytes / link);
+      // Alone in its chain, a core that keeps its sums (a router's, as
+      // logits) moves each block within its memory rather than out.
+      if (stages == 1 && keeps)
+        work.operations(blocks, nb * sums.perColumn, t.getF32OpsPerCycle(),
+                        kPartialSumBytes, kPartialSumBytes);
+      else
+        work.stream(blocks * values * kPartialSumBytes / link);
     }
     if (stages > 1)
       time.fabric += blocks * values * kPartialSumBytes / link;
@@ -1342,10 +1349,11 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     // output columns, and each token's features stream down the columns.
     // Either way the sums pass along the row, each core adding its own.
     SumBlockShape sums = sumBlockShape(k, layout, microBatch);
-    blockedProduct(sums, gk);
+    bool chooses = choosesOnChain(k, layout);
+    blockedProduct(sums, gk, chooses);
     // The router's choice follows on the chain's last core, which keeps
     // each block's sums (writing them in place of sending them on).
-    if (choosesOnChain(k, layout))
+    if (chooses)
       routerChoiceOperations(work, t, k, sums.perColumn);
     // The chain runs along a segment: the token group's `gk` adjacent
     // cores, whatever the rectangle's width.
