@@ -198,8 +198,8 @@ TEST_F(RouterValues, ProgramsHoldWhatMemoryCounts) {
       const MeshProgram &mesh = built.mesh;
       const CoreProgram &last =
           mesh.programs[mesh.programOf[mesh.index(built.segment - 1, 0)]];
-      int64_t router = last.bytes() - last.buffers[kRouterInputs].bytes() -
-                       last.buffers[kRouterSums].bytes();
+      int64_t router = last.bytes() - last.buffers[kProductInputs].bytes() -
+                       last.buffers[kProductSums].bytes();
       EXPECT_EQ(wafer::routerChoiceBytes(k, c.layout, c.sequences), router);
     }
 }
@@ -224,6 +224,18 @@ TEST_F(RouterValues, RoundedLogitsOrResidentWeightsLeaveTheChoice) {
       runWeightKernel(k, resident, c.sequences, mini(), c.rect, x, w, error);
   ASSERT_TRUE(kept) << error;
   EXPECT_FALSE(kept->choice);
+  EXPECT_EQ(routerChoiceRefusal(k, resident),
+            "its weights are resident, each core summing a share of the "
+            "experts");
+  k.roundLogits = true;
+  EXPECT_EQ(routerChoiceRefusal(k, c.layout),
+            "its logits round to 16 bits, which the engine's f32 memory does "
+            "not");
+  k.roundLogits = false;
+  k.chunks = 2;
+  EXPECT_FALSE(wafer::choosesOnChain(k, c.layout));
+  EXPECT_EQ(routerChoiceRefusal(k, c.layout),
+            "its experts come in chunks, no core holding all of a token's");
   // Both still sum the logits.
   ASSERT_EQ(rounded->values.size(), kept->values.size());
   for (size_t i = 0; i < kept->values.size(); ++i)

@@ -18,9 +18,6 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The buffers streamedProduct declares, in order.
-constexpr int kInputsBuffer = kRouterInputs, kSumsBuffer = kRouterSums;
-
 /// A row-major matrix's element, zero past its edges: the padding of the
 /// last group or block.
 float at(llvm::ArrayRef<float> matrix, int64_t rows, int64_t columns,
@@ -112,7 +109,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
       return;
     for (int64_t r = 0; r < rowsIn; ++r)
       for (int64_t c = 0; c < perColumn; ++c)
-        memory[kInputsBuffer][r * perColumn + c] =
+        memory[kProductInputs][r * perColumn + c] =
             heldValue(token, feature, r, c);
   };
   // Alone in its chain with one block, a core keeps its sums: they are
@@ -120,7 +117,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
   // logits, [block][column][token], and its choice.
   bool chained = (matmul ? built.segment : built.rows) > 1 || built.blocks > 1;
   bool chooses = wafer::choosesOnChain(k, layout);
-  if (chooses && !k.roundLogits)
+  if (chooses && routerChoiceRefusal(k, layout).empty())
     outcome.choice = RouterChoice{
         std::vector<float>(static_cast<size_t>(tokens * outputs)),
         std::vector<float>(static_cast<size_t>(tokens * k.choices)),
@@ -130,7 +127,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
     bool last = built.placeInSegment(core) + 1 == built.segment;
     if (chooses && last && token >= 0) {
       const std::vector<float> &logits =
-          memory[chained ? kRouterLogits : kRouterSums];
+          memory[chained ? kRouterLogits : kProductSums];
       for (int64_t j = 0; j < built.blocks * blockColumns; ++j)
         for (int64_t i = 0; i < perColumn; ++i)
           place(token, built.placeInSegment(core), j, i,
@@ -139,7 +136,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
       for (int64_t j = 0; j < blockColumns; ++j)
         for (int64_t i = 0; i < perColumn; ++i)
           place(token, built.placeInSegment(core), j, i,
-                memory[kSumsBuffer][j * perColumn + i]);
+                memory[kProductSums][j * perColumn + i]);
     }
     if (!outcome.choice || !last || token < 0)
       return;
@@ -359,6 +356,20 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
 }
 
 } // namespace
+
+std::string routerChoiceRefusal(const KernelShape &k, const Layout &layout) {
+  if (k.choices == 0)
+    return "it is not a router";
+  if (layout.weights == Edge::resident)
+    return "its weights are resident, each core summing a share of the "
+           "experts";
+  if (k.chunks > 1)
+    return "its experts come in chunks, no core holding all of a token's";
+  if (k.roundLogits)
+    return "its logits round to 16 bits, which the engine's f32 memory does "
+           "not";
+  return "";
+}
 
 std::string weightKernelRefusal(const KernelShape &k, const Layout &layout,
                                 const wafer::Rect &rect) {

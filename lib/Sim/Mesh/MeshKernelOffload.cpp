@@ -659,8 +659,6 @@ FailureOr<bool> MeshKernelOffload::runRoute(dataflow::RouteOp route,
     frame.set(route.getProbs(), std::move(probs));
     return true;
   }
-  // Resident weights leave each core a share of the experts; rounded
-  // logits, values the engine's f32 memory does not hold.
   Tensor logits({batch, seq, experts});
   logits.data = std::move(ran->values);
   std::optional<double> null;
@@ -672,11 +670,8 @@ FailureOr<bool> MeshKernelOffload::runRoute(dataflow::RouteOp route,
   frame.set(route.getWeights(), std::move(chosen.weights));
   frame.set(route.getExperts(), std::move(chosen.experts));
   frame.set(route.getProbs(), std::move(chosen.probs));
-  onHost(region, where.layout.weights == wafer::Edge::resident
-                     ? "its softmax and choice of experts: its weights are "
-                       "resident, each core summing a share of the experts"
-                     : "its softmax and choice of experts: its logits round "
-                       "to 16 bits, which the engine's f32 memory does not");
+  onHost(region, "its softmax and choice of experts: " +
+                     routerChoiceRefusal(where.shape, where.layout));
   return true;
 }
 

@@ -91,7 +91,7 @@ int routerChoice(CoreProgram &p, const KernelShape &k, int64_t tokens,
   int constants = p.addConstants("router constants", std::move(values));
   exp.buffer = constants;
   // Without a chain the sums are the logits.
-  Dsd logitsAt = Dsd::memory(logitsElements > 0 ? logits : kRouterSums);
+  Dsd logitsAt = Dsd::memory(logitsElements > 0 ? logits : kProductSums);
   auto row = [&](RouterRow r) { return Dsd::memory(work, r * n); };
   auto constant = [&](RouterConstant c) { return scalar(constants, c); };
   int expert = p.addCursor({n, experts * n});

@@ -111,19 +111,25 @@ enum MapBuffer : int {
   kMapSecondInput,
 };
 
+/// The buffers a product against a stream (a weight matmul's or a weight
+/// gradient's) declares first: the rows it holds, and the f32 sums of a
+/// block of output columns.
+enum ProductBuffer : int {
+  kProductInputs,
+  kProductSums,
+};
+
 /// The buffers the router's product declares on the chain's last core of
 /// each segment, in order (the other cores: its inputs and sums): its
-/// tokens' rows of its inputs; the f32 sums of a block of output columns;
-/// the logits, [expert][token], each block's sums as the chain delivers
-/// them (empty alone in its chain with one block: the sums are the
-/// logits); the logits rounded to 16 bits (empty unless they round);
-/// the probabilities, then the choice marks, [expert][token]; the chosen
-/// experts' weights and their indices, [choice][token]; the choice's f32
-/// work rows (RouterRow) and its constants.
+/// tokens' rows of its inputs and the sums (ProductBuffer); the logits,
+/// [expert][token], each block's sums as the chain delivers them (empty
+/// alone in its chain with one block: the sums are the logits); the logits
+/// rounded to 16 bits (empty unless they round); the probabilities, then
+/// the choice marks, [expert][token]; the chosen experts' weights and their
+/// indices, [choice][token]; the choice's f32 work rows (RouterRow) and its
+/// constants.
 enum RouterBuffer : int {
-  kRouterInputs,
-  kRouterSums,
-  kRouterLogits,
+  kRouterLogits = kProductSums + 1,
   kRouterRounded,
   kRouterProbabilities,
   kRouterMarks,

@@ -40,6 +40,13 @@ std::string weightKernelRefusal(const wafer::KernelShape &kernel,
                                 const wafer::Layout &layout,
                                 const wafer::Rect &rect);
 
+/// Why the router `kernel` (KernelShape::choices), laid out as `layout`,
+/// cannot make its choice on the mesh with values: resident weights or
+/// chunks (no core holds a token's every logit), or logits that round to
+/// 16 bits (the engine's memory keeps f32); empty when it can.
+std::string routerChoiceRefusal(const wafer::KernelShape &kernel,
+                                const wafer::Layout &layout);
+
 /// A router's choice as the chain's last cores made it, row-major by
 /// token: the probabilities [T, E], the chosen experts' weights and their
 /// indices [T, k], largest first.

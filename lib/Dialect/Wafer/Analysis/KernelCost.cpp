@@ -456,7 +456,7 @@ int64_t embeddingWorkBytes(const KernelShape &k, int64_t tb, int64_t cb,
 
 bool choosesOnChain(const KernelShape &k, const Layout &layout) {
   return k.choices > 0 && k.kind == KernelKind::weight_matmul &&
-         layout.weights != Edge::resident;
+         layout.weights != Edge::resident && k.chunks == 1;
 }
 
 int64_t routerChoiceBytes(const KernelShape &k, const Layout &layout,

@@ -211,8 +211,9 @@ int64_t embeddingWorkBytes(const KernelShape &shape, int64_t tb, int64_t cb,
 
 /// Whether a router's choice (KernelShape::choices) runs after its product
 /// on the chain's last core of each segment, which holds every expert's
-/// logits of its tokens: so where the router's weights stream. Resident,
-/// each core sums a share of the experts, and the choice is not modelled.
+/// logits of its tokens: so where the router's weights stream, in one
+/// piece. Resident, or in chunks, each core sums a share of the experts,
+/// and the choice is not modelled.
 bool choosesOnChain(const KernelShape &shape, const Layout &layout);
 
 /// The bytes the router's choice holds on the chain's last core beside its
