@@ -18,9 +18,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Sim/Mesh/EmbeddingValues.h"
+#include "MeshValuesFixture.h"
 #include "cgpt/Exec/Kernels.h"
-
-#include "mlir/IR/MLIRContext.h"
 
 #include "gtest/gtest.h"
 
@@ -37,13 +36,7 @@ using cgpt::wafer::RowFunction;
 
 namespace {
 
-class EmbeddingValues : public ::testing::Test {
-protected:
-  const target::WaferTargetModel &mini() {
-    return **target::WaferTargetModel::loadShared("mini", &context);
-  }
-  mlir::MLIRContext context;
-};
+using EmbeddingValues = test::MeshValuesFixture;
 
 /// The region of a lookup (or, with `gradient`, of the embedding's
 /// gradient) in a table of `vocab` rows of `features` of `bytes`; a lookup
@@ -122,10 +115,7 @@ exec::IdTensor ids(int64_t sequences, int64_t perSequence, int64_t vocab) {
 
 exec::Tensor uniform(llvm::SmallVector<int64_t, 3> shape, unsigned seed) {
   exec::Tensor out(shape);
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  for (float &x : out.data)
-    x = value(generator);
+  out.data = test::uniformValues(out.numel(), seed, 2.0f);
   return out;
 }
 

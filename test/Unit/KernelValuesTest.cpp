@@ -28,18 +28,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Sim/Mesh/KernelValues.h"
+#include "MeshValuesFixture.h"
 #include "cgpt/Exec/Kernels.h"
 #include "cgpt/Sim/Mesh/AttentionValues.h"
 #include "cgpt/Sim/Mesh/LossValues.h"
 #include "cgpt/Sim/Mesh/NormValues.h"
 #include "cgpt/Sim/Mesh/TokenSumValues.h"
 
-#include "mlir/IR/MLIRContext.h"
-
 #include "gtest/gtest.h"
 
 #include <cmath>
-#include <random>
 #include <tuple>
 
 using namespace cgpt;
@@ -51,22 +49,7 @@ using cgpt::wafer::Layout;
 
 namespace {
 
-class KernelValues : public ::testing::Test {
-protected:
-  const target::WaferTargetModel &mini() {
-    return **target::WaferTargetModel::loadShared("mini", &context);
-  }
-  mlir::MLIRContext context;
-};
-
-std::vector<float> random(int64_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> out(count);
-  for (float &v : out)
-    v = value(generator);
-  return out;
-}
+using KernelValues = test::MeshValuesFixture;
 
 /// C [m, n] = A^T B or A B, in double.
 std::vector<float> product(const std::vector<float> &a,
@@ -84,12 +67,10 @@ std::vector<float> product(const std::vector<float> &a,
   return c;
 }
 
+/// The engine sums in another order than the reference.
 void expectClose(const std::vector<float> &got,
                  const std::vector<float> &want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-4f * (1.0f + std::abs(want[i])))
-        << "element " << i;
+  test::expectClose(got, want, 1e-4f);
 }
 
 KernelShape weightKernel(KernelKind kind, int64_t rows, int64_t columns,
@@ -174,8 +155,8 @@ TEST_F(KernelValues, WeightMatmulIsTheProduct) {
     KernelShape k = weightKernel(KernelKind::weight_matmul, c.tokensPerSequence,
                                  c.outputs, c.inputs, c.bytes);
     int64_t tokens = c.sequences * c.tokensPerSequence;
-    std::vector<float> x = random(tokens * c.inputs, 1);
-    std::vector<float> w = random(c.inputs * c.outputs, 2);
+    std::vector<float> x = test::uniformValues(tokens * c.inputs, 1);
+    std::vector<float> w = test::uniformValues(c.inputs * c.outputs, 2);
     std::string error;
     std::optional<WeightKernelRun> y =
         runWeightKernel(k, layout, c.sequences, mini(), c.rect, x, w, error);
@@ -189,8 +170,8 @@ TEST_F(KernelValues, WeightGradientIsTheProduct) {
     KernelShape k = weightKernel(KernelKind::weight_grad, c.inputs, c.outputs,
                                  c.tokensPerSequence, c.bytes);
     int64_t tokens = c.sequences * c.tokensPerSequence;
-    std::vector<float> x = random(tokens * c.inputs, 3);
-    std::vector<float> dy = random(tokens * c.outputs, 4);
+    std::vector<float> x = test::uniformValues(tokens * c.inputs, 3);
+    std::vector<float> dy = test::uniformValues(tokens * c.outputs, 4);
     std::string error;
     std::optional<WeightKernelRun> dw =
         runWeightKernel(k, layout, c.sequences, mini(), c.rect, x, dy, error);
@@ -230,9 +211,9 @@ TEST_F(KernelValues, ChunksMakeTheWholeProduct) {
       bool matmul = c.kind == KernelKind::weight_matmul;
       int64_t tokens = sequences * (matmul ? c.rows : c.contracted);
       int64_t features = matmul ? c.contracted : c.rows;
-      std::vector<float> held = random(tokens * features, 5);
+      std::vector<float> held = test::uniformValues(tokens * features, 5);
       std::vector<float> streamed =
-          random((matmul ? features : tokens) * c.columns, 6);
+          test::uniformValues((matmul ? features : tokens) * c.columns, 6);
       std::string error;
       std::optional<WeightKernelRun> ran =
           runWeightKernel(k, {2, 2, weights, 0}, sequences, mini(),
@@ -326,7 +307,7 @@ TEST_F(KernelValues, TokenSumIsTheSumOverTheTokens) {
   for (const TokenSumCase &c : kTokenSumCases) {
     SCOPED_TRACE(c.what);
     int64_t tokens = c.sequences * c.tokensPerSequence;
-    std::vector<float> input = random(tokens * c.features, 7);
+    std::vector<float> input = test::uniformValues(tokens * c.features, 7);
     std::vector<double> want(c.features, 0.0);
     for (int64_t t = 0; t < tokens; ++t)
       for (int64_t n = 0; n < c.features; ++n)
@@ -405,9 +386,10 @@ TEST_F(KernelValues, NormsAreTheNorms) {
       SCOPED_TRACE(std::string(centered ? "layer norm, " : "RMS norm, ") +
                    c.what);
       int64_t tokens = c.sequences * c.tokensPerSequence, n = c.features;
-      std::vector<float> input = random(tokens * n, 11), gain = random(n, 12),
-                         shift =
-                             centered ? random(n, 13) : std::vector<float>();
+      std::vector<float> input = test::uniformValues(tokens * n, 11),
+                         gain = test::uniformValues(n, 12),
+                         shift = centered ? test::uniformValues(n, 13)
+                                          : std::vector<float>();
       // Rows far from zero mean, as a residual stream's can be.
       for (int64_t i = 0; i < tokens * n; ++i)
         input[i] = 3.0f * input[i] + 0.5f;
@@ -452,10 +434,10 @@ TEST_F(KernelValues, NormGradientsAreTheGradients) {
                                         : "RMS norm's gradient, ") +
                    c.what);
       int64_t tokens = c.sequences * c.tokensPerSequence, n = c.features;
-      std::vector<float> input = random(tokens * n, 21),
-                         outputGrad = random(tokens * n, 22),
-                         gain = random(n, 23), mean(centered ? tokens : 0),
-                         rstd(tokens);
+      std::vector<float> input = test::uniformValues(tokens * n, 21),
+                         outputGrad = test::uniformValues(tokens * n, 22),
+                         gain = test::uniformValues(n, 23),
+                         mean(centered ? tokens : 0), rstd(tokens);
       // Rows far from zero mean, with the statistics the forward saved.
       for (int64_t t = 0; t < tokens; ++t) {
         double sum = 0, squares = 0;
@@ -529,7 +511,8 @@ TEST_F(KernelValues, LossGradientIsTheGradient) {
       KernelShape k = norm(wafer::RowFunction::crossEntropyGrad,
                            c.tokensPerSequence, n, c.bytes);
       k.chunks = chunks;
-      std::vector<float> logits = random(tokens * n, 31), logSumExp(tokens);
+      std::vector<float> logits = test::uniformValues(tokens * n, 31),
+                         logSumExp(tokens);
       std::vector<int32_t> labels(tokens);
       for (int64_t t = 0; t < tokens; ++t) {
         double sum = 0;
@@ -571,7 +554,7 @@ TEST_F(KernelValues, LossIsTheLoss) {
       KernelShape k = norm(wafer::RowFunction::crossEntropy,
                            c.tokensPerSequence, n, c.bytes);
       k.chunks = chunks;
-      std::vector<float> logits = random(tokens * n, 37);
+      std::vector<float> logits = test::uniformValues(tokens * n, 37);
       std::vector<int32_t> labels(tokens);
       std::vector<double> logSumExp(tokens);
       double loss = 0;
@@ -793,10 +776,10 @@ AttentionInputs attentionInputs(const AttentionCase &c, bool causal, bool alibi,
                                 unsigned seed) {
   int64_t n = c.sequences * c.heads * c.seq * c.headSize;
   AttentionInputs in{
-      random(n, seed),
-      random(n, seed + 1),
-      random(n, seed + 2),
-      random(n, seed + 3),
+      test::uniformValues(n, seed),
+      test::uniformValues(n, seed + 1),
+      test::uniformValues(n, seed + 2),
+      test::uniformValues(n, seed + 3),
       {1.0 / std::sqrt(static_cast<double>(c.headSize)), causal, alibi}};
   for (float &q : in.query)
     q *= 3.0f;

@@ -18,10 +18,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgpt/Sim/Mesh/MapValues.h"
+#include "MeshValuesFixture.h"
 #include "cgpt/Dialect/Wafer/Analysis/MapAlgorithm.h"
 #include "cgpt/Exec/Kernels.h"
-
-#include "mlir/IR/MLIRContext.h"
 
 #include "gtest/gtest.h"
 
@@ -39,13 +38,7 @@ using cgpt::wafer::Layout;
 
 namespace {
 
-class MapValues : public ::testing::Test {
-protected:
-  const target::WaferTargetModel &mini() {
-    return **target::WaferTargetModel::loadShared("mini", &context);
-  }
-  mlir::MLIRContext context;
-};
+using MapValues = test::MeshValuesFixture;
 
 KernelShape mapShape(MapKind kind, int64_t tokensPerSequence, int64_t features,
                      int64_t bytes) {

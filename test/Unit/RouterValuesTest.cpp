@@ -19,15 +19,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MeshValuesFixture.h"
 #include "cgpt/Exec/MixtureOfExperts.h"
 #include "cgpt/Sim/Mesh/KernelValues.h"
-
-#include "mlir/IR/MLIRContext.h"
 
 #include "gtest/gtest.h"
 
 #include <cmath>
-#include <random>
 
 using namespace cgpt;
 using namespace cgpt::sim::mesh;
@@ -38,22 +36,7 @@ using cgpt::wafer::Layout;
 
 namespace {
 
-class RouterValues : public ::testing::Test {
-protected:
-  const target::WaferTargetModel &mini() {
-    return **target::WaferTargetModel::loadShared("mini", &context);
-  }
-  mlir::MLIRContext context;
-};
-
-std::vector<float> random(int64_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> out(count);
-  for (float &v : out)
-    v = value(generator);
-  return out;
-}
+using RouterValues = test::MeshValuesFixture;
 
 KernelShape router(int64_t tokensPerSequence, int64_t experts, int64_t features,
                    int64_t choices, int64_t bytes,
@@ -127,22 +110,14 @@ exec::RouteResult executors(const std::vector<float> &logits, int64_t tokens,
                                /*roundLogits=*/false);
 }
 
-void expectClose(const std::vector<float> &got,
-                 const std::vector<float> &want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::abs(want[i])))
-        << "element " << i;
-}
-
 void expectChoice(const WeightKernelRun &run, int64_t tokens, int64_t experts,
                   int64_t choices, std::optional<double> nullLogit) {
   ASSERT_TRUE(run.choice);
   exec::RouteResult want =
       executors(run.values, tokens, experts, choices, nullLogit);
   EXPECT_EQ(run.choice->experts, want.experts.data);
-  expectClose(run.choice->probabilities, want.probs.data);
-  expectClose(run.choice->weights, want.weights.data);
+  test::expectClose(run.choice->probabilities, want.probs.data, 1e-5f);
+  test::expectClose(run.choice->weights, want.weights.data, 1e-5f);
 }
 
 TEST_F(RouterValues, ChoiceIsTheExecutors) {
@@ -154,8 +129,8 @@ TEST_F(RouterValues, ChoiceIsTheExecutors) {
                              c.choices, c.bytes, nullLogit);
       int64_t tokens = c.sequences * c.tokensPerSequence;
       // Logits of a few units, so that the softmax is far from uniform.
-      std::vector<float> x = random(tokens * c.features, 1);
-      std::vector<float> w = random(c.features * c.experts, 2);
+      std::vector<float> x = test::uniformValues(tokens * c.features, 1);
+      std::vector<float> w = test::uniformValues(c.features * c.experts, 2);
       for (float &v : w)
         v *= 3.0f;
       std::string error;
@@ -172,8 +147,8 @@ TEST_F(RouterValues, TiesGoToTheLowerIndex) {
   const Case &c = kCases[0];
   KernelShape k = router(c.tokensPerSequence, 5, c.features, 4, c.bytes, {});
   int64_t tokens = c.sequences * c.tokensPerSequence;
-  std::vector<float> x = random(tokens * c.features, 3);
-  std::vector<float> w = random(c.features * 5, 4);
+  std::vector<float> x = test::uniformValues(tokens * c.features, 3);
+  std::vector<float> w = test::uniformValues(c.features * 5, 4);
   for (int64_t f = 0; f < c.features; ++f) {
     w[f * 5 + 3] = w[f * 5 + 1];
     w[f * 5 + 4] = w[f * 5 + 0];
@@ -208,8 +183,8 @@ TEST_F(RouterValues, RoundedLogitsOrResidentWeightsLeaveTheChoice) {
   const Case &c = kCases[0];
   KernelShape k = router(c.tokensPerSequence, c.experts, c.features, 2, 2, {});
   int64_t tokens = c.sequences * c.tokensPerSequence;
-  std::vector<float> x = random(tokens * c.features, 5);
-  std::vector<float> w = random(c.features * c.experts, 6);
+  std::vector<float> x = test::uniformValues(tokens * c.features, 5);
+  std::vector<float> w = test::uniformValues(c.features * c.experts, 6);
   std::string error;
   k.roundLogits = true;
   std::optional<WeightKernelRun> rounded =
