@@ -126,8 +126,9 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
     int token = tokenGroupOf(core);
     bool last = built.placeInSegment(core) + 1 == built.segment;
     if (chooses && last && token >= 0) {
-      const std::vector<float> &logits =
-          memory[chained ? kRouterLogits : kProductSums];
+      // Without a chain the sums are the logits.
+      int at = chained ? static_cast<int>(kRouterLogits) : kProductSums;
+      const std::vector<float> &logits = memory[at];
       for (int64_t j = 0; j < built.blocks * blockColumns; ++j)
         for (int64_t i = 0; i < perColumn; ++i)
           place(token, built.placeInSegment(core), j, i,
