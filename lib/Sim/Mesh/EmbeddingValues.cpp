@@ -177,11 +177,8 @@ runGather(const KernelShape &k, const Layout &layout, int64_t microBatch,
       place(kGatherPositionTable, places, k.positionRows);
   };
   auto store = [&](int core, const std::vector<std::vector<float>> &memory) {
-    forEachElement(built, core, tokens, features,
-                   [&](int64_t t, int64_t c, int64_t row, int64_t column) {
-                     outcome.values[row * features + column] =
-                         memory[kGatherRows][t * cb + c];
-                   });
+    storeBlock(built, core, tokens, features, memory[kGatherRows],
+               outcome.values);
   };
   std::optional<MeshResult> run = simulateWithValues(
       built.mesh, target, CoreMemoryAccess{load, store}, error);
@@ -216,11 +213,8 @@ runScatterAdd(const KernelShape &k, const Layout &layout, int64_t microBatch,
   auto load = [&](int core, std::vector<std::vector<float>> &memory) {
     if (built.tokenGroup[core] < 0)
       return;
-    forEachElement(built, core, tokens, features,
-                   [&](int64_t t, int64_t c, int64_t row, int64_t column) {
-                     memory[kScatterGradient][t * cb + c] =
-                         gradient[row * features + column];
-                   });
+    loadBlock(built, core, tokens, features, gradient,
+              memory[kScatterGradient]);
     // The f32 stream carries a row of the gradient in `cb` wavelets.
     IdLists lists = idLists(idsOfCore(built, core, ids), cb, cb, tableRows);
     memory[kScatterSlots] = std::move(lists.slots);

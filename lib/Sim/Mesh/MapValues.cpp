@@ -45,24 +45,16 @@ std::optional<MapRun> runMap(const KernelShape &k, const Layout &layout,
   options.allTokenGroups = true;
   KernelProgram built =
       buildKernelProgram(k, layout, microBatch, target, rect, options);
-  int64_t cb = built.features;
   MapRun outcome;
   outcome.result.assign(static_cast<size_t>(tokens * features), 0.0f);
   auto load = [&](int core, std::vector<std::vector<float>> &memory) {
-    forEachElement(built, core, tokens, features,
-                   [&](int64_t t, int64_t c, int64_t row, int64_t column) {
-                     int64_t at = row * features + column;
-                     memory[kMapFirstInput][t * cb + c] = first[at];
-                     if (secondSize > 0)
-                       memory[kMapSecondInput][t * cb + c] = second[at];
-                   });
+    loadBlock(built, core, tokens, features, first, memory[kMapFirstInput]);
+    if (secondSize > 0)
+      loadBlock(built, core, tokens, features, second, memory[kMapSecondInput]);
   };
   auto store = [&](int core, const std::vector<std::vector<float>> &memory) {
-    forEachElement(built, core, tokens, features,
-                   [&](int64_t t, int64_t c, int64_t row, int64_t column) {
-                     outcome.result[row * features + column] =
-                         memory[kMapFirstInput][t * cb + c];
-                   });
+    storeBlock(built, core, tokens, features, memory[kMapFirstInput],
+               outcome.result);
   };
   std::optional<MeshResult> run = simulateWithValues(
       built.mesh, target, CoreMemoryAccess{load, store}, error);

@@ -55,11 +55,7 @@ runNorm(const KernelShape &k, const Layout &layout, int64_t microBatch,
   outcome.mean.assign(static_cast<size_t>(centered ? tokens : 0), 0.0f);
   outcome.rstd.assign(static_cast<size_t>(tokens), 0.0f);
   auto load = [&](int core, std::vector<std::vector<float>> &memory) {
-    forEachElement(built, core, tokens, features,
-                   [&](int64_t t, int64_t c, int64_t row, int64_t column) {
-                     memory[kNormData][t * cb + c] =
-                         input[row * features + column];
-                   });
+    loadBlock(built, core, tokens, features, input, memory[kNormData]);
     int64_t first = built.placeInSegment(core) * cb;
     for (int64_t c = 0; c < cb && first + c < features; ++c) {
       memory[kNormGain][c] = gain[first + c];
@@ -160,11 +156,8 @@ runNormGrad(const KernelShape &k, const Layout &layout, int64_t microBatch,
       memory[kGradGain][c] = operands.gain[first + c];
   };
   auto store = [&](int core, const std::vector<std::vector<float>> &memory) {
-    forEachElement(built, core, tokens, features,
-                   [&](int64_t t, int64_t c, int64_t row, int64_t column) {
-                     outcome.input[row * features + column] =
-                         memory[kGradOutputGradient][t * cb + c];
-                   });
+    storeBlock(built, core, tokens, features, memory[kGradOutputGradient],
+               outcome.input);
     // Alone in its column, a core keeps its sums.
     if (chained || built.tokenGroup[core] < 0)
       return;

@@ -402,6 +402,31 @@ void forEachElement(const KernelProgram &built, int core, int64_t tokens,
         fn(t, c, row, column);
 }
 
+/// Copies core `core`'s elements of the row-major `tokens` x `features`
+/// `matrix` into its block buffer `block` ([token][feature] on the core,
+/// as forEachElement walks them).
+inline void loadBlock(const KernelProgram &built, int core, int64_t tokens,
+                      int64_t features, llvm::ArrayRef<float> matrix,
+                      std::vector<float> &block) {
+  forEachElement(built, core, tokens, features,
+                 [&](int64_t t, int64_t c, int64_t row, int64_t column) {
+                   block[t * built.features + c] =
+                       matrix[row * features + column];
+                 });
+}
+
+/// Copies core `core`'s block buffer `block` into its place in the
+/// row-major `tokens` x `features` `matrix` (loadBlock's reverse).
+inline void storeBlock(const KernelProgram &built, int core, int64_t tokens,
+                       int64_t features, const std::vector<float> &block,
+                       std::vector<float> &matrix) {
+  forEachElement(built, core, tokens, features,
+                 [&](int64_t t, int64_t c, int64_t row, int64_t column) {
+                   matrix[row * features + column] =
+                       block[t * built.features + c];
+                 });
+}
+
 /// Copies `part` into `mesh` with its north-west core at (x, y).
 void embedProgram(MeshProgram &mesh, const MeshProgram &part, int x, int y);
 
