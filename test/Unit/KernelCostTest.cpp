@@ -74,23 +74,34 @@ TEST(KernelCost, OwnCostThroughTheInterface) {
 /// whole mini mesh, 16 token groups by 12 feature groups: a core holds 4
 /// tokens and ceil(64 / 12) = 6 input features, so 6 x 64 = 384 weight
 /// elements arrive (192 wavelets, a task each: 384 cycles) and each is an
-/// FMAC over 4 tokens (2 cycles: 768); then 4 x 64 = 256 f32 partial sums
-/// pass along the row (2 + 256 cycles). Fill: down 12 rows and across the
-/// feature group's ceil(16 / 12) = 2 columns, and a chain of 12 groups
-/// along the token group's segment of 12 adjacent cores (12 hops, and each
-/// of 11 stages in and out of a ramp: 2 x 2 x 11).
+/// FMAC over 4 tokens (2 cycles: 768). Then the block is reduce-scattered
+/// along the segment of 12 cores, core p owning columns 64p/12 on
+/// (5, 5, 6, 5, 5, 6, ...: 64 = 5 x 12 + 4), after a task (2). A middle
+/// core with 6 columns takes in the block and its part, (64 + 6) x 4 = 280
+/// sums, and the east-going chain's latency is charged 10 steps of 5
+/// cycles (a hop and the ramps out and in) and 10 tasks more (the cores
+/// after the first that own a part, less one): 350. The east-going front,
+/// by hand: core 1's 5 columns (20 sums) arrive at 2 + 5 = 7, done at 27,
+/// before the west-going parts reach it at 50; core 2's 6 columns arrive
+/// at 27 + 2 + 5 = 34, inside the west-going stream there (45 to 45 + 16
+/// x 4 = 109), so at 109 + 24 = 133; then a task, a step and the part,
+/// core by core: 160, 187, 218, 245, 272, 303, 330, 357, 388, and a task:
+/// 390, 40 more than the 350, paid once. A task (2) then stores the core's
+/// 6 x 4 = 24 sums (6 cycles at 4 a cycle; the SRAM reads their two
+/// halves, 8 B each over 16 B a cycle: 12). Fill: down 12 rows and across
+/// the feature group's ceil(16 / 12) = 2 columns.
 TEST(KernelCost, StreamedMatmulByHand) {
   mlir::MLIRContext context(test::allDialects());
   KernelShape shape = matmul64();
   KernelTime time = kernelTime(
       {shape, {16, 12, Edge::north}, {0, 0, 16, 12}, 1, mini(context)});
-  EXPECT_EQ(time.compute, 384 + 768 + 258);
-  EXPECT_EQ(time.fabric, 192 + 256);
+  EXPECT_EQ(time.compute, 384 + 768 + 2 + 350 + 2 + 6);
+  EXPECT_EQ(time.fabric, 192 + 280);
   // Per FMAC the SRAM ports keep pace: reading the tokens' operands and
   // their f32 sums (4 x 6 B over 16 B a cycle) and writing the sums (4 x 4
   // B over 8 B) take 2 cycles, as the SIMD width does.
-  EXPECT_EQ(time.sram, time.compute);
-  EXPECT_EQ(time.fixed, (12 + 2) + (12 + 44));
+  EXPECT_EQ(time.sram, time.compute + 12 - 6);
+  EXPECT_EQ(time.fixed, (12 + 2) + 40);
   // Streamed from the north edge onto a rectangle 4 rows down, the weights
   // cross 4 more cores first.
   KernelTime lower = kernelTime(
@@ -166,8 +177,9 @@ target::WaferTargetModel miniWithQueues(mlir::MLIRContext &context, int queue) {
 /// A queue's place is held for the link's latency and the freeing's way
 /// back, 3 cycles across mini's 2-cycle ramp: 3 or more wavelets a queue
 /// keep a stream at one a cycle, 2 at two every three cycles, 1 at one
-/// every three. The streamed matmul above: its weights' and sums' 448
-/// wavelets, and the 256 it passes along the row on its own engine.
+/// every three. The streamed matmul above: its weights' and sums' 472
+/// wavelets, and the 280 a middle core of its reduce-scatter takes in on
+/// its own engine.
 TEST(KernelCost, ShallowQueuesSlowEveryStream) {
   mlir::MLIRContext context(test::allDialects());
   KernelShape shape = matmul64();
@@ -179,29 +191,33 @@ TEST(KernelCost, ShallowQueuesSlowEveryStream) {
                        miniWithQueues(context, queue)});
   };
   for (int queue : {3, 4, 16}) {
-    EXPECT_EQ(timed(queue).fabric, 192 + 256) << queue;
-    EXPECT_EQ(timed(queue).compute, 384 + 768 + 258) << queue;
+    EXPECT_EQ(timed(queue).fabric, 192 + 280) << queue;
+    EXPECT_EQ(timed(queue).compute, 384 + 768 + 2 + 350 + 2 + 6) << queue;
   }
-  EXPECT_EQ(timed(2).fabric, (192 + 256) * 1.5);
-  EXPECT_EQ(timed(2).compute, 384 + 768 + 2 + 256 * 1.5);
-  EXPECT_EQ(timed(1).fabric, (192 + 256) * 3);
-  EXPECT_EQ(timed(1).compute, 384 + 768 + 2 + 256 * 3);
+  EXPECT_EQ(timed(2).fabric, (192 + 280) * 1.5);
+  EXPECT_EQ(timed(2).compute, 384 + 768 + 2 + 280 * 1.5 + 70 + 2 + 6);
+  EXPECT_EQ(timed(1).fabric, (192 + 280) * 3);
+  EXPECT_EQ(timed(1).compute, 384 + 768 + 2 + 280 * 3 + 70 + 2 + 6);
 }
 
 /// The same matmul summing 16 of its 64 output columns at a time: four
 /// blocks, each of 6 x 16 = 96 weights (48 wavelets: 96 cycles of tasks,
-/// 192 of FMACs), then its 4 x 16 = 64 sums along the row (2 + 64) and
-/// cleared for the next block (64 f32 written at 8 B a cycle: 32). The
-/// chain fills once: a core later in it starts each block as much later.
+/// 192 of FMACs), then the block's reduce-scatter after a task (2): parts
+/// of 1, 1, 2, 1, 1, 2, ... columns (16 = 12 + 4), a middle core of 2
+/// taking in (16 + 2) x 4 = 72 sums, with 10 steps and 10 tasks: 142; a
+/// task (2) and the store of its 2 x 4 sums (2), and the sums cleared for
+/// the next block (64 f32 written at 8 B a cycle: 32). The east-going
+/// front (as above, 154 by hand) is 12 more than the 142, paid once: a
+/// core later in the segment starts each block as much later.
 TEST(KernelCost, BlockedMatmulByHand) {
   mlir::MLIRContext context(test::allDialects());
   KernelShape shape = matmul64();
   Layout blocked{16, 12, Edge::north, 16};
   KernelTime time =
       kernelTime({shape, blocked, {0, 0, 16, 12}, 1, mini(context)});
-  EXPECT_EQ(time.compute, 4 * (96 + 192 + 66 + 32));
-  EXPECT_EQ(time.fabric, 192 + 4 * 64);
-  EXPECT_EQ(time.fixed, (12 + 2) + (12 + 44));
+  EXPECT_EQ(time.compute, 4 * (96 + 192 + 2 + 142 + 2 + 2 + 32));
+  EXPECT_EQ(time.fabric, 192 + 4 * 72);
+  EXPECT_EQ(time.fixed, (12 + 2) + 12);
 }
 
 /// The same matmul with its weights resident (layer pipelined) on a band of

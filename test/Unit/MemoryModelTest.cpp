@@ -102,7 +102,9 @@ namespace {
 /// mesh (65,536 / 192: 342 B a core), and @dx gathers what it reads and
 /// writes onto its band: 16,384 B, 256 B per token, so ceil(64 tokens /
 /// 11) = 6 tokens of ceil(256 / 7) = 37 B: 222 B. Its sums: 64 output
-/// columns of f32 for its 6 tokens, 1,536 B. @dw sums its 16,384 B
+/// columns of f32 for its 6 tokens, and its own part of them as it comes
+/// from the east in the reduce-scatter (ceil(64 / 7) = 10 columns): 74 x 6
+/// x 4 = 1,776 B. @dw sums its 16,384 B
 /// gradient over its own 84 cores: 196 B.
 TEST_F(MemoryModelTest, SideBySideRegionsByHand) {
   DeviceOp device = parseInput("independent.mlir");
@@ -117,7 +119,7 @@ TEST_F(MemoryModelTest, SideBySideRegionsByHand) {
   CoreMemory memory =
       regionMemory(program, placement, 0, 0, 1, {Kind::keep, 0});
   EXPECT_EQ(memory.live, 342 + 222);
-  EXPECT_EQ(memory.sums, 64 * 6 * 4);
+  EXPECT_EQ(memory.sums, (64 + 10) * 6 * 4);
   ASSERT_EQ(placement.regions[0][1].rect.cores(), 84);
   EXPECT_EQ(
       regionMemory(program, placement, 0, 1, 1, {Kind::keep, 0}).accumulator,
@@ -135,9 +137,11 @@ TEST_F(MemoryModelTest, SideBySideRegionsByHand) {
 /// A weight matmul's sums take what its cores have left: two-layers.mlir's
 /// @fc (64 output columns) at 16 sequences over the whole mesh, on copies
 /// of mini whose SRAM leaves room for all 64 columns of f32 sums of a
-/// core's tokens (no block), for 10 and a few bytes (7 blocks, spread
-/// evenly: ceil(64 / 7) = 10 columns each), and for none (one column at a
-/// time, which does not fit).
+/// core's tokens and its own part of them in the reduce-scatter over its k
+/// feature groups (ceil(64 / k) columns more; no block), for 10 and their
+/// part and a few bytes (7 blocks, spread evenly: ceil(64 / 7) = 10
+/// columns each), and for none (one column at a time and its part, which
+/// does not fit).
 TEST_F(MemoryModelTest, SumsBlockedToWhatIsLeft) {
   std::string mini = test::builtinTargetText("mini");
   DeviceOp device = parseInput("two-layers.mlir");
@@ -147,7 +151,12 @@ TEST_F(MemoryModelTest, SumsBlockedToWhatIsLeft) {
       regionMemory(program, placement, 0, 1, 16, {Kind::keep, 0});
   int64_t tokens = (16 * 64 + placement.regions[0][1].layout.tokenGroups - 1) /
                    placement.regions[0][1].layout.tokenGroups;
-  ASSERT_EQ(unblocked.sums, 64 * tokens * 4);
+  int64_t k = placement.regions[0][1].layout.featureGroups;
+  ASSERT_GT(k, 1);
+  auto withPart = [&](int64_t columns) {
+    return columns + (columns + k - 1) / k;
+  };
+  ASSERT_EQ(unblocked.sums, withPart(64) * tokens * 4);
   int64_t rest = unblocked.total() - unblocked.sums;
   auto blockWith = [&](int64_t sram) {
     std::string text = mini;
@@ -163,14 +172,14 @@ TEST_F(MemoryModelTest, SumsBlockedToWhatIsLeft) {
     return std::make_pair(blocked.regions[0][1].layout.sumBlock,
                           memory.total() - sram);
   };
-  EXPECT_EQ(blockWith(rest + 64 * tokens * 4),
+  EXPECT_EQ(blockWith(rest + withPart(64) * tokens * 4),
             std::make_pair(int64_t(0), int64_t(0)));
-  auto [block, over] = blockWith(rest + 10 * tokens * 4 + 3);
+  auto [block, over] = blockWith(rest + withPart(10) * tokens * 4 + 3);
   EXPECT_EQ(block, 10);
   EXPECT_EQ(over, -3);
   auto [one, beyond] = blockWith(rest + 1);
   EXPECT_EQ(one, 1);
-  EXPECT_EQ(beyond, tokens * 4 - 1);
+  EXPECT_EQ(beyond, withPart(1) * tokens * 4 - 1);
 }
 
 /// The planner accounts a placement once and weighs every policy against

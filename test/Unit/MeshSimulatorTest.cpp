@@ -327,6 +327,124 @@ TEST(MeshSimulator, AsynchronousSendsOnOneQueueTakeTurns) {
   EXPECT_EQ(result->cycles, 2 + 8 + 20);
 }
 
+/// Runs the one-core program `p` with values: the first element of its
+/// buffer `buffer` afterwards and the cycles (-1 and -1 if it fails).
+static std::pair<float, int64_t> firstValueAfter(const MeshProgram &p,
+                                                 int buffer) {
+  MeshConfig c = config();
+  c.values = true;
+  float value = -1;
+  auto store = [&](int, const std::vector<std::vector<float>> &buffers) {
+    value = buffers[buffer][0];
+  };
+  std::string error;
+  std::optional<MeshResult> result =
+      simulate(p, c, error, CoreMemoryAccess{nullptr, store});
+  EXPECT_TRUE(result) << error;
+  return {value, result ? result->cycles : -1};
+}
+
+/// Two microthreads joined by a blocked task: four wavelets arrive from
+/// the north and ten from the west, each stream taken by a microthread; the
+/// short one's end activates the join, which starts blocked, and the long
+/// one's end starts a task that unblocks it. So the join runs once both are
+/// in, and reads the long stream's last value; unblocked from the start,
+/// it runs after the short one and reads 0 there.
+TEST(MeshSimulator, BlockedTaskJoinsTwoMicrothreads) {
+  auto run = [](bool blocked) {
+    MeshProgram p(1, 1);
+    p.routes[0].push_back({0, bit(north), bit(ramp)});
+    p.routes[0].push_back({1, bit(west), bit(ramp)});
+    p.injectors.push_back({0, 0, north, 0, 4, {}});
+    p.injectors.push_back({0, 0, west, 1, 10, {}});
+    for (int i = 0; i < 10; ++i)
+      p.injectors.back().payload.push_back({static_cast<float>(i + 1), 0});
+    p.injectors.front().payload.assign(4, Wavelet{1, 0});
+    CoreProgram code;
+    int shortIn = code.addBuffer("short", 4, ElementType::f32);
+    int longIn = code.addBuffer("long", 10, ElementType::f32);
+    int seen = code.addBuffer("seen", 1, ElementType::f32);
+    int join = code.addTask(
+        {false,
+         -1,
+         {Op::vector(Op::Kind::fmov, Dsd::memory(seen), Dsd::memory(longIn, 9),
+                     Dsd(), 1, ElementType::f32)}});
+    int unblock = code.addTask({false, -1, {Op::unblockOp(join)}});
+    if (blocked)
+      code.startBlocked.push_back(join);
+    Op shortReceive = Op::vector(Op::Kind::fmov, Dsd::memory(shortIn),
+                                 Dsd::in(0), Dsd(), 4, ElementType::f32);
+    shortReceive.async = true;
+    shortReceive.onDone = join;
+    Op longReceive = Op::vector(Op::Kind::fmov, Dsd::memory(longIn), Dsd::in(1),
+                                Dsd(), 10, ElementType::f32);
+    longReceive.async = true;
+    longReceive.onDone = unblock;
+    code.startActive.push_back(
+        code.addTask({false, -1, {shortReceive, longReceive}}));
+    p.programOf[0] = p.addProgram(std::move(code));
+    return firstValueAfter(p, seen).first;
+  };
+  EXPECT_EQ(run(true), 10);
+  EXPECT_EQ(run(false), 0);
+}
+
+/// A blocked data task leaves its wavelets waiting: a local task blocks
+/// the data task that adds each wavelet to a sum, runs a 20-cycle
+/// operation, doubles the sum and unblocks it. The sum is then doubled
+/// before any wavelet is added: 0 doubled, then 1 + 2 + 3.
+TEST(MeshSimulator, BlockedDataTaskWaits) {
+  MeshProgram p(1, 1);
+  p.routes[0].push_back({0, bit(north), bit(ramp)});
+  p.injectors.push_back({0, 0, north, 0, 3, {}});
+  for (int i = 0; i < 3; ++i)
+    p.injectors.back().payload.push_back({static_cast<float>(i + 1), 0});
+  CoreProgram code;
+  int sum = code.addBuffer("sum", 1, ElementType::f32);
+  int work = code.addBuffer("work", 40, ElementType::f32);
+  int add = code.addTask(
+      {true,
+       0,
+       {Op::vector(Op::Kind::fadd, Dsd::memory(sum), Dsd::memory(sum),
+                   Dsd::argument(), 1, ElementType::f32)}});
+  Task first{false, -1, {}};
+  first.body.push_back(Op::blockOp(add));
+  first.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(work),
+                                  Dsd::memory(work), Dsd::zero(), 40,
+                                  ElementType::f32));
+  first.body.push_back(Op::vector(Op::Kind::fadd, Dsd::memory(sum),
+                                  Dsd::memory(sum), Dsd::memory(sum), 1,
+                                  ElementType::f32));
+  first.body.push_back(Op::unblockOp(add));
+  code.startActive.push_back(code.addTask(std::move(first)));
+  p.programOf[0] = p.addProgram(std::move(code));
+  auto [value, cycles] = firstValueAfter(p, sum);
+  EXPECT_EQ(value, 6);
+  // The local task's activation and 20 cycles, its one-element add, then
+  // the three data tasks, an activation and an add each.
+  EXPECT_GE(cycles, 2 + 20 + 1 + 3 * (2 + 1));
+}
+
+/// A program that starts a task it does not have blocked is refused.
+TEST(MeshSimulator, BlockedTaskOutOfRange) {
+  MeshProgram p(1, 1);
+  CoreProgram code;
+  int data = code.addBuffer("data", 1, ElementType::f32);
+  code.startActive.push_back(
+      code.addTask({false,
+                    -1,
+                    {Op::vector(Op::Kind::fmov, Dsd::memory(data), Dsd::zero(),
+                                Dsd(), 1, ElementType::f32)}}));
+  code.startBlocked.push_back(7);
+  p.programOf[0] = p.addProgram(std::move(code));
+  std::string error;
+  EXPECT_FALSE(simulate(p, config(), error));
+  EXPECT_NE(error.find("starts task 7 active or blocked, which its program "
+                       "does not have"),
+            std::string::npos)
+      << error;
+}
+
 /// A program whose buffers exceed the core's SRAM beside its reserve does
 /// not load, and says which core, buffer and bytes.
 TEST(MeshSimulator, ProgramTooBigForSram) {
@@ -662,8 +780,9 @@ TEST(MeshSimulator, DeadlockIsReported) {
 /// Cerebras-GPT 111M's feed-forward matmul (768 -> 3072) at micro-batch 120
 /// on 4096 token groups of 60 tokens: summing every output column at once
 /// needs 737,280 B of partial sums a core, and the program does not load;
-/// blocked 128 columns at a time, as a layout's sum_block says, it loads
-/// and runs.
+/// blocked 96 columns at a time, as a layout's sum_block says, it loads
+/// and runs (23,040 B of sums beside the core's 7,680 B of outputs, its
+/// part of each block's reduce-scatter).
 TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
   mlir::MLIRContext context;
   auto target = cgpt::target::WaferTargetModel::load("wse2", &context);
@@ -683,7 +802,7 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
   EXPECT_EQ(error, "core (0, 0) cannot load its program: buffer 'sums' "
                    "(737280 B) brings its buffers to 739200 B, over the "
                    "40960 B a core has beside its 8192 B reserve");
-  layout.sumBlock = 128;
+  layout.sumBlock = 96;
   EXPECT_TRUE(simulate(buildKernelProgram(k, layout, 120, *target, window).mesh,
                        meshConfig(*target), error))
       << error;

@@ -279,7 +279,7 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"matmul, square tile", matmul(16, 64, 64), 1, 4, 4},
       {"matmul, 32 tokens per core", matmul(64, 256, 256), 4, 8, 8},
       {"matmul, one token per core", matmul(16, 128, 512), 1, 16, 16},
-      {"matmul, 256 tokens per core", matmul(256, 64, 128), 4, 4, 4, 16},
+      {"matmul, 256 tokens per core", matmul(256, 64, 128), 4, 4, 4, 8},
       {"matmul, odd tokens per core", matmul(37, 96, 160), 3, 8, 8},
       {"matmul, wide row", matmul(32, 64, 1024), 1, 32, 2},
       {"matmul, tall column", matmul(512, 64, 64), 1, 2, 32},
@@ -290,6 +290,12 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"matmul, one core", matmul(8, 16, 16), 1, 1, 1},
       {"matmul, 7 blocks of 9", matmul(64, 63, 96), 1, 8, 4, 9},
       {"matmul, blocks of one column", matmul(32, 12, 64), 2, 8, 4, 1},
+      {"matmul, reduce-scatter over 2 cores", matmul(32, 128, 2), 1, 2, 1},
+      {"matmul, reduce-scatter over 3 cores", matmul(32, 128, 3), 1, 3, 1},
+      {"matmul, reduce-scatter over 16 cores", matmul(32, 128, 16), 1, 16, 1},
+      {"matmul, a column a core on 128", matmul(1, 128, 128), 1, 128, 1},
+      {"matmul, 4 columns a core on 128", matmul(4, 512, 128), 1, 128, 1},
+      {"matmul, 64 columns on 41 cores", matmul(24, 64, 779), 1, 41, 2},
       {"weight gradient, square", weightGrad(64, 64, 64), 1, 8, 8},
       {"weight gradient, few tokens", weightGrad(256, 128, 16), 1, 16, 16},
       {"weight gradient, many tokens", weightGrad(32, 64, 512), 2, 4, 4},
@@ -419,7 +425,11 @@ Case windowOf(std::string what, KernelShape k, Layout layout, wafer::Rect rect,
                 true};
   }
   int64_t gt = std::min(layout.tokenGroups, kWindowRows);
-  int64_t gk = std::min(layout.featureGroups, kWindowColumns);
+  // A reduce-scatter's parts are the block over the whole segment: its
+  // window keeps the segment.
+  int64_t gk = wafer::reducesScattered(k, layout)
+                   ? layout.featureGroups
+                   : std::min(layout.featureGroups, kWindowColumns);
   KernelShape w = k;
   bool resident = layout.weights == Edge::resident;
   wafer::SumBlockShape sums = wafer::sumBlockShape(k, layout, micro);
@@ -672,7 +682,16 @@ int main(int argc, char **argv) {
       worstCase = c.what;
     }
     over += std::abs(relative) > 0.10;
-    if (c.kernel.kind != KernelKind::attention) {
+    // Attention's statistics chains are charged a whole round trip each;
+    // a reduce-scatter of several blocks overlaps part of each block's
+    // chains' latency with the next block, which the analytic model
+    // charges whole (docs/runtime.md, "The weight matmul's
+    // reduce-scatter").
+    wafer::SumBlockShape sums =
+        wafer::sumBlockShape(c.kernel, c.layout, c.microBatch);
+    bool blockedScatter = wafer::reducesScattered(c.kernel, c.layout) &&
+                          sums.blockColumns(c.layout.sumBlock) < sums.columns;
+    if (c.kernel.kind != KernelKind::attention && !blockedScatter) {
       double excess = std::abs(analytic - simulated) -
                       (kCloseCycles + kCloseShare * simulated);
       ++closeCases;
@@ -690,7 +709,8 @@ int main(int argc, char **argv) {
     return failed ? 2 : 0;
   if (!engineOnly && closeCases)
     out << llvm::formatv(
-        "{0} cases but attention within {1} cycles + {2:f1}%: {3} outside "
+        "{0} cases but attention and blocked reduce-scatters within {1} "
+        "cycles + {2:f1}%: {3} outside "
         "(least margin {4:f1} cycles, {5})\n",
         closeCases, kCloseCycles, 100 * kCloseShare, outsideClose, -closest,
         closestCase);

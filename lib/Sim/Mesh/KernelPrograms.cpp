@@ -95,7 +95,8 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
   case KernelKind::weight_grad:
     if (sums.blockable())
       streamedProduct(b, sums, type, k.kind == KernelKind::weight_matmul,
-                      wafer::choosesOnChain(k, layout) ? &k : nullptr);
+                      wafer::choosesOnChain(k, layout) ? &k : nullptr,
+                      wafer::reducesScattered(k, layout));
     else
       residentWeightGrad(b, k, layout, microBatch, type);
     break;

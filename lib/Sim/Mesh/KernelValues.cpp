@@ -68,6 +68,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
                        feature * perColumn + column);
   };
   auto tokenGroupOf = [&](int core) { return built.tokenGroup[core]; };
+  bool scattered = wafer::reducesScattered(k, layout);
   // The stream entering at core (x, y): block by block, column by column,
   // the rows of the core's feature group (matmul) or token group.
   auto inject = [&](Injector &in) {
@@ -125,6 +126,19 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
   auto store = [&](int core, const std::vector<std::vector<float>> &memory) {
     int token = tokenGroupOf(core);
     bool last = built.placeInSegment(core) + 1 == built.segment;
+    if (scattered) {
+      // Each core's part of every block, [block][column][token].
+      wafer::ScatteredPart own = wafer::scatteredPart(
+          built.placeInSegment(core), built.segment, blockColumns);
+      const std::vector<float> &kept = memory[kProductOutputs];
+      for (int64_t block = 0; block < built.blocks; ++block)
+        for (int64_t j = 0; j < own.count; ++j)
+          for (int64_t i = 0; i < perColumn; ++i)
+            place(token, built.placeInSegment(core),
+                  block * blockColumns + own.first + j, i,
+                  kept[(block * own.count + j) * perColumn + i]);
+      return;
+    }
     if (chooses && last && token >= 0) {
       // Without a chain the sums are the logits.
       int at = chained ? static_cast<int>(kRouterLogits) : kProductSums;

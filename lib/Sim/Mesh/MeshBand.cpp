@@ -229,6 +229,9 @@ void Band::load() {
     engine.active.assign(engine.program->tasks.size(), 0);
     for (int task : engine.program->startActive)
       engine.active[task] = 1;
+    engine.blocked.assign(engine.program->tasks.size(), 0);
+    for (int task : engine.program->startBlocked)
+      engine.blocked[task] = 1;
     if (!config.values)
       continue;
     for (const BufferDecl &buffer : engine.program->buffers) {
@@ -600,10 +603,10 @@ bool Band::pickTask(int c, Engine &engine, int64_t now) {
   // Local tasks first, then a data task whose color has a wavelet waiting.
   int chosen = -1;
   for (size_t t = 0; t < tasks.size() && chosen < 0; ++t)
-    if (!tasks[t].data && engine.active[t])
+    if (!tasks[t].data && engine.active[t] && !engine.blocked[t])
       chosen = static_cast<int>(t);
   for (size_t t = 0; t < tasks.size() && chosen < 0; ++t)
-    if (tasks[t].data && routed(tasks[t].color) &&
+    if (tasks[t].data && !engine.blocked[t] && routed(tasks[t].color) &&
         toEngine.count(engineQueue(c, tasks[t].color)))
       chosen = static_cast<int>(t);
   if (chosen < 0)
@@ -649,6 +652,12 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
       continue;
     case Op::Kind::activate:
       engine.active[op.target] = 1;
+      ++engine.pc;
+      acted = true;
+      continue;
+    case Op::Kind::block:
+    case Op::Kind::unblock:
+      engine.blocked[op.target] = op.kind == Op::Kind::block;
       ++engine.pc;
       acted = true;
       continue;

@@ -194,7 +194,7 @@ struct Engine {
   int x = 0, y = 0;
   std::vector<std::vector<float>> memory;
   std::vector<int64_t> cursors;
-  std::vector<uint8_t> active;
+  std::vector<uint8_t> active, blocked;
   Wavelet argument;
   int task = -1;
   size_t pc = 0;

@@ -130,6 +130,11 @@ std::string Validator::validateProgram(int c) {
              ", which its program does not have";
     return "";
   };
+  for (const std::vector<int> *tasks : {&code.startActive, &code.startBlocked})
+    for (int task : *tasks)
+      if (task < 0 || task >= static_cast<int>(code.tasks.size()))
+        return coreName(x, y) + " starts task " + std::to_string(task) +
+               " active or blocked, which its program does not have";
   for (const Task &task : code.tasks) {
     if (task.data && !routed(task.color, true))
       return coreName(x, y) + " has a data task on color " +
@@ -151,7 +156,8 @@ std::string Validator::validateProgram(int c) {
                " sets a length from data on an operation that is not a "
                "task's fabric operation, or from a buffer or cursor its "
                "program does not have";
-      bool local = op.kind == Op::Kind::activate;
+      bool local = op.kind == Op::Kind::activate ||
+                   op.kind == Op::Kind::block || op.kind == Op::Kind::unblock;
       if ((local || op.onDone >= 0) && (local ? op.target : op.onDone) >=
                                            static_cast<int>(code.tasks.size()))
         return coreName(x, y) + " activates a task its program does not have";

@@ -255,9 +255,13 @@ void repeated(RowTask &task, int64_t times, const std::function<void()> &body);
 /// leave the core, alone with more blocks to come). A block's elements fill
 /// whole wavelets (wafer::streamPacking). With a `router`, the chain's
 /// last core keeps each block's sums as logits and, after the last block,
-/// runs the router's choice over its tokens (routerChoice).
+/// runs the router's choice over its tokens (routerChoice). A weight
+/// matmul whose sums are reduce-scattered (`scatters`,
+/// wafer::reducesScattered) chains each block both ways along the segment
+/// instead, each core keeping its own part of the block's outputs.
 void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
-                     bool chainAlongRows, const KernelShape *router);
+                     bool chainAlongRows, const KernelShape *router,
+                     bool scatters);
 
 /// A weight gradient whose weight is resident: the gradient stays where
 /// its weight is, a core holding a block of dW's rows by columns. Every

@@ -204,10 +204,173 @@ int routerChoice(CoreProgram &p, const KernelShape &k, int64_t tokens,
   return p.addTask(Task{false, -1, std::move(task.ops)});
 }
 
+/// The tasks every core of a product against a stream has: the chain task
+/// that the end of each block's columns activates, and the data task that
+/// each wavelet of the stream starts.
+struct ProductTasks {
+  int chain, data;
+};
+
+/// What every core of a product against a stream declares first: its held
+/// rows (`inputs`) and the f32 sums of a block (`sums`), then its
+/// ProductTasks. Each wavelet of the stream adds, for each element it
+/// carries, one row of inputs times the element to one column's sums.
+ProductTasks productCore(CoreProgram &p, int64_t rowsIn, int64_t perColumn,
+                         int64_t blockColumns, int64_t packed,
+                         ElementType type) {
+  int inputs = p.addBuffer("inputs", rowsIn * perColumn, type);
+  int sums = p.addBuffer("sums", blockColumns * perColumn, ElementType::f32);
+  int chain = p.addTask({});
+  int column = p.addCursor({perColumn, blockColumns * perColumn, -1, chain});
+  int row = p.addCursor({perColumn, rowsIn * perColumn, column, -1});
+  Task data{true, kStreamColor, {}};
+  for (int64_t e = 0; e < packed; ++e) {
+    data.body.push_back(Op::fmacOp(
+        Dsd::memory(sums, 0, column), Dsd::memory(sums, 0, column),
+        Dsd::memory(inputs, 0, row), Dsd::argument(e == 1), perColumn, type));
+    data.body.push_back(Op::advanceOp(row));
+  }
+  return {chain, p.addTask(std::move(data))};
+}
+
+/// An asynchronous `op` that activates `onDone` when it ends.
+Op async(Op op, int onDone) {
+  op.async = true;
+  op.onDone = onDone;
+  return op;
+}
+
+/// The reduce-scatter of a weight matmul's block along its segment of `k`
+/// cores, at place `s` (docs/runtime.md, "The weight matmul's
+/// reduce-scatter"). Core s owns part s of the block's columns
+/// (wafer::scatteredPart), which its sums hold in the stream's order
+/// between the parts west of it and those east of it. Two chains run at
+/// once, each a microthread on two alternating colors. West: the parts
+/// west of the core come from the east, farthest first, and pass on, the
+/// core adding its sums; then comes its own part, which it keeps apart.
+/// East: its own part comes from the west first, into its sums; then the
+/// parts east of it, nearest first, pass on. The router gives the
+/// west-going chain the ramp first (it routes that color first), so the
+/// west-going chain never waits, and the east-going one follows each core
+/// as its west-going part ends (docs/runtime.md derives the time). The
+/// stream's task is blocked meanwhile. Once both chains are done (a task
+/// activated by the one and unblocked by the other), the core stores its
+/// part, both halves summed, in the stored element at the block's place
+/// among its outputs, clears the sums and unblocks the stream.
+void scatteredChain(Builder &b, int x, int y, int s, int64_t packed,
+                    ElementType type) {
+  KernelProgram &out = b.out;
+  int k = out.segment;
+  int64_t nb = out.blockColumns, tb = out.sums.perColumn;
+  wafer::ScatteredPart own = wafer::scatteredPart(s, k, nb);
+  int64_t westward = own.first * tb, mine = own.count * tb;
+  int64_t eastward = nb * tb - westward - mine;
+  bool fromWest = s > 0, fromEast = s + 1 < k;
+  int eastOut = kChainColor + s % 2, eastIn = kChainColor + (s + 1) % 2;
+  int westOut = kChainColor + 2 + s % 2, westIn = kChainColor + 2 + (s + 1) % 2;
+  // The west-going chain's color first: the router takes it to the ramp
+  // before the east-going one's.
+  if (fromEast) {
+    b.route(x, y, westIn, bit(east), bit(ramp));
+    b.route(x, y, eastOut, bit(ramp), bit(east));
+  }
+  if (fromWest) {
+    b.route(x, y, eastIn, bit(west), bit(ramp));
+    b.route(x, y, westOut, bit(ramp), bit(west));
+  }
+  b.assign(x, y, s, [&] {
+    constexpr ElementType f32 = ElementType::f32;
+    CoreProgram p;
+    auto [chain, data] =
+        productCore(p, out.sums.streamed, tb, nb, packed, type);
+    int outputs = p.addBuffer("outputs", out.blocks * mine, type);
+    auto storeOps = [&](std::vector<Op> &end) {
+      if (mine > 0) {
+        int block = p.addCursor({mine, out.blocks * mine});
+        Dsd stored = Dsd::memory(outputs, 0, block);
+        end.push_back(fromEast ? Op::vector(Op::Kind::fadd, stored,
+                                            Dsd::memory(kProductSums, westward),
+                                            Dsd::memory(kProductFromEast), mine,
+                                            type)
+                               : Op::vector(Op::Kind::fmov, stored,
+                                            Dsd::memory(kProductSums, westward),
+                                            Dsd(), mine, type));
+        end.push_back(Op::advanceOp(block));
+      }
+      if (out.blocks > 1)
+        end.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(kProductSums),
+                                 Dsd::zero(), Dsd(), nb * tb, f32));
+    };
+    // Alone in its segment, a core stores each block as it ends.
+    if (k == 1) {
+      p.addBuffer("own part from the east", 0, f32);
+      storeOps(p.tasks[chain].body);
+      return p;
+    }
+    int fromEastPart =
+        p.addBuffer("own part from the east", fromEast ? mine : 0, f32);
+    assert(fromEastPart == kProductFromEast &&
+           "the buffers in ProductBuffer's order");
+    int ownFromWest = p.addTask({}), westPassed = p.addTask({}),
+        westJoined = p.addTask({}), store = p.addTask({});
+    p.startBlocked.push_back(store);
+    Dsd westParts = Dsd::memory(kProductSums),
+        ownSums = Dsd::memory(kProductSums, westward),
+        eastParts = Dsd::memory(kProductSums, westward + mine);
+
+    // Parts passed on: added to what comes, or sent from the chain's end.
+    auto passOn = [&](bool comes, int in, int out, Dsd parts, int64_t n) {
+      return comes ? Op::vector(Op::Kind::fadd, Dsd::out(out), Dsd::in(in),
+                                parts, n, f32)
+                   : Op::vector(Op::Kind::fmov, Dsd::out(out), parts, Dsd(), n,
+                                f32);
+    };
+    std::vector<Op> &begin = p.tasks[chain].body;
+    begin.push_back(Op::blockOp(data));
+    if (westward > 0)
+      begin.push_back(async(
+          passOn(fromEast, westIn, westOut, westParts, westward), westPassed));
+    else
+      begin.push_back(Op::activateOp(westPassed));
+    if (fromWest && mine > 0)
+      begin.push_back(async(Op::vector(Op::Kind::fadd, ownSums, Dsd::in(eastIn),
+                                       ownSums, mine, f32),
+                            ownFromWest));
+    else
+      begin.push_back(Op::activateOp(ownFromWest));
+
+    // After its own part from the west, the parts east of it pass on; then
+    // the store may run.
+    std::vector<Op> &east = p.tasks[ownFromWest].body;
+    if (eastward > 0)
+      east.push_back(
+          async(passOn(fromWest, eastIn, eastOut, eastParts, eastward), store));
+    else
+      east.push_back(Op::activateOp(store));
+    // After the parts west of it, its own part from the east; then the
+    // store is unblocked.
+    std::vector<Op> &west = p.tasks[westPassed].body;
+    if (fromEast && mine > 0)
+      west.push_back(async(Op::vector(Op::Kind::fmov, Dsd::memory(fromEastPart),
+                                      Dsd::in(westIn), Dsd(), mine, f32),
+                           westJoined));
+    else
+      west.push_back(Op::activateOp(westJoined));
+    p.tasks[westJoined].body.push_back(Op::unblockOp(store));
+
+    std::vector<Op> &end = p.tasks[store].body;
+    storeOps(end);
+    end.push_back(Op::blockOp(store));
+    end.push_back(Op::unblockOp(data));
+    return p;
+  });
+}
+
 } // namespace
 
 void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
-                     bool chainAlongRows, const KernelShape *router) {
+                     bool chainAlongRows, const KernelShape *router,
+                     bool scatters) {
   KernelProgram &out = b.out;
   int64_t perColumn = sums.perColumn, rowsIn = sums.streamed;
   int64_t nb = out.blockColumns;
@@ -220,6 +383,11 @@ void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
     b.downColumns(kStreamColor, stream);
   else
     b.alongSegments(kStreamColor, stream);
+  if (scatters) {
+    b.forEachCore(
+        [&](int x, int y, int s) { scatteredChain(b, x, y, s, packed, type); });
+    return;
+  }
   int stages = chainAlongRows ? out.segment : out.rows;
   bool chained = stages > 1 || out.blocks > 1;
   b.forEachCore([&](int x, int y, int s) {
@@ -231,20 +399,8 @@ void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
     int part = chainPart(step, stages) + (chooses ? kChainParts : 0);
     b.assign(x, y, part, [&] {
       CoreProgram p;
-      int inputs = p.addBuffer("inputs", rowsIn * perColumn, type);
-      int sumsBuffer = p.addBuffer("sums", nb * perColumn, ElementType::f32);
-      int chain = p.addTask({});
-      int column = p.addCursor({perColumn, nb * perColumn, -1, chain});
-      int row = p.addCursor({perColumn, rowsIn * perColumn, column, -1});
-      Task data{true, kStreamColor, {}};
-      for (int64_t e = 0; e < packed; ++e) {
-        data.body.push_back(Op::fmacOp(Dsd::memory(sumsBuffer, 0, column),
-                                       Dsd::memory(sumsBuffer, 0, column),
-                                       Dsd::memory(inputs, 0, row),
-                                       Dsd::argument(e == 1), perColumn, type));
-        data.body.push_back(Op::advanceOp(row));
-      }
-      p.addTask(std::move(data));
+      int chain = productCore(p, rowsIn, perColumn, nb, packed, type).chain;
+      int sumsBuffer = kProductSums;
       if (chooses) {
         // Each block's sums land in the logits, at the block's place; the
         // last block's start the choice.

@@ -3,13 +3,14 @@
 // RUN: cgpt-opt %s -split-input-file -verify-diagnostics --wafer-route
 
 // wafer-route: a weight matmul's weights take one color down the columns
-// and its partial sums two alternating colors along the rows; a weight
+// and the reduce-scatter of its sums two alternating colors each way along
+// the rows; a weight
 // gradient also gathers its output gradient along the rows. Weights enter
 // at the north edge; gradients leave at the south-east corner of the rows
 // the token groups occupy (11 of mini's 12: the last row stays idle).
 // CHECK-LABEL: wafer.stage @h.0.forward
 // CHECK: wafer.region @norm {{.*}}colors = array<i64: 0, 1>
-// CHECK: wafer.region @fc {{.*}}colors = array<i64: 0, 1, 2>
+// CHECK: wafer.region @fc {{.*}}colors = array<i64: 0, 1, 2, 3, 4>
 // CHECK: wafer.ingress "h.0.w" -> @fc bytes 8192 at [0, 0]
 // CHECK-LABEL: wafer.stage @h.1.backward
 // CHECK: wafer.region @dw {{.*}}colors = array<i64: 0, 1, 2, 3>
@@ -20,7 +21,7 @@
 // their region; a gradient leaves at the south-east corner of the rows
 // its region's token groups occupy.
 // RUN: cgpt-opt %S/Inputs/independent.mlir --wafer-place=placer=side-by-side --wafer-route | FileCheck %s --check-prefix=SIDE
-// SIDE: wafer.region @dx {{.*}} at <x = 0, y = 0, w = 7, h = 12> {{.*}}colors = array<i64: 0, 1, 2>
+// SIDE: wafer.region @dx {{.*}} at <x = 0, y = 0, w = 7, h = 12> {{.*}}colors = array<i64: 0, 1, 2, 3, 4>
 // SIDE: wafer.region @dw {{.*}} at <x = 7, y = 0, w = 7, h = 12> {{.*}}colors = array<i64: 0, 1, 2, 3>
 // SIDE: wafer.ingress "h.0.w" -> @dx bytes 8192 at [0, 0]
 // SIDE: wafer.egress @dw -> "h.0.w" bytes 8192 at [13, 10]
@@ -29,8 +30,8 @@
 // Regions of one wave stacked on the same columns (a hand edit: @dw below
 // @dx) share the routers their weights cross: their colors are disjoint.
 // RUN: cgpt-opt %S/Inputs/independent.mlir --wafer-place=placer=side-by-side | sed -E 's/@dx (.*) at <x = 0, y = 0, w = 7, h = 12> layout <token_groups = 11, feature_groups = 7,/@dx \1 at <x = 0, y = 0, w = 7, h = 6> layout <token_groups = 6, feature_groups = 7,/; s/@dw (.*) at <x = 7, y = 0, w = 7, h = 12> layout <token_groups = 11, feature_groups = 7,/@dw \1 at <x = 0, y = 6, w = 7, h = 6> layout <token_groups = 6, feature_groups = 7,/' | cgpt-opt --wafer-route | FileCheck %s --check-prefix=STACKED
-// STACKED: wafer.region @dx {{.*}} at <x = 0, y = 0, w = 7, h = 6> {{.*}}colors = array<i64: 0, 1, 2>
-// STACKED: wafer.region @dw {{.*}} at <x = 0, y = 6, w = 7, h = 6> {{.*}}colors = array<i64: 3, 4, 5, 6>
+// STACKED: wafer.region @dx {{.*}} at <x = 0, y = 0, w = 7, h = 6> {{.*}}colors = array<i64: 0, 1, 2, 3, 4>
+// STACKED: wafer.region @dw {{.*}} at <x = 0, y = 6, w = 7, h = 6> {{.*}}colors = array<i64: 5, 6, 7, 8>
 // STACKED: wafer.egress @dw -> "h.0.w" bytes 8192 at [6, 11]
 
 // Layer pipelined, colors 0 and 1 carry activations from band to band; the
@@ -59,7 +60,7 @@
 // NORM-COLORS-NEXT: wafer.region @ln_grad
 
 // A target with two colors cannot carry a weight matmul's three streams.
-// COLORS: error: 'wafer.region' op needs 3 routing colors; target '{{.*}}two-colors.yaml' has 2
+// COLORS: error: 'wafer.region' op needs 5 routing colors; target '{{.*}}two-colors.yaml' has 2
 
 wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 1 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
   wafer.stage @s order 0 "forward" {

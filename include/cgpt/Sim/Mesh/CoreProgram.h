@@ -12,7 +12,8 @@
 // operations whose operands are data structure descriptors over memory, a
 // fabric input or a fabric output, or a register. An operation with
 // `async` set runs as a microthread beside the tasks and may activate a
-// local task when it ends. Cursors stand for the DSD offsets a program
+// local task when it ends; a blocked task is not started until it is
+// unblocked. Cursors stand for the DSD offsets a program
 // advances (`@increment_dsd_offset`): a memory operand may add a cursor's
 // value to its offset.
 //
@@ -157,6 +158,12 @@ struct Op {
     bitsToFloat,
     /// Marks local task `target` active.
     activate,
+    /// Blocks task `target`, local or data: a blocked task is not started,
+    /// though it stays active or its wavelets wait (@block).
+    block,
+    /// Unblocks task `target` (@unblock): a local task runs once it is
+    /// both active and unblocked, which joins two asynchronous operations.
+    unblock,
     /// Advances cursor `target` by `by` steps.
     advance,
     /// Runs the next `target` operations `by` times (a loop in the task's
@@ -180,8 +187,8 @@ struct Op {
   /// (if any) when it ends.
   bool async = false;
   int onDone = -1;
-  /// activate: the local task; advance: the cursor; loop: the operations
-  /// it repeats.
+  /// activate, block, unblock: the task; advance: the cursor; loop: the
+  /// operations it repeats.
   int target = -1;
   /// advance: the steps; loop: the times.
   int64_t by = 1;
@@ -210,9 +217,13 @@ struct Op {
     op.lengthCursor = cursor;
     return op;
   }
-  static Op activateOp(int task) {
+  static Op activateOp(int task) { return onTask(Kind::activate, task); }
+  static Op blockOp(int task) { return onTask(Kind::block, task); }
+  static Op unblockOp(int task) { return onTask(Kind::unblock, task); }
+  /// A control operation (activate, block, unblock) on task `task`.
+  static Op onTask(Kind kind, int task) {
     Op op;
-    op.kind = Kind::activate;
+    op.kind = kind;
     op.target = task;
     return op;
   }
@@ -255,6 +266,8 @@ struct CoreProgram {
   std::vector<Cursor> cursors;
   /// Local tasks active when the program starts.
   std::vector<int> startActive;
+  /// Tasks blocked when the program starts.
+  std::vector<int> startBlocked;
 
   int addBuffer(std::string name, int64_t elements, ElementType type) {
     buffers.push_back({std::move(name), elements, type});

@@ -117,6 +117,12 @@ enum MapBuffer : int {
 enum ProductBuffer : int {
   kProductInputs,
   kProductSums,
+  /// A reduce-scattered weight matmul's (wafer::reducesScattered) third:
+  /// its part of every block's outputs, [block][column][token], in the
+  /// stored element; then its own part of a block as it comes from the
+  /// east (empty on the segment's last core, and alone in the segment).
+  kProductOutputs,
+  kProductFromEast,
 };
 
 /// The buffers the router's product declares on the chain's last core of

@@ -204,7 +204,8 @@ SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
       return {microBatch * k.rows, ceilDiv(k.columns, gt),
               ceilDiv(k.contracted, gk)};
     return {k.columns, ceilDiv(microBatch * k.rows, gt),
-            ceilDiv(k.contracted, gk)};
+            ceilDiv(k.contracted, gk),
+            reducesScattered(k, layout) && gk > 1 ? gk : 0};
   case KernelKind::weight_grad:
     // Resident, the sums are the gradient the core keeps (its
     // accumulator); streamed, a core sums its input features' rows of
@@ -457,6 +458,17 @@ int64_t embeddingWorkBytes(const KernelShape &k, int64_t tb, int64_t cb,
 bool choosesOnChain(const KernelShape &k, const Layout &layout) {
   return k.choices > 0 && k.kind == KernelKind::weight_matmul &&
          layout.weights != Edge::resident && k.chunks == 1;
+}
+
+bool reducesScattered(const KernelShape &k, const Layout &layout) {
+  return k.kind == KernelKind::weight_matmul &&
+         layout.weights != Edge::resident && !choosesOnChain(k, layout);
+}
+
+ScatteredPart scatteredPart(int64_t place, int64_t segment,
+                            int64_t blockColumns) {
+  auto start = [&](int64_t p) { return p * blockColumns / segment; };
+  return {start(place), start(place + 1) - start(place)};
 }
 
 int64_t routerChoiceBytes(const KernelShape &k, const Layout &layout,
@@ -1260,6 +1272,40 @@ double attentionOperationsByKeys(CoreWork &work,
 /// One run of the standard algorithm of the query's kind; `finalChunk`:
 /// whether a loss's run ends its tokens' vocabulary (with the logarithm
 /// and its sum) or leaves running statistics for the next chunk.
+/// The cycles from the start of a reduce-scattered block's chains to the
+/// last core's own part in from the west (docs/runtime.md, "The weight
+/// matmul's reduce-scatter"), for a segment of `k` cores and a block of
+/// `nb` columns of `tb` sums each, `perSum` cycles a sum through a ramp,
+/// `step` cycles from one core's engine to the next's and `activation`
+/// cycles to start a task. The west-going chain starts at the last core at
+/// once and reaches core s after (k - 1 - s) steps, then streams the parts
+/// up to and including core s's; the router gives it the ramp first. The
+/// east-going chain starts at the first core after a task; each core that
+/// owns a part takes it in first (waiting out the west-going stream where
+/// it arrives during it), then starts a task that passes the rest on.
+double scatterFront(int64_t k, int64_t nb, double tb, double perSum,
+                    double step, double activation) {
+  // When the parts for core s reach it: one step after the core before
+  // passes them on.
+  double passing = activation, own = 0;
+  for (int64_t s = 1; s < k; ++s) {
+    ScatteredPart part = scatteredPart(s, k, nb);
+    double arrives = passing + step;
+    double westFrom = static_cast<double>(k - 1 - s) * step;
+    double westUntil =
+        westFrom + static_cast<double>(part.first + part.count) * tb * perSum;
+    double taking = static_cast<double>(part.count) * tb * perSum;
+    // What arrives while the west-going parts stream in waits for their
+    // end (the last core takes none in); so does a core that passes the
+    // parts on without taking its own.
+    bool clear = s + 1 == k || arrives + taking <= westFrom;
+    double start = clear ? arrives : std::max(arrives, westUntil);
+    own = start + taking;
+    passing = part.count > 0 ? own + activation : start;
+  }
+  return own;
+}
+
 KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
   const KernelShape &k = query.shape;
   const target::WaferTargetModel &t = query.target;
@@ -1305,8 +1351,10 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
   // next. The core's ramp carries the stream and the incoming sums. The
   // chain fills once: each core of it receives its own stream, so a core
   // later in the chain starts each block as much later as its sums arrive.
+  // A reduce-scatter's fill, paid once where its blocks pipeline.
+  double scatterFill = 0;
   auto blockedProduct = [&](const SumBlockShape &sums, int64_t stages,
-                            bool keeps = false) {
+                            bool keeps = false, bool scatters = false) {
     int64_t nb = sums.blockColumns(layout.sumBlock);
     double blocks = static_cast<double>(ceilDiv(sums.columns, nb));
     int64_t elements = sums.streamed * nb;
@@ -1318,6 +1366,63 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     work.operations(blocks * static_cast<double>(elements), sums.perColumn,
                     lanes, eb + kPartialSumBytes, kPartialSumBytes);
     time.fabric = blocks * perBlock;
+    if (scatters) {
+      // Reduce-scattered (docs/runtime.md, "The weight matmul's
+      // reduce-scatter"): both chains run at once as microthreads, and
+      // what comes in shares the core's one ramp, the west-going chain
+      // first. A core in the segment's middle passes the parts on either
+      // side on and takes in its own part from both: the block and its
+      // part, the largest a middle core has (of nb = q stages + r columns,
+      // q + 1 where r > 1, one of them then short of the ends); two cores
+      // send each other's part and take in their own at once, the larger
+      // half. The east-going chain passes a core's parts on once its own
+      // part is in and a task has started the rest: its front steps from
+      // core to core a chain step's latency and an activation more than
+      // the part, after the west-going chain where that is in the way (the
+      // first middle core's own part comes last of its three), else from
+      // the first core on. A task starts each block's chains and one
+      // stores the part (in the stored element).
+      int64_t q = nb / std::max<int64_t>(1, stages), r = nb % stages;
+      int64_t part = ceilDiv(nb, stages) * sums.perColumn;
+      double tb = static_cast<double>(sums.perColumn);
+      double activation = static_cast<double>(t.getTaskActivationCycles());
+      double stepLatency = hop + 2.0 * ramp;
+      work.tasks((stages > 1 ? 2 : 1) * blocks);
+      if (stages > 1) {
+        double moved = stages > 2
+                           ? static_cast<double>(nb + q + (r > 1 ? 1 : 0)) * tb
+                           : static_cast<double>(part);
+        // The cores after the first that own a part (all, or where the
+        // block is narrower than the segment one a column).
+        double owners = static_cast<double>(std::min(stages - 1, nb));
+        double steps = static_cast<double>(stages - 1);
+        // A sum through a ramp: a wavelet's cycles (cyclesPerWavelet).
+        double perSum = kPartialSumBytes / link * cyclesPerWavelet(t);
+        double throughput = moved * perSum +
+                            std::max(0.0, steps - 1) * stepLatency +
+                            std::max(0.0, owners - 1) * activation;
+        double front =
+            scatterFront(stages, nb, tb, perSum, stepLatency, activation) +
+            activation;
+        // One column a block has one owner, the last core: nothing goes
+        // west, and the blocks pass along the segment as a chain's do, the
+        // front once.
+        if (nb == 1) {
+          work.stream(blocks * moved * kPartialSumBytes / link);
+          scatterFill = front - moved * perSum;
+        } else {
+          work.wait(blocks * throughput);
+          scatterFill = std::max(0.0, front - throughput);
+        }
+        time.fabric += blocks * moved * kPartialSumBytes / link;
+      }
+      work.operations(blocks, part, vectorWidth,
+                      (stages > 1 ? 2 : 1) * kPartialSumBytes, eb);
+      if (blocks > 1)
+        work.operations(blocks, nb * sums.perColumn, t.getF32OpsPerCycle(), 0,
+                        kPartialSumBytes);
+      return;
+    }
     if (stages > 1 || blocks > 1) {
       work.tasks(blocks);
       // Alone in its chain, a core that keeps its sums (a router's, as
@@ -1350,7 +1455,7 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     // Either way the sums pass along the row, each core adding its own.
     SumBlockShape sums = sumBlockShape(k, layout, microBatch);
     bool chooses = choosesOnChain(k, layout);
-    blockedProduct(sums, gk, chooses);
+    blockedProduct(sums, gk, chooses, reducesScattered(k, layout));
     // The router's choice follows on the chain's last core, which keeps
     // each block's sums (writing them in place of sending them on).
     if (chooses)
@@ -1358,7 +1463,8 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     // The chain runs along a segment: the token group's `gk` adjacent
     // cores, whatever the rectangle's width.
     time.fixed = (resident ? 0.0 : entry) +
-                 multicastFill(rows + ceilDiv(width, gk)) + chainFill(gk);
+                 multicastFill(rows + ceilDiv(width, gk)) +
+                 (reducesScattered(k, layout) ? scatterFill : chainFill(gk));
     break;
   }
   case KernelKind::weight_grad: {

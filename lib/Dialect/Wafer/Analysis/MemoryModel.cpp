@@ -280,7 +280,14 @@ MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
 /// as fit (at least one), spread evenly over the blocks.
 static int64_t sumBlockFor(const SumBlockShape &sums, int64_t perWavelet,
                            int64_t room) {
+  // A reduce-scattered block of nb columns holds nb + ceil(nb / segment)
+  // columns of sums (SumBlockShape::bytes).
   int64_t fit = room / (sums.perColumn * kPartialSumBytes);
+  if (sums.scatteredOver > 1)
+    fit = fit * sums.scatteredOver / (sums.scatteredOver + 1);
+  while (fit > 0 &&
+         fit + sums.ownPart(fit) > room / (sums.perColumn * kPartialSumBytes))
+    --fit;
   if (fit >= sums.columns)
     return 0;
   // The fewest blocks, evenly, each block's stream in whole wavelets where a
@@ -304,7 +311,7 @@ PlacedMemory::PlacedMemory(const StepProgram &program,
                            const Placement &placement, int64_t microBatch)
     : program(program), placement(placement), microBatch(microBatch) {
   MemoryAccount account(program, placement, microBatch, std::nullopt);
-  std::map<std::array<int64_t, 15>, int32_t> known;
+  std::map<std::array<int64_t, 16>, int32_t> known;
   for (auto [s, stage] : llvm::enumerate(program.getStages()))
     for (auto [r, region] : llvm::enumerate(stage.regions)) {
       CoreMemory memory = account.of(s, r);
@@ -328,8 +335,9 @@ PlacedMemory::PlacedMemory(const StepProgram &program,
       auto [it, inserted] = known.try_emplace(
           {need.fixed, spread[0], spread[1], spread[2], spread[3],
            need.sums.columns, need.sums.perColumn, need.sums.streamed,
-           need.perWavelet, attentionClass, need.rect.x, need.rect.y,
-           need.rect.w, need.rect.h, static_cast<int64_t>(need.weights)},
+           need.sums.scatteredOver, need.perWavelet, attentionClass,
+           need.rect.x, need.rect.y, need.rect.w, need.rect.h,
+           static_cast<int64_t>(need.weights)},
           static_cast<int32_t>(needs.size()));
       if (inserted) {
         needs.push_back(need);

@@ -45,6 +45,12 @@ int64_t streamsOf(RegionOp region) {
   if (layout.getPartials() != ReduceAxis::none)
     streams += 2;
   switch (region.getKind()) {
+  case KernelKind::weight_matmul:
+    // A reduce-scatter chains each block west as well as east.
+    if (layout.getFeatureGroups() > 1 &&
+        reducesScattered(shapeOf(region), layout.getLayout()))
+      streams += 2;
+    break;
   case KernelKind::weight_grad:
     if (layout.getFeatureGroups() > 1)
       streams += 2; // the output gradient gathered along each row

@@ -89,14 +89,27 @@ KernelShape expertPass(const KernelShape &shape, int64_t microBatch);
 /// a kernel run in chunks. Kernels without such sums have no columns.
 struct SumBlockShape {
   int64_t columns = 0, perColumn = 0, streamed = 0;
+  /// The segment a weight matmul's block is reduce-scattered along
+  /// (reducesScattered), where it is longer than one core: each core also
+  /// holds its own part of a block as it comes from the east.
+  int64_t scatteredOver = 0;
   bool blockable() const { return columns > 0; }
   /// The columns one block sums under `sumBlock` (a layout's; 0: all).
   int64_t blockColumns(int64_t sumBlock) const {
     return sumBlock > 0 ? std::min(sumBlock, columns) : columns;
   }
-  /// The f32 sums a core holds under `sumBlock`.
+  /// The largest part of a block of `blockColumns` a core owns after the
+  /// reduce-scatter (0 where the sums are not scattered).
+  int64_t ownPart(int64_t blockColumns) const {
+    return scatteredOver > 1
+               ? (blockColumns + scatteredOver - 1) / scatteredOver
+               : 0;
+  }
+  /// The f32 sums a core holds under `sumBlock`: the block's, and its own
+  /// part as it comes from the east.
   int64_t bytes(int64_t sumBlock) const {
-    return blockColumns(sumBlock) * perColumn * kPartialSumBytes;
+    int64_t nb = blockColumns(sumBlock);
+    return (nb + ownPart(nb)) * perColumn * kPartialSumBytes;
   }
 };
 SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
@@ -215,6 +228,25 @@ int64_t embeddingWorkBytes(const KernelShape &shape, int64_t tb, int64_t cb,
 /// piece. Resident, or in chunks, each core sums a share of the experts,
 /// and the choice is not modelled.
 bool choosesOnChain(const KernelShape &shape, const Layout &layout);
+
+/// Whether a weight matmul's block sums are reduce-scattered along the
+/// segment rather than chained to its last core: where its weights stream
+/// (not resident) and no router's choice needs every expert on one core.
+/// Each core then ends a block holding its own part of the block's output
+/// columns (scatteredPart), the layout its tokens' outputs keep for the
+/// kernels after it (docs/runtime.md, "The weight matmul's
+/// reduce-scatter").
+bool reducesScattered(const KernelShape &shape, const Layout &layout);
+
+/// The output columns of a block of `blockColumns` that the core at
+/// `place` of a segment of `segment` cores owns after the reduce-scatter:
+/// `count` columns from `first`, the block split as evenly as it divides
+/// (`place * blockColumns / segment` onwards).
+struct ScatteredPart {
+  int64_t first = 0, count = 0;
+};
+ScatteredPart scatteredPart(int64_t place, int64_t segment,
+                            int64_t blockColumns);
 
 /// The bytes the router's choice holds on the chain's last core beside its
 /// inputs and sums at `microBatch`: each block's logits as the chain

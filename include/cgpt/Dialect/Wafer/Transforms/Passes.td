@@ -55,7 +55,8 @@ def WaferRoute : Pass<"wafer-route", "::cgpt::wafer::DeviceOp"> {
     one for its weights' (or, resident, its tokens') multicast down the
     columns, and two alternating colors for each chain along the mesh
     (partial sums, gathered operands, attention's queries and keys, row
-    statistics). Waves run one after another, so a region may use every
+    statistics; a streamed weight matmul's reduce-scatter chains both ways
+    along its segment, two each way). Waves run one after another, so a region may use every
     color that no region of its own wave uses on the same columns; under
     layer pipelining colors 0 and 1 carry the activations from one slot's
     band to the next and back, and the regions' streams take the others.
@@ -70,7 +71,7 @@ def WaferRoute : Pass<"wafer-route", "::cgpt::wafer::DeviceOp"> {
     ```
     becomes
     ```mlir
-    wafer.region @matmul.1 weight_matmul "dataflow.matmul" at ... layout ... wave 1 {colors = array<i64: 0, 1, 2>, ...}
+    wafer.region @matmul.1 weight_matmul "dataflow.matmul" at ... layout ... wave 1 {colors = array<i64: 0, 1, 2, 3, 4>, ...}
     wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 49152 at [0, 0]
     ```
   }];
