@@ -10,6 +10,7 @@
 #include "cgpt/Dialect/Dataflow/IR/RowOperations.h"
 #include "cgpt/Dialect/Wafer/Analysis/MapAlgorithm.h"
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -1285,6 +1286,20 @@ double attentionOperationsByKeys(CoreWork &work,
 /// it arrives during it), then starts a task that passes the rest on.
 double scatterFront(int64_t k, int64_t nb, double tb, double perSum,
                     double step, double activation) {
+  // The layout search asks for the same fronts many times, each a walk of
+  // the segment: each is walked once.
+  static std::mutex guard;
+  static std::map<std::array<double, 6>, double> known;
+  std::array<double, 6> key = {static_cast<double>(k),
+                               static_cast<double>(nb),
+                               tb,
+                               perSum,
+                               step,
+                               activation};
+  std::lock_guard<std::mutex> lock(guard);
+  auto [it, inserted] = known.try_emplace(key, 0.0);
+  if (!inserted)
+    return it->second;
   // When the parts for core s reach it: one step after the core before
   // passes them on.
   double passing = activation, own = 0;
@@ -1303,6 +1318,7 @@ double scatterFront(int64_t k, int64_t nb, double tb, double perSum,
     own = start + taking;
     passing = part.count > 0 ? own + activation : start;
   }
+  it->second = own;
   return own;
 }
 
