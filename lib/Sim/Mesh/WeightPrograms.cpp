@@ -301,16 +301,15 @@ void scatteredChain(Builder &b, int x, int y, int s, int64_t packed,
         end.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(kProductSums),
                                  Dsd::zero(), Dsd(), nb * tb, f32));
     };
-    // Alone in its segment, a core stores each block as it ends.
-    if (k == 1) {
-      p.addBuffer("own part from the east", 0, f32);
-      storeOps(p.tasks[chain].body);
-      return p;
-    }
     int fromEastPart =
         p.addBuffer("own part from the east", fromEast ? mine : 0, f32);
     assert(fromEastPart == kProductFromEast &&
            "the buffers in ProductBuffer's order");
+    // Alone in its segment, a core stores each block as it ends.
+    if (k == 1) {
+      storeOps(p.tasks[chain].body);
+      return p;
+    }
     int ownFromWest = p.addTask({}), westPassed = p.addTask({}),
         westJoined = p.addTask({}), store = p.addTask({});
     p.startBlocked.push_back(store);

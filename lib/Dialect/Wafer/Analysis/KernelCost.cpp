@@ -1270,9 +1270,6 @@ double attentionOperationsByKeys(CoreWork &work,
   return pairs * in;
 }
 
-/// One run of the standard algorithm of the query's kind; `finalChunk`:
-/// whether a loss's run ends its tokens' vocabulary (with the logarithm
-/// and its sum) or leaves running statistics for the next chunk.
 /// The cycles from the start of a reduce-scattered block's chains to the
 /// last core's own part in from the west (docs/runtime.md, "The weight
 /// matmul's reduce-scatter"), for a segment of `k` cores and a block of
@@ -1322,6 +1319,9 @@ double scatterFront(int64_t k, int64_t nb, double tb, double perSum,
   return own;
 }
 
+/// One run of the standard algorithm of the query's kind; `finalChunk`:
+/// whether a loss's run ends its tokens' vocabulary (with the logarithm
+/// and its sum) or leaves running statistics for the next chunk.
 KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
   const KernelShape &k = query.shape;
   const target::WaferTargetModel &t = query.target;
@@ -1471,7 +1471,8 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     // Either way the sums pass along the row, each core adding its own.
     SumBlockShape sums = sumBlockShape(k, layout, microBatch);
     bool chooses = choosesOnChain(k, layout);
-    blockedProduct(sums, gk, chooses, reducesScattered(k, layout));
+    bool scatters = reducesScattered(k, layout);
+    blockedProduct(sums, gk, chooses, scatters);
     // The router's choice follows on the chain's last core, which keeps
     // each block's sums (writing them in place of sending them on).
     if (chooses)
@@ -1480,7 +1481,7 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     // cores, whatever the rectangle's width.
     time.fixed = (resident ? 0.0 : entry) +
                  multicastFill(rows + ceilDiv(width, gk)) +
-                 (reducesScattered(k, layout) ? scatterFill : chainFill(gk));
+                 (scatters ? scatterFill : chainFill(gk));
     break;
   }
   case KernelKind::weight_grad: {
