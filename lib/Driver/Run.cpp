@@ -765,14 +765,14 @@ private:
     out << llvm::formatv(
         "cycle-level: {0} weight kernel, {1} token sum, {2} norm, {3} "
         "norm gradient, {4} attention, {5} attention gradient, {6} loss, "
-        "{7} loss gradient, {8} map, {9} embedding, {10} embedding "
-        "gradient and {11} router choice runs in {12} step(s) on the mesh "
-        "with real values, {13} simulated cycles\n",
+        "{7} loss gradient, {8} map, {9} fused map, {10} embedding, {11} "
+        "embedding gradient and {12} router choice runs in {13} step(s) on "
+        "the mesh with real values, {14} simulated cycles\n",
         mesh.getWeightKernelRuns(), mesh.getTokenSumRuns(), mesh.getNormRuns(),
         mesh.getNormGradRuns(), mesh.getAttentionRuns(),
         mesh.getAttentionGradRuns(), mesh.getLossRuns(), mesh.getLossGradRuns(),
-        mesh.getMapRuns(), mesh.getEmbeddingRuns(), mesh.getEmbeddingGradRuns(),
-        mesh.getRouterChoices(), steps,
+        mesh.getMapRuns(), mesh.getFusedMapRuns(), mesh.getEmbeddingRuns(),
+        mesh.getEmbeddingGradRuns(), mesh.getRouterChoices(), steps,
         cgpt::formatGrouped(mesh.getMeshCycles()));
     for (const auto &[why, runs] : mesh.getHostRuns())
       out << llvm::formatv("cycle-level: {0} run(s) on the host: {1}\n", runs,

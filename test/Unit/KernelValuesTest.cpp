@@ -11,7 +11,9 @@
 // divide the operands (padding), blocked sums (a block's chain, then the
 // next), token groups folded into several columns of segments, one core
 // alone (no chain), more token groups than the rectangle folds (a second
-// pass), 16-bit and f32 streams, and kernels run in chunks; and the token
+// pass), 16-bit and f32 streams, and kernels run in chunks; a weight
+// matmul's epilogue (scale, bias, maps fused into it) gives the executor's
+// product and maps on those layouts; and the token
 // sum's (a bias gradient's) gives the plain sum over the tokens, on layouts
 // of the same kinds, with one row of token groups (no chain; with blocks,
 // each block leaves the core); and the layer and RMS norms' give the plain
@@ -225,6 +227,144 @@ TEST_F(KernelValues, ChunksMakeTheWholeProduct) {
           matmul ? product(held, streamed, tokens, c.columns, features, false)
                  : product(held, streamed, features, c.columns, tokens, true));
     }
+}
+
+/// A weight matmul's epilogue on each core's part of its outputs: scale,
+/// bias, then maps that take the running value as either input, keeping
+/// it where asked, against the executor's product and maps, on every
+/// streamed layout (blocked, padded, one core, idle token groups).
+TEST_F(KernelValues, EpilogueRunsOnEachCoresPart) {
+  using dataflow::MapKind;
+  struct Epilogue {
+    const char *what;
+    bool bias;
+    double scale;
+    std::vector<wafer::EpilogueMap> maps;
+  };
+  const Epilogue epilogues[] = {
+      {"bias and GELU", true, 0, {{MapKind::gelu, 0, false}}},
+      {"residual add, the product second", true, 0, {{MapKind::add, 1, false}}},
+      {"scaled SiLU kept, then a product",
+       false,
+       0.5,
+       {{MapKind::silu, 0, true}, {MapKind::mul, 0, false}}},
+      {"product kept, then GELU's gradient of another input",
+       true,
+       0,
+       {{MapKind::mul, 0, true}, {MapKind::gelu_grad, 1, false}}},
+  };
+  for (const Case &c : kCases)
+    for (const Epilogue &e : epilogues) {
+      SCOPED_TRACE(::testing::Message() << c.what << ", " << e.what);
+      KernelShape k =
+          weightKernel(KernelKind::weight_matmul, c.tokensPerSequence,
+                       c.outputs, c.inputs, c.bytes);
+      k.bias = e.bias;
+      if (e.scale != 0)
+        k.scale = e.scale;
+      k.epilogue.assign(e.maps.begin(), e.maps.end());
+      int64_t tokens = c.sequences * c.tokensPerSequence, n = c.outputs;
+      exec::Tensor x({tokens, c.inputs}), w({c.inputs, n}), bias({n});
+      x.data = test::uniformValues(tokens * c.inputs, 7);
+      w.data = test::uniformValues(c.inputs * n, 8);
+      bias.data = test::uniformValues(n, 9);
+      std::vector<exec::Tensor> others;
+      EpilogueOperands operands;
+      if (e.bias)
+        operands.bias = bias.data;
+      for (auto [index, map] : llvm::enumerate(e.maps)) {
+        exec::Tensor other({tokens, n});
+        if (dataflow::mapArity(map.kind) > 1)
+          other.data = test::uniformValues(tokens * n, 10 + index);
+        others.push_back(std::move(other));
+      }
+      for (auto [map, other] : llvm::zip(e.maps, others))
+        operands.held.push_back(dataflow::mapArity(map.kind) > 1
+                                    ? llvm::ArrayRef<float>(other.data)
+                                    : llvm::ArrayRef<float>());
+
+      std::string error;
+      std::optional<WeightKernelRun> ran =
+          runWeightKernel(k, c.layout, c.sequences, mini(), c.rect, x.data,
+                          w.data, error, operands);
+      ASSERT_TRUE(ran) << error;
+
+      // The executor's: scale x W + bias, then each map.
+      exec::MatmulOptions options;
+      options.scale = static_cast<float>(e.scale != 0 ? e.scale : 1.0);
+      exec::Tensor running =
+          exec::matmul(x, w, e.bias ? &bias : nullptr, options, {tokens, n});
+      if (e.maps.front().kept)
+        expectClose(ran->values, running.data);
+      else
+        EXPECT_TRUE(ran->values.empty());
+      ASSERT_EQ(ran->mapped.size(), e.maps.size());
+      for (auto [index, map] : llvm::enumerate(e.maps)) {
+        std::vector<const exec::Tensor *> inputs = {&running};
+        if (dataflow::mapArity(map.kind) > 1)
+          inputs.insert(inputs.begin() + (map.running == 0 ? 1 : 0),
+                        &others[index]);
+        running = exec::map(map.kind, inputs, {1, n});
+        if (index + 1 == e.maps.size() || e.maps[index + 1].kept)
+          expectClose(ran->mapped[index], running.data);
+        else
+          EXPECT_TRUE(ran->mapped[index].empty());
+      }
+    }
+}
+
+/// The epilogue's operands as the kernel takes them, or an error that says
+/// what they should be.
+TEST_F(KernelValues, EpilogueRefusesOperandsItCannotUse) {
+  KernelShape k = weightKernel(KernelKind::weight_matmul, 4, 6, 5, 2);
+  k.bias = true;
+  k.epilogue.push_back({dataflow::MapKind::add, 1, false});
+  std::vector<float> x(4 * 5), w(5 * 6), bias(6), residual(4 * 6);
+  std::string error;
+  EXPECT_FALSE(runWeightKernel(k, {2, 2, Edge::north, 0}, 1, mini(),
+                               {0, 0, 4, 3}, x, w, error, {bias, {}}));
+  EXPECT_EQ(error, "its epilogue's operands are not its bias of 6 elements "
+                   "and a [4, 6] input to each binary map");
+  // Resident weights chain their sums to the segment's last core: the
+  // epilogue is the host's there.
+  EXPECT_FALSE(runWeightKernel(k, {2, 2, Edge::resident, 0}, 1, mini(),
+                               {0, 0, 4, 3}, x, w, error, {bias, {residual}}));
+  EXPECT_EQ(
+      error,
+      "it runs no epilogue on the mesh: its sums are not reduce-scattered");
+  EXPECT_TRUE(runWeightKernel(k, {2, 2, Edge::north, 0}, 1, mini(),
+                              {0, 0, 4, 3}, x, w, error, {bias, {residual}}))
+      << error;
+}
+
+/// What memory counts for a reduce-scattered matmul's sums and epilogue
+/// (SumBlockShape::bytes, epilogueConstantBytes) is what the program of
+/// the core with the largest part declares: the block's sums (the maps'
+/// work rows lie in them), its own part from the east and the bias of its
+/// columns; the maps' constants and the scale.
+TEST_F(KernelValues, EpilogueProgramsHoldWhatMemoryCounts) {
+  KernelShape k = weightKernel(KernelKind::weight_matmul, 6, 16, 9, 2);
+  k.bias = true;
+  k.scale = 0.25;
+  k.epilogue = {{dataflow::MapKind::gelu, 0, true},
+                {dataflow::MapKind::add, 1, false}};
+  // Blocks of 8 columns on segments of 3 cores: parts of 2, 3 and 3, the
+  // middle core's from the east too.
+  Layout layout{2, 3, Edge::north, 8};
+  KernelProgram built =
+      buildKernelProgram(k, layout, 2, mini(), {0, 0, 3, 2}, {});
+  const MeshProgram &mesh = built.mesh;
+  const CoreProgram &middle = mesh.programs[mesh.programOf[mesh.index(1, 0)]];
+  int64_t sums = 0, constants = 0;
+  for (const BufferDecl &buffer : middle.buffers) {
+    llvm::StringRef name = buffer.name;
+    if (name == "sums" || name == "own part from the east" || name == "bias")
+      sums += buffer.bytes();
+    else if (name == "scale" || name.ends_with("'s constants"))
+      constants += buffer.bytes();
+  }
+  EXPECT_EQ(wafer::sumBlockShape(k, layout, 2).bytes(layout.sumBlock), sums);
+  EXPECT_EQ(wafer::epilogueConstantBytes(k), constants);
 }
 
 TEST_F(KernelValues, RefusesWhatItCannotCarry) {

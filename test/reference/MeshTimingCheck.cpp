@@ -129,6 +129,23 @@ KernelShape matmul(int64_t tokens, int64_t outputs, int64_t contracted,
   return k;
 }
 
+/// `k` with an epilogue on its reduce-scattered outputs: a bias, a scale
+/// (0: none) and `maps`, with the FLOPs dataflow.matmul's bias and
+/// dataflow.map count.
+KernelShape withEpilogue(KernelShape k, bool bias, double scale,
+                         std::vector<cgpt::wafer::EpilogueMap> maps) {
+  int64_t elements = k.rows * k.columns;
+  k.bias = bias;
+  if (scale != 0)
+    k.scale = scale;
+  k.flops += bias ? elements : 0;
+  for (const cgpt::wafer::EpilogueMap &map : maps) {
+    k.flops += cgpt::dataflow::mapFlopsPerElement(map.kind) * elements;
+    k.epilogue.push_back(map);
+  }
+  return k;
+}
+
 KernelShape weightGrad(int64_t inputs, int64_t outputs, int64_t tokens) {
   KernelShape k;
   k.kind = KernelKind::weight_grad;
@@ -296,6 +313,20 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"matmul, a column a core on 128", matmul(1, 128, 128), 1, 128, 1},
       {"matmul, 4 columns a core on 128", matmul(4, 512, 128), 1, 128, 1},
       {"matmul, 64 columns on 41 cores", matmul(24, 64, 779), 1, 41, 2},
+      {"matmul, bias, GELU, blocks of 64",
+       withEpilogue(matmul(64, 256, 256), true, 0, {{M::gelu, 0, false}}), 4, 8,
+       8, 64},
+      {"matmul, bias, residual add, blocks of 9",
+       withEpilogue(matmul(64, 63, 96), true, 0, {{M::add, 1, false}}), 1, 8, 4,
+       9},
+      {"matmul, scale, SiLU kept, product, 1 core",
+       withEpilogue(matmul(8, 16, 16), false, 0.5,
+                    {{M::silu, 0, true}, {M::mul, 0, false}}),
+       1, 1, 1},
+      {"matmul, GELU gradient, f32, 16 cores",
+       withEpilogue(matmul(32, 128, 16, 4), false, 0,
+                    {{M::gelu_grad, 1, false}}),
+       1, 16, 1},
       {"weight gradient, square", weightGrad(64, 64, 64), 1, 8, 8},
       {"weight gradient, few tokens", weightGrad(256, 128, 16), 1, 16, 16},
       {"weight gradient, many tokens", weightGrad(32, 64, 512), 2, 4, 4},
@@ -516,6 +547,13 @@ bool placedCases(const std::string &path, mlir::MLIRContext &context,
             k.elementBytes, k.weightBytes, k.accumulator, l.tokenGroups,
             l.featureGroups, static_cast<int>(l.weights), l.sumBlock,
             c.microBatch, static_cast<int>(k.function));
+        // And its epilogue: the same product with other maps is another
+        // program.
+        key += llvm::formatv(" {0} {1}", k.bias, k.scale.value_or(0)).str();
+        for (const wafer::EpilogueMap &map : k.epilogue)
+          key += llvm::formatv(" {0}:{1}:{2}", static_cast<int>(map.kind),
+                               map.running, map.kept)
+                     .str();
         if (seen.insert(key).second)
           cases.push_back(std::move(c));
       }

@@ -117,6 +117,40 @@ SmallVector<RegionDraft> groupKernels(Block &body) {
   return drafts;
 }
 
+/// A weight matmul's epilogue (wafer.region's `bias`, `scale` and
+/// `epilogue`): its own scale and bias, then the first kernels fused after
+/// it while they are maps that each take the running value once and hold
+/// any other input from outside the region.
+struct Epilogue {
+  bool bias = false;
+  FloatAttr scale;
+  SmallVector<Attribute> maps;
+
+  Epilogue(const RegionDraft &draft, MLIRContext *context) {
+    auto product = dyn_cast<MatmulOp>(draft.kernels.front());
+    if (!product || draft.kind != wafer::KernelKind::weight_matmul)
+      return;
+    bias = static_cast<bool>(product.getBias());
+    scale = product.getScaleAttr();
+    Value running = product.getResult();
+    for (Operation *op : llvm::drop_begin(draft.kernels)) {
+      auto map = dyn_cast<MapOp>(op);
+      if (!map || llvm::count(map.getInputs(), running) != 1 ||
+          llvm::any_of(map.getInputs(), [&](Value input) {
+            Operation *producer = input.getDefiningOp();
+            return input != running && producer &&
+                   llvm::is_contained(draft.kernels, producer);
+          }))
+        return;
+      auto at = llvm::find(map.getInputs(), running);
+      maps.push_back(wafer::EpilogueMapAttr::get(
+          context, map.getKind(), at - map.getInputs().begin(),
+          /*kept=*/!running.hasOneUse()));
+      running = map.getResult();
+    }
+  }
+};
+
 /// The loss turn-around runs over the vocabulary in chunks as wide as the
 /// hidden size, so that its per-token logits are never larger than the
 /// hidden state: the logits product runs once per chunk to find each
@@ -406,6 +440,7 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
           builder.getStringAttr(drafts[producer].symbol)));
     // The router's choice runs after its product, on the region's cores.
     auto router = dyn_cast<RouteOp>(principal);
+    Epilogue epilogue(draft, builder.getContext());
     builder.create<wafer::RegionOp>(
         principal->getLoc(), draft.symbol, draft.kind,
         principal->getName().getStringRef(), builder.getStrArrayAttr(fused),
@@ -419,7 +454,8 @@ LogicalResult ProgramLowering::lowerStage(StageOp stage, int64_t order,
         kernel.getRoutedExperts(), /*expert_rows=*/IntegerAttr(),
         router ? router.getTopKAttr() : IntegerAttr(),
         router ? router.getNullExpertAttr() : FloatAttr(),
-        router && router.getRouterF32(), builder.getArrayAttr(reads),
+        router && router.getRouterF32(), epilogue.bias, epilogue.scale,
+        builder.getArrayAttr(epilogue.maps), builder.getArrayAttr(reads),
         /*colors=*/DenseI64ArrayAttr(), /*sram_bytes=*/IntegerAttr());
     for (Operation *op : draft.kernels)
       regionOf[op] = builder.getStringAttr(draft.symbol);

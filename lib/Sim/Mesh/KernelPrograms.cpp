@@ -94,8 +94,8 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
   case KernelKind::weight_matmul:
   case KernelKind::weight_grad:
     if (sums.blockable())
-      streamedProduct(b, sums, type, k.kind == KernelKind::weight_matmul,
-                      wafer::choosesOnChain(k, layout) ? &k : nullptr,
+      streamedProduct(b, k, sums, type, k.kind == KernelKind::weight_matmul,
+                      wafer::choosesOnChain(k, layout),
                       wafer::reducesScattered(k, layout));
     else
       residentWeightGrad(b, k, layout, microBatch, type);

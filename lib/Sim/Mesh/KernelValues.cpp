@@ -44,7 +44,8 @@ std::optional<WeightKernelRun>
 runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
          const target::WaferTargetModel &target, const wafer::Rect &rect,
          Extents extents, llvm::ArrayRef<float> held,
-         llvm::ArrayRef<float> streamed, std::string &error) {
+         llvm::ArrayRef<float> streamed, std::string &error,
+         const EpilogueOperands &epilogue = {}) {
   bool matmul = k.kind == KernelKind::weight_matmul;
   auto [tokens, features, outputs] = extents;
   KernelProgram built = buildKernelProgram(k, layout, microBatch, target, rect,
@@ -95,15 +96,34 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
   // element, into the result. A weight gradient's partial sums of separate
   // columns of segments add up here, on the host: the program chains its
   // token groups only down a column.
-  auto place = [&](int token, int feature, int64_t column, int64_t index,
-                   float value) {
+  auto placeIn = [&](std::vector<float> &into, int token, int feature,
+                     int64_t column, int64_t index, float value) {
     if ((matmul && token < 0) || column >= outputs)
       return;
     int64_t row =
         matmul ? token * perColumn + index : feature * perColumn + index;
     if (row < (matmul ? tokens : features))
-      result[row * outputs + column] += value;
+      into[row * outputs + column] += value;
   };
+  auto place = [&](int token, int feature, int64_t column, int64_t index,
+                   float value) {
+    placeIn(result, token, feature, column, index, value);
+  };
+  // A reduce-scattered matmul's epilogue: where its buffers are, and which
+  // results the cores still hold at the end (the product's unless the
+  // first map wrote over it; a map's unless the next one did).
+  EpilogueBuffers epilogueAt;
+  std::vector<bool> holds;
+  if (scattered) {
+    epilogueAt = epilogueBuffers(k);
+    holds.push_back(k.epilogue.empty() || k.epilogue.front().kept);
+    for (size_t i = 0; i < k.epilogue.size(); ++i)
+      holds.push_back(i + 1 == k.epilogue.size() || k.epilogue[i + 1].kept);
+    outcome.mapped.resize(k.epilogue.size());
+    for (size_t i = 0; i < k.epilogue.size(); ++i)
+      if (holds[i + 1])
+        outcome.mapped[i].assign(static_cast<size_t>(tokens * outputs), 0.0f);
+  }
   auto load = [&](int core, std::vector<std::vector<float>> &memory) {
     int token = tokenGroupOf(core), feature = built.placeInSegment(core);
     if (token < 0)
@@ -112,6 +132,21 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
       for (int64_t c = 0; c < perColumn; ++c)
         memory[kProductInputs][r * perColumn + c] =
             heldValue(token, feature, r, c);
+    if (!scattered)
+      return;
+    // The maps' other inputs, [block][column][token], as the outputs are.
+    wafer::ScatteredPart own =
+        wafer::scatteredPart(feature, built.segment, blockColumns);
+    for (int64_t block = 0; block < built.blocks; ++block)
+      for (int64_t j = 0; j < own.count; ++j) {
+        int64_t column = block * blockColumns + own.first + j;
+        int64_t slot = block * own.count + j;
+        for (auto [other, buffers] : llvm::zip(epilogue.held, epilogueAt.maps))
+          if (buffers.held >= 0)
+            for (int64_t i = 0; i < perColumn; ++i)
+              memory[buffers.held][slot * perColumn + i] =
+                  at(other, tokens, outputs, token * perColumn + i, column);
+      }
   };
   // Alone in its chain with one block, a core keeps its sums: they are
   // read from its memory. A router's last core of each segment keeps its
@@ -127,16 +162,25 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
     int token = tokenGroupOf(core);
     bool last = built.placeInSegment(core) + 1 == built.segment;
     if (scattered) {
-      // Each core's part of every block, [block][column][token].
-      wafer::ScatteredPart own = wafer::scatteredPart(
-          built.placeInSegment(core), built.segment, blockColumns);
-      const std::vector<float> &kept = memory[kProductOutputs];
-      for (int64_t block = 0; block < built.blocks; ++block)
-        for (int64_t j = 0; j < own.count; ++j)
-          for (int64_t i = 0; i < perColumn; ++i)
-            place(token, built.placeInSegment(core),
-                  block * blockColumns + own.first + j, i,
-                  kept[(block * own.count + j) * perColumn + i]);
+      // Each core's part of every block, [block][column][token]: the
+      // product, and the maps' results, where the cores still hold them.
+      int feature = built.placeInSegment(core);
+      wafer::ScatteredPart own =
+          wafer::scatteredPart(feature, built.segment, blockColumns);
+      auto read = [&](int buffer, std::vector<float> &into) {
+        const std::vector<float> &kept = memory[buffer];
+        for (int64_t block = 0; block < built.blocks; ++block)
+          for (int64_t j = 0; j < own.count; ++j)
+            for (int64_t i = 0; i < perColumn; ++i)
+              placeIn(into, token, feature,
+                      block * blockColumns + own.first + j, i,
+                      kept[(block * own.count + j) * perColumn + i]);
+      };
+      if (holds.front())
+        read(kProductOutputs, result);
+      for (size_t i = 0; i < k.epilogue.size(); ++i)
+        if (holds[i + 1])
+          read(epilogueAt.maps[i].result, outcome.mapped[i]);
       return;
     }
     if (chooses && last && token >= 0) {
@@ -176,6 +220,8 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
     return std::nullopt;
   outcome.cycles = run->cycles;
   outcome.runs = 1;
+  if (scattered && !holds.front())
+    result.clear();
   // What leaves a chain's end, block by block: its columns' sums, one f32
   // a wavelet.
   int64_t perBlock = blockColumns * perColumn;
@@ -286,12 +332,26 @@ std::optional<WeightKernelRun>
 runPiece(const KernelShape &k, const Layout &layout, int64_t microBatch,
          const target::WaferTargetModel &target, const wafer::Rect &rect,
          llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
-         std::string &error) {
+         std::string &error, const EpilogueOperands &epilogue = {}) {
   if (layout.weights == Edge::resident)
     return runResident(k, layout, microBatch, target, rect, held, streamed,
                        error);
-  return runWhole(k, layout, microBatch, target, rect, extentsOf(k, microBatch),
-                  held, streamed, error);
+  Extents extents = extentsOf(k, microBatch);
+  if (!wafer::biasRow(k, layout))
+    return runWhole(k, layout, microBatch, target, rect, extents, held,
+                    streamed, error, epilogue);
+  // The bias streams as one more row of the weight, against an input of
+  // ones.
+  std::vector<float> ones, withBias(streamed.begin(), streamed.end());
+  for (int64_t t = 0; t < extents.tokens; ++t) {
+    ones.insert(ones.end(), held.begin() + t * extents.features,
+                held.begin() + (t + 1) * extents.features);
+    ones.push_back(1.0f);
+  }
+  withBias.insert(withBias.end(), epilogue.bias.begin(), epilogue.bias.end());
+  ++extents.features;
+  return runWhole(k, layout, microBatch, target, rect, extents, ones, withBias,
+                  error, epilogue);
 }
 
 /// runWeightKernel for a kernel run in chunks of its widest dimension
@@ -372,6 +432,11 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
 
 } // namespace
 
+bool epilogueRuns(const KernelShape &k, const Layout &layout) {
+  return wafer::reducesScattered(k, layout) &&
+         (k.bias || k.scale || !k.epilogue.empty());
+}
+
 std::string routerChoiceRefusal(const KernelShape &k, const Layout &layout) {
   if (k.choices == 0)
     return "it is not a router";
@@ -398,7 +463,7 @@ std::optional<WeightKernelRun>
 runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
                 const target::WaferTargetModel &target, const wafer::Rect &rect,
                 llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
-                std::string &error) {
+                std::string &error, const EpilogueOperands &epilogue) {
   error = weightKernelRefusal(k, layout, rect);
   if (!error.empty())
     return std::nullopt;
@@ -413,10 +478,37 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
             std::to_string((matmul ? features : tokens) * outputs);
     return std::nullopt;
   }
+  if (epilogueRuns(k, layout)) {
+    if (k.chunks > 1) {
+      error = "its epilogue runs on the mesh in one piece, not in its " +
+              std::to_string(k.chunks) + " chunks";
+      return std::nullopt;
+    }
+    // The bias, and each binary map's other input, as the product is.
+    bool sized =
+        static_cast<int64_t>(epilogue.bias.size()) == (k.bias ? outputs : 0) &&
+        epilogue.held.size() == k.epilogue.size();
+    for (size_t i = 0; sized && i < k.epilogue.size(); ++i)
+      sized =
+          static_cast<int64_t>(epilogue.held[i].size()) ==
+          (dataflow::mapArity(k.epilogue[i].kind) > 1 ? tokens * outputs : 0);
+    if (!sized) {
+      error = "its epilogue's operands are not its bias of " +
+              std::to_string(outputs) + " elements and a [" +
+              std::to_string(tokens) + ", " + std::to_string(outputs) +
+              "] input to each binary map";
+      return std::nullopt;
+    }
+  } else if (!epilogue.bias.empty() || !epilogue.held.empty()) {
+    error = "it runs no epilogue on the mesh: its sums are not "
+            "reduce-scattered";
+    return std::nullopt;
+  }
   if (k.chunks > 1)
     return runChunks(k, layout, microBatch, target, rect, held, streamed,
                      error);
-  return runPiece(k, layout, microBatch, target, rect, held, streamed, error);
+  return runPiece(k, layout, microBatch, target, rect, held, streamed, error,
+                  epilogue);
 }
 
 } // namespace cgpt::sim::mesh

@@ -75,6 +75,30 @@ LogicalResult failedOnMesh(wafer::RegionOp region, const std::string &error) {
          << "cannot run on the cycle-level mesh with values: " << error;
 }
 
+/// Why the maps of `product`'s epilogue (`shape.epilogue`) are not the
+/// kernels that follow it in the stage, each taking the value before it as
+/// its input `running` (empty when they are, `maps` then holding them).
+std::string matchEpilogue(dataflow::MatmulOp product,
+                          const wafer::KernelShape &shape,
+                          llvm::SmallVectorImpl<dataflow::MapOp> &maps) {
+  Value running = product.getResult();
+  Operation *next = product->getNextNode();
+  for (const wafer::EpilogueMap &step : shape.epilogue) {
+    while (next && !isa<dataflow::KernelOpInterface>(next))
+      next = next->getNextNode();
+    auto map = dyn_cast_or_null<dataflow::MapOp>(next);
+    if (!map || map.getKind() != step.kind ||
+        step.running >= static_cast<int>(map.getInputs().size()) ||
+        map.getInputs()[step.running] != running)
+      return "its epilogue's maps are not the kernels after it, each taking "
+             "the one before";
+    maps.push_back(map);
+    running = map.getResult();
+    next = next->getNextNode();
+  }
+  return "";
+}
+
 } // namespace
 
 FailureOr<MeshKernelOffload> MeshKernelOffload::create(wafer::DeviceOp device) {
@@ -145,6 +169,17 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
     refusal = "its right operand is not one weight";
   else if (!matmul && !product.getReduceBatch())
     refusal = "it does not sum over the batch";
+  // The epilogue runs on the cores where the sums are reduce-scattered;
+  // elsewhere the host scales and biases the product, and the executor
+  // runs the maps fused after it.
+  bool epilogueOnMesh =
+      refusal.empty() && epilogueRuns(where.shape, where.layout);
+  llvm::SmallVector<dataflow::MapOp, 2> maps;
+  if (epilogueOnMesh && where.shape.chunks > 1)
+    refusal = "its epilogue runs on the mesh in one piece, and it runs in " +
+              std::to_string(where.shape.chunks) + " chunks";
+  else if (epilogueOnMesh)
+    refusal = matchEpilogue(product, where.shape, maps);
   if (!refusal.empty()) {
     onHost(region, refusal);
     return false;
@@ -176,20 +211,50 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
           streamed.push_back(rhs(m, t, n));
   }
 
+  // The epilogue's bias, and each binary map's other input.
+  EpilogueOperands epilogue;
+  if (epilogueOnMesh) {
+    if (product.getBias())
+      epilogue.bias = frame[product.getBias()].data;
+    for (auto [map, step] : llvm::zip(maps, where.shape.epilogue))
+      epilogue.held.push_back(
+          map.getInputs().size() > 1
+              ? llvm::ArrayRef<float>(
+                    frame[map.getInputs()[1 - step.running]].data)
+              : llvm::ArrayRef<float>());
+  }
+
   std::string error;
   std::optional<WeightKernelRun> ran =
       runWeightKernel(where.shape, where.layout, sequences, *target, where.rect,
-                      held, streamed, error);
+                      held, streamed, error, epilogue);
   if (!ran)
     return failedOnMesh(region, error);
   ++weightKernelRuns;
   meshCycles += ran->cycles;
 
-  // scale * product (+ bias), shaped as the executor shapes it.
   llvm::SmallVector<int64_t, 4> shape;
   if (matmul)
     shape.append(lhs.tensor.shape.begin(), lhs.tensor.shape.end() - 2);
   shape.append({lhs.rows(), outputs});
+  if (epilogueOnMesh) {
+    // The results the cores still hold; the others never left them, and
+    // nothing but the next map read them.
+    auto held = [&](std::vector<float> &&values) {
+      if (values.empty())
+        return Tensor();
+      Tensor tensor(shape);
+      tensor.data = std::move(values);
+      return tensor;
+    };
+    frame.set(product.getResult(), held(std::move(ran->values)));
+    for (auto [map, mapped] : llvm::zip(maps, ran->mapped))
+      frame.set(map.getResult(), held(std::move(mapped)));
+    fusedMapRuns += static_cast<int64_t>(maps.size());
+    done.insert(maps.begin(), maps.end());
+    return true;
+  }
+  // scale * product (+ bias), shaped as the executor shapes it.
   Tensor result(shape);
   double scale =
       product.getScale() ? product.getScale()->convertToDouble() : 1.0;

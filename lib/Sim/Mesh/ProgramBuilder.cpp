@@ -129,4 +129,37 @@ void repeated(RowTask &task, int64_t times, const std::function<void()> &body) {
   task.ops[loop].target = static_cast<int>(task.ops.size() - loop - 1);
 }
 
+void mapOps(std::vector<Op> &ops, const wafer::MapAlgorithm &algorithm,
+            llvm::function_ref<Dsd(const wafer::MapOperand &, bool)> dsd,
+            int64_t n, ElementType type) {
+  for (const wafer::MapStep &step : algorithm.steps) {
+    ElementType arithmetic = step.onInputsOnly() ? type : ElementType::f32;
+    Dsd dst = dsd(step.dst, true), a = dsd(step.a, false),
+        c = dsd(step.b, false);
+    switch (step.kind) {
+    case wafer::MapStep::Kind::multiplyAdd:
+      ops.push_back(
+          Op::fmacOp(dst, a, c, dsd(step.scalar, false), n, arithmetic));
+      break;
+    case wafer::MapStep::Kind::add:
+      ops.push_back(Op::vector(Op::Kind::fadd, dst, a, c, n, arithmetic));
+      break;
+    case wafer::MapStep::Kind::multiply:
+      ops.push_back(Op::vector(Op::Kind::fmul, dst, a, c, n, arithmetic));
+      break;
+    case wafer::MapStep::Kind::maximum:
+      ops.push_back(Op::vector(Op::Kind::fmax, dst, a, c, n, arithmetic));
+      break;
+    case wafer::MapStep::Kind::rsqrtEstimate:
+      ops.push_back(
+          Op::vector(Op::Kind::rsqrtEstimate, dst, a, Dsd(), n, arithmetic));
+      break;
+    case wafer::MapStep::Kind::scaleByPowerOfTwo:
+      ops.push_back(
+          Op::vector(Op::Kind::scaleByPowerOfTwo, dst, a, c, n, arithmetic));
+      break;
+    }
+  }
+}
+
 } // namespace cgpt::sim::mesh::programs

@@ -16,6 +16,7 @@
 #ifndef CGPT_LIB_SIM_MESH_PROGRAMBUILDER_H
 #define CGPT_LIB_SIM_MESH_PROGRAMBUILDER_H
 
+#include "cgpt/Dialect/Wafer/Analysis/MapAlgorithm.h"
 #include "cgpt/Sim/Mesh/KernelPrograms.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -165,6 +166,15 @@ void sumStatistics(std::vector<Op> &body, int s, int segment, int stats,
 void fusedOps(std::vector<Op> &ops, const KernelShape &k, Dsd block, int64_t n,
               ElementType type);
 
+/// The operations of a map's algorithm (wafer::mapAlgorithm) over `n`
+/// elements of a 16-bit or f32 `type`, each operand where `dsd` places it
+/// (`destination`: the operand is written): an operation that reads and
+/// writes only the map's inputs runs at `type`'s width, any other in f32.
+void mapOps(
+    std::vector<Op> &ops, const wafer::MapAlgorithm &algorithm,
+    llvm::function_ref<Dsd(const wafer::MapOperand &, bool destination)> dsd,
+    int64_t n, ElementType type);
+
 /// One element of `buffer`, at `at` (plus `cursor`'s value), the same for
 /// every element of an operation: a stride-0 DSD.
 inline Dsd scalar(int buffer, int64_t at, int cursor = -1) {
@@ -253,15 +263,16 @@ void repeated(RowTask &task, int64_t times, const std::function<void()> &body);
 /// carries, adds one row of inputs times the element to one column's sums;
 /// when a block's columns are done, its sums pass along the chain (or
 /// leave the core, alone with more blocks to come). A block's elements fill
-/// whole wavelets (wafer::streamPacking). With a `router`, the chain's
-/// last core keeps each block's sums as logits and, after the last block,
-/// runs the router's choice over its tokens (routerChoice). A weight
-/// matmul whose sums are reduce-scattered (`scatters`,
+/// whole wavelets (wafer::streamPacking). Where `chooses` (`k` a router),
+/// the chain's last core keeps each block's sums as logits and, after the
+/// last block, runs the router's choice over its tokens (routerChoice). A
+/// weight matmul whose sums are reduce-scattered (`scatters`,
 /// wafer::reducesScattered) chains each block both ways along the segment
-/// instead, each core keeping its own part of the block's outputs.
-void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
-                     bool chainAlongRows, const KernelShape *router,
-                     bool scatters);
+/// instead, each core keeping its own part of the block's outputs, then
+/// running `k`'s epilogue on it (KernelShape::bias, epilogue).
+void streamedProduct(Builder &b, const KernelShape &k,
+                     const SumBlockShape &sums, ElementType type,
+                     bool chainAlongRows, bool chooses, bool scatters);
 
 /// A weight gradient whose weight is resident: the gradient stays where
 /// its weight is, a core holding a block of dW's rows by columns. Every

@@ -429,7 +429,7 @@ void mapKernel(Builder &b, const KernelShape &k, const Layout &layout,
                                    ElementType::f32));
       int constants = p.addConstants("constants", algorithm.constants);
       RowTask task(p, tb, cb);
-      auto dsd = [&](const wafer::MapOperand &operand) {
+      auto dsd = [&](const wafer::MapOperand &operand, bool) {
         switch (operand.kind) {
         case wafer::MapOperand::Kind::input:
           return Dsd::memory(operand.index == 0 ? first : second, 0,
@@ -445,33 +445,7 @@ void mapKernel(Builder &b, const KernelShape &k, const Layout &layout,
         }
         return Dsd();
       };
-      task.eachToken([&] {
-        for (const wafer::MapStep &step : algorithm.steps) {
-          ElementType arithmetic =
-              step.onInputsOnly() ? type : ElementType::f32;
-          Dsd dst = dsd(step.dst), a = dsd(step.a), c = dsd(step.b);
-          switch (step.kind) {
-          case wafer::MapStep::Kind::multiplyAdd:
-            task.fmac(dst, a, c, dsd(step.scalar), cb, arithmetic);
-            break;
-          case wafer::MapStep::Kind::add:
-            task.vector(Op::Kind::fadd, dst, a, c, cb, arithmetic);
-            break;
-          case wafer::MapStep::Kind::multiply:
-            task.vector(Op::Kind::fmul, dst, a, c, cb, arithmetic);
-            break;
-          case wafer::MapStep::Kind::maximum:
-            task.vector(Op::Kind::fmax, dst, a, c, cb, arithmetic);
-            break;
-          case wafer::MapStep::Kind::rsqrtEstimate:
-            task.vector(Op::Kind::rsqrtEstimate, dst, a, Dsd(), cb, arithmetic);
-            break;
-          case wafer::MapStep::Kind::scaleByPowerOfTwo:
-            task.vector(Op::Kind::scaleByPowerOfTwo, dst, a, c, cb, arithmetic);
-            break;
-          }
-        }
-      });
+      task.eachToken([&] { mapOps(task.ops, algorithm, dsd, cb, type); });
       fusedOps(task.ops, k, Dsd::memory(first), tb * cb, type);
       p.startActive.push_back(p.addTask(Task{false, -1, std::move(task.ops)}));
       return p;

@@ -6,7 +6,12 @@
 
 #include "ProgramBuilder.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <string>
 
 namespace cgpt::sim::mesh::programs {
 
@@ -212,14 +217,17 @@ struct ProductTasks {
 };
 
 /// What every core of a product against a stream declares first: its held
-/// rows (`inputs`) and the f32 sums of a block (`sums`), then its
+/// rows (`inputs`) and the f32 sums of a block (`sums`, at least
+/// `sumsElements`: room for an epilogue's work rows), then its
 /// ProductTasks. Each wavelet of the stream adds, for each element it
 /// carries, one row of inputs times the element to one column's sums.
 ProductTasks productCore(CoreProgram &p, int64_t rowsIn, int64_t perColumn,
-                         int64_t blockColumns, int64_t packed,
-                         ElementType type) {
+                         int64_t blockColumns, int64_t packed, ElementType type,
+                         int64_t sumsElements = 0) {
   int inputs = p.addBuffer("inputs", rowsIn * perColumn, type);
-  int sums = p.addBuffer("sums", blockColumns * perColumn, ElementType::f32);
+  int sums =
+      p.addBuffer("sums", std::max(blockColumns * perColumn, sumsElements),
+                  ElementType::f32);
   int chain = p.addTask({});
   int column = p.addCursor({perColumn, blockColumns * perColumn, -1, chain});
   int row = p.addCursor({perColumn, rowsIn * perColumn, column, -1});
@@ -240,8 +248,111 @@ Op async(Op op, int onDone) {
   return op;
 }
 
-/// The reduce-scatter of a weight matmul's block along its segment of `k`
-/// cores, at place `s` (docs/runtime.md, "The weight matmul's
+/// A reduce-scattered weight matmul's epilogue on a core that owns
+/// `columns` columns of each of `blocks` blocks of `blockColumns`, `tokens`
+/// a column (docs/runtime.md, "The weight matmul's epilogue"): it declares
+/// the buffers epilogueBuffers names, then the maps' constants and the
+/// scale. The maps' f32 work rows lie in the block's sums, which are dead
+/// once the part is stored (wafer::epilogueChunk).
+class Epilogue {
+public:
+  Epilogue(CoreProgram &p, const KernelShape &k, int64_t blocks,
+           int64_t blockColumns, int64_t columns, int64_t tokens,
+           ElementType type)
+      : p(p), k(k), buffers(epilogueBuffers(k)), blocks(blocks),
+        columns(columns), tokens(tokens),
+        chunk(wafer::epilogueChunk(k, blockColumns, tokens)), type(type) {
+    int64_t part = columns * tokens;
+    for (auto [index, map] : llvm::enumerate(k.epilogue)) {
+      const EpilogueBuffers::Map &at = buffers.maps[index];
+      std::string name = "epilogue map " + std::to_string(index);
+      if (at.held >= 0) {
+        int held = p.addBuffer(name + "'s other input", blocks * part, type);
+        assert(held == at.held && "the buffers in epilogueBuffers' order");
+        (void)held;
+      }
+      if (map.kept) {
+        int result = p.addBuffer(name + "'s result", blocks * part, type);
+        assert(result == at.result && "the buffers in epilogueBuffers' order");
+        (void)result;
+      }
+    }
+    for (auto [index, map] : llvm::enumerate(k.epilogue))
+      constants.push_back(p.addConstants(
+          "epilogue map " + std::to_string(index) + "'s constants",
+          wafer::mapAlgorithm(map.kind).constants));
+    if (k.scale)
+      scale = p.addConstants("scale", {static_cast<float>(*k.scale)});
+  }
+
+  /// The part's f32 sums at `sums` times the scale into the outputs at
+  /// `stored`, in the stored element.
+  void scaled(std::vector<Op> &end, Dsd stored, Dsd sums) {
+    end.push_back(Op::fmacOp(stored, Dsd::zero(), sums, scalar(scale, 0),
+                             columns * tokens, ElementType::f32));
+  }
+
+  /// The maps, in order, over the core's part of the block: a loop over
+  /// its columns, each a loop over its chunks of tokens and the rest.
+  void maps(std::vector<Op> &end) {
+    if (k.epilogue.empty())
+      return;
+    int at = p.addCursor({1, blocks * columns * tokens});
+    int64_t full = tokens / chunk, rest = tokens % chunk;
+    size_t columnLoop = end.size();
+    end.push_back(Op::loopOp(0, columns));
+    if (full > 0) {
+      size_t chunkLoop = end.size();
+      end.push_back(Op::loopOp(0, full));
+      mapsOver(end, at, chunk);
+      end[chunkLoop].target = static_cast<int>(end.size() - chunkLoop - 1);
+    }
+    if (rest > 0)
+      mapsOver(end, at, rest);
+    end[columnLoop].target = static_cast<int>(end.size() - columnLoop - 1);
+  }
+
+private:
+  /// The maps over `n` tokens from cursor `at`, which then moves past them.
+  void mapsOver(std::vector<Op> &end, int at, int64_t n) {
+    for (auto [index, map] : llvm::enumerate(k.epilogue)) {
+      const EpilogueBuffers::Map &where = buffers.maps[index];
+      // The algorithms write input 0 in their last operation only
+      // (MapAlgorithm.h): reads of it come before, from the value itself.
+      auto dsd = [&](const wafer::MapOperand &operand, bool destination) {
+        switch (operand.kind) {
+        case wafer::MapOperand::Kind::input:
+          if (destination)
+            return Dsd::memory(where.result, 0, at);
+          return Dsd::memory(
+              operand.index == map.running ? where.source : where.held, 0, at);
+        case wafer::MapOperand::Kind::work:
+          return Dsd::memory(kProductSums, operand.index * chunk);
+        case wafer::MapOperand::Kind::constant:
+          return scalar(constants[index], operand.index);
+        case wafer::MapOperand::Kind::zero:
+          return Dsd::zero();
+        case wafer::MapOperand::Kind::none:
+          break;
+        }
+        return Dsd();
+      };
+      mapOps(end, wafer::mapAlgorithm(map.kind), dsd, n, type);
+    }
+    end.push_back(Op::advanceOp(at, n));
+  }
+
+  CoreProgram &p;
+  const KernelShape &k;
+  EpilogueBuffers buffers;
+  int64_t blocks, columns, tokens, chunk;
+  ElementType type;
+  std::vector<int> constants;
+  int scale = -1;
+};
+
+/// The reduce-scatter of a weight matmul's block along its segment of
+/// `segment` cores, at place `s` (docs/runtime.md, "The weight matmul's
 /// reduce-scatter"). Core s owns part s of the block's columns
 /// (wafer::scatteredPart), which its sums hold in the stream's order
 /// between the parts west of it and those east of it. Two chains run at
@@ -256,16 +367,19 @@ Op async(Op op, int onDone) {
 /// stream's task is blocked meanwhile. Once both chains are done (a task
 /// activated by the one and unblocked by the other), the core stores its
 /// part, both halves summed, in the stored element at the block's place
-/// among its outputs, clears the sums and unblocks the stream.
-void scatteredChain(Builder &b, int x, int y, int s, int64_t packed,
-                    ElementType type) {
+/// among its outputs (scaled, and through the maps of `k`'s epilogue,
+/// where it has them: Epilogue), clears the sums and unblocks the stream.
+/// A bias is one more row of the stream, against inputs of ones
+/// (wafer::biasRow).
+void scatteredChain(Builder &b, const KernelShape &k, int x, int y, int s,
+                    int64_t packed, ElementType type) {
   KernelProgram &out = b.out;
-  int k = out.segment;
+  int segment = out.segment;
   int64_t nb = out.blockColumns, tb = out.sums.perColumn;
-  wafer::ScatteredPart own = wafer::scatteredPart(s, k, nb);
+  wafer::ScatteredPart own = wafer::scatteredPart(s, segment, nb);
   int64_t westward = own.first * tb, mine = own.count * tb;
   int64_t eastward = nb * tb - westward - mine;
-  bool fromWest = s > 0, fromEast = s + 1 < k;
+  bool fromWest = s > 0, fromEast = s + 1 < segment;
   int eastOut = kChainColor + s % 2, eastIn = kChainColor + (s + 1) % 2;
   int westOut = kChainColor + 2 + s % 2, westIn = kChainColor + 2 + (s + 1) % 2;
   // The west-going chain's color first: the router takes it to the ramp
@@ -281,32 +395,40 @@ void scatteredChain(Builder &b, int x, int y, int s, int64_t packed,
   b.assign(x, y, s, [&] {
     constexpr ElementType f32 = ElementType::f32;
     CoreProgram p;
-    auto [chain, data] =
-        productCore(p, out.sums.streamed, tb, nb, packed, type);
+    auto [chain, data] = productCore(p, out.sums.streamed, tb, nb, packed, type,
+                                     out.sums.blockSums(nb));
     int outputs = p.addBuffer("outputs", out.blocks * mine, type);
+    int fromEastPart =
+        p.addBuffer("own part from the east", fromEast ? mine : 0, f32);
+    assert(outputs == kProductOutputs && fromEastPart == kProductFromEast &&
+           "the buffers in ProductBuffer's order");
+    Epilogue epilogue(p, k, out.blocks, nb, own.count, tb, type);
     auto storeOps = [&](std::vector<Op> &end) {
       if (mine > 0) {
         int block = p.addCursor({mine, out.blocks * mine});
         Dsd stored = Dsd::memory(outputs, 0, block);
-        end.push_back(fromEast ? Op::vector(Op::Kind::fadd, stored,
-                                            Dsd::memory(kProductSums, westward),
-                                            Dsd::memory(kProductFromEast), mine,
-                                            type)
-                               : Op::vector(Op::Kind::fmov, stored,
-                                            Dsd::memory(kProductSums, westward),
-                                            Dsd(), mine, type));
+        Dsd ownSums = Dsd::memory(kProductSums, westward);
+        if (k.scale) {
+          if (fromEast)
+            end.push_back(Op::vector(Op::Kind::fadd, ownSums, ownSums,
+                                     Dsd::memory(kProductFromEast), mine, f32));
+          epilogue.scaled(end, stored, ownSums);
+        } else {
+          end.push_back(fromEast ? Op::vector(Op::Kind::fadd, stored, ownSums,
+                                              Dsd::memory(kProductFromEast),
+                                              mine, type)
+                                 : Op::vector(Op::Kind::fmov, stored, ownSums,
+                                              Dsd(), mine, type));
+        }
+        epilogue.maps(end);
         end.push_back(Op::advanceOp(block));
       }
       if (out.blocks > 1)
         end.push_back(Op::vector(Op::Kind::fmov, Dsd::memory(kProductSums),
                                  Dsd::zero(), Dsd(), nb * tb, f32));
     };
-    int fromEastPart =
-        p.addBuffer("own part from the east", fromEast ? mine : 0, f32);
-    assert(fromEastPart == kProductFromEast &&
-           "the buffers in ProductBuffer's order");
     // Alone in its segment, a core stores each block as it ends.
-    if (k == 1) {
+    if (segment == 1) {
       storeOps(p.tasks[chain].body);
       return p;
     }
@@ -367,9 +489,9 @@ void scatteredChain(Builder &b, int x, int y, int s, int64_t packed,
 
 } // namespace
 
-void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
-                     bool chainAlongRows, const KernelShape *router,
-                     bool scatters) {
+void streamedProduct(Builder &b, const KernelShape &k,
+                     const SumBlockShape &sums, ElementType type,
+                     bool chainAlongRows, bool chooses, bool scatters) {
   KernelProgram &out = b.out;
   int64_t perColumn = sums.perColumn, rowsIn = sums.streamed;
   int64_t nb = out.blockColumns;
@@ -383,29 +505,30 @@ void streamedProduct(Builder &b, const SumBlockShape &sums, ElementType type,
   else
     b.alongSegments(kStreamColor, stream);
   if (scatters) {
-    b.forEachCore(
-        [&](int x, int y, int s) { scatteredChain(b, x, y, s, packed, type); });
+    b.forEachCore([&](int x, int y, int s) {
+      scatteredChain(b, k, x, y, s, packed, type);
+    });
     return;
   }
   int stages = chainAlongRows ? out.segment : out.rows;
   bool chained = stages > 1 || out.blocks > 1;
   b.forEachCore([&](int x, int y, int s) {
     int step = chainAlongRows ? s : y;
-    bool chooses = router && step + 1 == stages;
+    bool choice = chooses && step + 1 == stages;
     std::pair<int, int> colors =
         b.chainStep(x, y, step, stages, chainAlongRows ? east : south,
-                    kChainColor, /*leaves=*/!chooses);
-    int part = chainPart(step, stages) + (chooses ? kChainParts : 0);
+                    kChainColor, /*leaves=*/!choice);
+    int part = chainPart(step, stages) + (choice ? kChainParts : 0);
     b.assign(x, y, part, [&] {
       CoreProgram p;
       int chain = productCore(p, rowsIn, perColumn, nb, packed, type).chain;
       int sumsBuffer = kProductSums;
-      if (chooses) {
+      if (choice) {
         // Each block's sums land in the logits, at the block's place; the
         // last block's start the choice.
         int64_t perBlock = nb * perColumn;
-        int choose = routerChoice(p, *router, perColumn,
-                                  chained ? out.blocks * perBlock : 0);
+        int choose =
+            routerChoice(p, k, perColumn, chained ? out.blocks * perBlock : 0);
         int block = p.addCursor({perBlock, out.blocks * perBlock, -1, choose});
         std::vector<Op> &body = p.tasks[chain].body;
         if (chained) {
@@ -513,3 +636,22 @@ void tokenSum(Builder &b, const KernelShape &k, const Layout &layout,
 }
 
 } // namespace cgpt::sim::mesh::programs
+
+namespace cgpt::sim::mesh {
+
+EpilogueBuffers epilogueBuffers(const wafer::KernelShape &k) {
+  EpilogueBuffers out;
+  int next = kProductFromEast + 1;
+  int running = kProductOutputs;
+  for (const wafer::EpilogueMap &map : k.epilogue) {
+    EpilogueBuffers::Map &at = out.maps.emplace_back();
+    if (dataflow::mapArity(map.kind) > 1)
+      at.held = next++;
+    at.source = running;
+    at.result = map.kept ? next++ : running;
+    running = at.result;
+  }
+  return out;
+}
+
+} // namespace cgpt::sim::mesh

@@ -38,9 +38,15 @@
 // its own and do not count as live; its kernels run together, so its
 // queries, keys and values, its merged result and the residual stream
 // (128 B each) are all live while it runs: 640 B.
-// CHECK-NEXT: wafer.region @matmul.1 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.split_heads"], {{.*}}reads = [@layer_norm.0], shape = array<i64: 4, 24, 8>, weight_bytes = 768 : i64}
+// A weight matmul's epilogue runs on its cores: its own bias (and
+// scale), then the maps fused into it that take the running value. The
+// head split is not a map: the projection's epilogue is its bias alone.
+// CHECK-NEXT: wafer.region @matmul.1 weight_matmul "dataflow.matmul" {accumulator = 0 : i64, bias, element_bytes = 4 : i64, flops = 1632 : i64, fused = ["dataflow.split_heads"], {{.*}}reads = [@layer_norm.0], shape = array<i64: 4, 24, 8>, weight_bytes = 768 : i64}
 // CHECK-NEXT: wafer.region @matmul.2 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.merge_heads"], live = 640 : i64, {{.*}}reads = [@matmul.1], shape = array<i64: 8, 4, 4>}
-// CHECK-NEXT: wafer.region @matmul.3 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.map"]
+// The residual's add takes the projection as its second input.
+// CHECK-NEXT: wafer.region @matmul.3 weight_matmul "dataflow.matmul" {{{.*}}bias, {{.*}}epilogue = [#wafer.epilogue_map<kind = add, running = 1, kept = false>], {{.*}}fused = ["dataflow.map"]
+// The GELU's input feeds nothing else in the forward stage.
+// CHECK: wafer.region @matmul.5 weight_matmul "dataflow.matmul" {{{.*}}bias, {{.*}}epilogue = [#wafer.epilogue_map<kind = gelu, running = 0, kept = false>]
 // CHECK: wafer.ingress "h.0.attn.qkv.weight" -> @matmul.1 bytes 768
 
 // The loss turn-around: the weight gradient of the tied embedding sums
@@ -68,6 +74,13 @@
 // CHECK-NEXT: wafer.region @sum_batch.7 token_sum "dataflow.sum_batch" {{{.*}}reads = [], {{.*}}}
 // CHECK-NEXT: wafer.region @matmul.8 weight_matmul "dataflow.matmul" {{{.*}}fused = ["dataflow.map"], live = 2240 : i64, {{.*}}reads = [@matmul.5], {{.*}}}
 // CHECK: wafer.region @matmul.16 attention "dataflow.matmul" {{{.*}}fused = ["dataflow.softmax", "dataflow.matmul", "dataflow.matmul", "dataflow.softmax_grad", "dataflow.matmul", "dataflow.matmul", "dataflow.join_heads"]
+
+// Backward, the recomputed GELU's input is kept for the GELU's gradient,
+// which takes the input gradient's product as its second input.
+// RUN: cgpt-opt %S/../TransformerToDataflow/Inputs/one-layer.mlir --cgpt-lower-to-dataflow=target=mini --convert-dataflow-to-wafer | FileCheck %s --check-prefix=BACKWARD
+// BACKWARD-LABEL: wafer.stage @h.0.backward
+// BACKWARD: wafer.region @matmul.5 weight_matmul "dataflow.matmul" {{{.*}}epilogue = [#wafer.epilogue_map<kind = gelu, running = 0, kept = true>]
+// BACKWARD: wafer.region @matmul.8 weight_matmul "dataflow.matmul" {{{.*}}epilogue = [#wafer.epilogue_map<kind = gelu_grad, running = 1, kept = false>]
 
 // UNTILED: error: 'dataflow.program' op is not tiled for a target; run dataflow-tile first
 

@@ -27,12 +27,13 @@
 // WHOLE-NOT: slot
 
 // Attention takes its own split of each (sequence, head) into query and
-// key blocks; the kernels around it share the stage's.
+// key blocks; the kernels around it share the stage's (16 feature groups
+// for 8 features: the biases' rows then fall in an idle group's padding).
 // RUN: cgpt-opt %S/../../Conversion/TransformerToDataflow/Inputs/one-layer.mlir --cgpt-lower-to-dataflow=target=mini --convert-dataflow-to-wafer --wafer-place | FileCheck %s --check-prefix=ATTENTION
 // ATTENTION-LABEL: wafer.stage @h.0.forward
-// ATTENTION: wafer.region @matmul.1 weight_matmul {{.*}} layout <token_groups = 24, feature_groups = 8, weights = north, partials = rows> wave 1
+// ATTENTION: wafer.region @matmul.1 weight_matmul {{.*}} layout <token_groups = 4, feature_groups = 16, weights = north, partials = rows> wave 1
 // ATTENTION-NEXT: wafer.region @matmul.2 attention {{.*}} layout <token_groups = 4, feature_groups = 2, weights = none, partials = rows> wave 2
-// ATTENTION-NEXT: wafer.region @matmul.3 weight_matmul {{.*}} layout <token_groups = 24, feature_groups = 8, weights = north, partials = rows> wave 3
+// ATTENTION-NEXT: wafer.region @matmul.3 weight_matmul {{.*}} layout <token_groups = 4, feature_groups = 16, weights = north, partials = rows> wave 3
 
 // Independent regions stay one after another on the whole mesh.
 // RUN: cgpt-opt %S/Inputs/independent.mlir --wafer-place=placer=whole-mesh | FileCheck %s --check-prefix=WHOLE-INDEPENDENT

@@ -125,6 +125,22 @@ enum ProductBuffer : int {
   kProductFromEast,
 };
 
+/// Where a reduce-scattered weight matmul's epilogue (KernelShape::epilogue;
+/// docs/runtime.md, "The weight matmul's epilogue") keeps its operands and
+/// results on a core, after ProductBuffer's: map by map, the other input
+/// of a binary map and, where the running value is kept, the map's result,
+/// each [block][column][token] as the outputs are. The maps' constants and
+/// the scale follow.
+struct EpilogueBuffers {
+  struct Map {
+    /// A binary map's other input; the running value it reads; where its
+    /// result lands (the running value's buffer unless that is kept).
+    int held = -1, source = -1, result = -1;
+  };
+  std::vector<Map> maps;
+};
+EpilogueBuffers epilogueBuffers(const wafer::KernelShape &kernel);
+
 /// The buffers the router's product declares on the chain's last core of
 /// each segment, in order (the other cores: its inputs and sums): its
 /// tokens' rows of its inputs and the sums (ProductBuffer); the logits,

@@ -47,6 +47,12 @@ std::string weightKernelRefusal(const wafer::KernelShape &kernel,
 std::string routerChoiceRefusal(const wafer::KernelShape &kernel,
                                 const wafer::Layout &layout);
 
+/// Whether `kernel`, laid out as `layout`, runs its epilogue (a scale, a
+/// bias or maps) on its cores: where its sums are reduce-scattered
+/// (wafer::reducesScattered).
+bool epilogueRuns(const wafer::KernelShape &kernel,
+                  const wafer::Layout &layout);
+
 /// A router's choice as the chain's last cores made it, row-major by
 /// token: the probabilities [T, E], the chosen experts' weights and their
 /// indices [T, k], largest first.
@@ -54,9 +60,23 @@ struct RouterChoice {
   std::vector<float> probabilities, weights, experts;
 };
 
+/// The operands of a weight matmul's epilogue (KernelShape::bias and
+/// epilogue), row-major f32: the bias [N] (empty without one), and for
+/// each map of the epilogue its other input [T, N] (empty for a map of
+/// one input).
+struct EpilogueOperands {
+  llvm::ArrayRef<float> bias;
+  std::vector<llvm::ArrayRef<float>> held;
+};
+
 /// A weight kernel's result, and the cycles its runs on the mesh took.
 struct WeightKernelRun {
+  /// The result; for a weight matmul with an epilogue, the product scaled
+  /// and biased, empty where the first map wrote its result in its place.
   std::vector<float> values;
+  /// Each map of the epilogue's result [T, N], where the cores still hold
+  /// it: the last map's, and one whose successor keeps it (else empty).
+  std::vector<std::vector<float>> mapped;
   /// A router's choice, where it ran on the mesh (wafer::choosesOnChain).
   std::optional<RouterChoice> choice;
   int64_t cycles = 0;
@@ -78,14 +98,19 @@ struct WeightKernelRun {
 /// router's product (KernelShape::choices) also returns its choice where
 /// the program makes it and the engine can hold its values (not where its
 /// logits round to 16 bits: the engine's memory keeps f32).
+/// A weight matmul whose sums are reduce-scattered (wafer::reducesScattered)
+/// in one piece runs its epilogue on its cores, the bias (streamed as one
+/// more row of the weight, against inputs of ones) and the maps' other
+/// inputs `epilogue`'s, and returns each map's result it still holds.
 /// Returns nothing and sets `error` for a kernel weightKernelRefusal
-/// refuses, operands of the wrong size, or a program that fails to load or
-/// run.
+/// refuses, operands of the wrong size, an epilogue elsewhere, or a program
+/// that fails to load or run.
 std::optional<WeightKernelRun>
 runWeightKernel(const wafer::KernelShape &kernel, const wafer::Layout &layout,
                 int64_t microBatch, const target::WaferTargetModel &target,
                 const wafer::Rect &rect, llvm::ArrayRef<float> held,
-                llvm::ArrayRef<float> streamed, std::string &error);
+                llvm::ArrayRef<float> streamed, std::string &error,
+                const EpilogueOperands &epilogue = {});
 
 } // namespace cgpt::sim::mesh
 

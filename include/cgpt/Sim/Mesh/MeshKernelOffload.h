@@ -60,9 +60,9 @@ public:
 
   /// Weight kernel, token sum, norm, norm gradient, attention (forward and
   /// backward), loss, loss gradient, map, embedding lookup and embedding
-  /// gradient runs on the mesh, the router's choices made there (each in
-  /// its product's weight kernel run), and the simulated cycles of them
-  /// all.
+  /// gradient runs on the mesh, the maps fused into a weight matmul that
+  /// ran in its epilogue and the router's choices made there (each in its
+  /// product's weight kernel run), and the simulated cycles of them all.
   int64_t getWeightKernelRuns() const { return weightKernelRuns; }
   int64_t getTokenSumRuns() const { return tokenSumRuns; }
   int64_t getNormRuns() const { return normRuns; }
@@ -72,6 +72,7 @@ public:
   int64_t getLossRuns() const { return lossRuns; }
   int64_t getLossGradRuns() const { return lossGradRuns; }
   int64_t getMapRuns() const { return mapRuns; }
+  int64_t getFusedMapRuns() const { return fusedMapRuns; }
   int64_t getEmbeddingRuns() const { return embeddingRuns; }
   int64_t getEmbeddingGradRuns() const { return embeddingGradRuns; }
   int64_t getRouterChoices() const { return routerChoices; }
@@ -143,10 +144,11 @@ private:
 
   int64_t weightKernelRuns = 0, tokenSumRuns = 0, normRuns = 0,
           normGradRuns = 0, attentionRuns = 0, attentionGradRuns = 0,
-          lossRuns = 0, lossGradRuns = 0, mapRuns = 0, embeddingRuns = 0,
-          embeddingGradRuns = 0, routerChoices = 0, meshCycles = 0;
-  /// The kernels fused into an attention pass, which its run on the mesh
-  /// did.
+          lossRuns = 0, lossGradRuns = 0, mapRuns = 0, fusedMapRuns = 0,
+          embeddingRuns = 0, embeddingGradRuns = 0, routerChoices = 0,
+          meshCycles = 0;
+  /// The kernels fused into an attention pass or a weight matmul's
+  /// epilogue, which its run on the mesh did.
   llvm::DenseSet<mlir::Operation *> done;
   /// The fused positions' adds whose lookups left their rows on the cores,
   /// to run the lookup's program with the positions' table: the region and

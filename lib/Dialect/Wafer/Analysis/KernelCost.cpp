@@ -70,6 +70,12 @@ KernelShape shapeOf(RegionOp region) {
       shape.nullLogit = logit->convertToDouble();
     shape.roundLogits = !region.getRouterF32() && shape.elementBytes <= 2;
   }
+  shape.bias = region.getBias();
+  if (std::optional<llvm::APFloat> scale = region.getScale())
+    shape.scale = scale->convertToDouble();
+  for (auto map : region.getEpilogue().getAsRange<EpilogueMapAttr>())
+    shape.epilogue.push_back(
+        {map.getKind(), static_cast<int>(map.getRunning()), map.getKept()});
   // A region's fused kernels run beside its own algorithm
   // (fusedOperations).
   StringRef kernel = region.getKernel();
@@ -205,8 +211,9 @@ SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
       return {microBatch * k.rows, ceilDiv(k.columns, gt),
               ceilDiv(k.contracted, gk)};
     return {k.columns, ceilDiv(microBatch * k.rows, gt),
-            ceilDiv(k.contracted, gk),
-            reducesScattered(k, layout) && gk > 1 ? gk : 0};
+            ceilDiv(k.contracted + biasRow(k, layout), gk),
+            reducesScattered(k, layout) ? gk : 0,
+            reducesScattered(k, layout) ? epilogueRows(k) : 0};
   case KernelKind::weight_grad:
     // Resident, the sums are the gradient the core keeps (its
     // accumulator); streamed, a core sums its input features' rows of
@@ -466,6 +473,10 @@ bool reducesScattered(const KernelShape &k, const Layout &layout) {
          layout.weights != Edge::resident && !choosesOnChain(k, layout);
 }
 
+int64_t biasRow(const KernelShape &k, const Layout &layout) {
+  return k.bias && reducesScattered(k, layout) ? 1 : 0;
+}
+
 ScatteredPart scatteredPart(int64_t place, int64_t segment,
                             int64_t blockColumns) {
   auto start = [&](int64_t p) { return p * blockColumns / segment; };
@@ -486,6 +497,28 @@ int64_t routerChoiceBytes(const KernelShape &k, const Layout &layout,
   int64_t rows = (2 * experts + 2 * k.choices + 10 + (k.nullLogit ? 1 : 0)) *
                  tb * kPartialSumBytes;
   return logits + rounded + rows + 20 * kPartialSumBytes;
+}
+
+int64_t epilogueConstantBytes(const KernelShape &k) {
+  int64_t constants = k.scale ? 1 : 0;
+  for (const EpilogueMap &map : k.epilogue)
+    constants += static_cast<int64_t>(mapAlgorithm(map.kind).constants.size());
+  return constants * kPartialSumBytes;
+}
+
+int64_t epilogueRows(const KernelShape &k) {
+  int64_t rows = 0;
+  for (const EpilogueMap &map : k.epilogue)
+    rows = std::max<int64_t>(rows, mapAlgorithm(map.kind).workRows);
+  return rows;
+}
+
+int64_t epilogueChunk(const KernelShape &k, int64_t blockColumns,
+                      int64_t perColumn) {
+  int64_t rows = epilogueRows(k);
+  if (rows == 0)
+    return perColumn;
+  return std::clamp<int64_t>(blockColumns * perColumn / rows, 1, perColumn);
 }
 
 int64_t fusedOperations(const KernelShape &k) {
@@ -1432,8 +1465,29 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
         }
         time.fabric += blocks * moved * kPartialSumBytes / link;
       }
-      work.operations(blocks, part, vectorWidth,
-                      (stages > 1 ? 2 : 1) * kPartialSumBytes, eb);
+      // The store: the part's two halves summed into the stored element;
+      // with a scale, summed in place first, then multiplied by it into
+      // the outputs. Then the epilogue's maps.
+      int64_t ownColumns = ceilDiv(nb, stages);
+      if (k.scale) {
+        if (stages > 1)
+          work.operations(blocks, part, t.getF32OpsPerCycle(),
+                          2 * kPartialSumBytes, kPartialSumBytes);
+        work.operations(blocks, part, fmacLanes(t, kPartialSumBytes),
+                        kPartialSumBytes, eb);
+      } else {
+        work.operations(blocks, part, vectorWidth,
+                        (stages > 1 ? 2 : 1) * kPartialSumBytes, eb);
+      }
+      // A column's tokens a chunk at a time (epilogueChunk), then the rest.
+      int64_t chunk = epilogueChunk(k, nb, sums.perColumn);
+      int64_t columns = static_cast<int64_t>(blocks) * ownColumns;
+      for (const EpilogueMap &map : k.epilogue) {
+        mapOperations(work, t, map.kind, columns * (sums.perColumn / chunk),
+                      chunk, k.elementBytes);
+        if (int64_t rest = sums.perColumn % chunk)
+          mapOperations(work, t, map.kind, columns, rest, k.elementBytes);
+      }
       if (blocks > 1)
         work.operations(blocks, nb * sums.perColumn, t.getF32OpsPerCycle(), 0,
                         kPartialSumBytes);

@@ -44,6 +44,8 @@ std::string CoreMemory::describe() const {
          (attention ? ", attention buffers " + formatGrouped(attention) + " B"
                     : "") +
          (mapWork ? ", map work rows " + formatGrouped(mapWork) + " B" : "") +
+         (epilogue ? ", epilogue constants " + formatGrouped(epilogue) + " B"
+                   : "") +
          (embeddingWork
               ? ", embedding lists " + formatGrouped(embeddingWork) + " B"
               : "") +
@@ -214,6 +216,8 @@ CoreMemory MemoryAccount::of(size_t s, size_t r) const {
     memory.mapWork =
         mapWorkBytes(region.shape.map, ceilDiv(region.shape.columns,
                                                placed.layout.featureGroups));
+  else if (reducesScattered(region.shape, placed.layout))
+    memory.epilogue = epilogueConstantBytes(region.shape);
   if (region.shape.function == RowFunction::gather ||
       region.shape.function == RowFunction::scatterAdd)
     memory.embeddingWork = embeddingWorkBytes(
@@ -280,13 +284,13 @@ MemoryPeak memoryPeak(const StepProgram &program, const Placement &placement,
 /// as fit (at least one), spread evenly over the blocks.
 static int64_t sumBlockFor(const SumBlockShape &sums, int64_t perWavelet,
                            int64_t room) {
-  // A reduce-scattered block of nb columns holds nb + ceil(nb / segment)
-  // columns of sums (SumBlockShape::bytes).
+  // A reduce-scattered block of nb columns on a segment of k holds nb +
+  // ceil(nb / k) columns of sums (SumBlockShape::bytes): from about that
+  // many, the most that fit.
   int64_t fit = room / (sums.perColumn * kPartialSumBytes);
   if (sums.scatteredOver > 1)
     fit = fit * sums.scatteredOver / (sums.scatteredOver + 1);
-  while (fit > 0 &&
-         fit + sums.ownPart(fit) > room / (sums.perColumn * kPartialSumBytes))
+  while (fit > 0 && sums.bytes(fit) > room)
     --fit;
   if (fit >= sums.columns)
     return 0;

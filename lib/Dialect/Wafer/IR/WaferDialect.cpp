@@ -340,6 +340,44 @@ static bool isKnownKernel(MLIRContext *context, StringRef name) {
   return op && op->hasInterface<cgpt::dataflow::KernelOpInterface>();
 }
 
+LogicalResult RegionOp::verifyEpilogue() {
+  bool product = getKind() == KernelKind::weight_matmul &&
+                 getKernel() == cgpt::dataflow::MatmulOp::getOperationName();
+  if (!product && (getBias() || getScale() || !getEpilogue().empty()))
+    return emitOpError() << "has a bias, scale or epilogue but runs '"
+                         << getKernel() << "' as a "
+                         << cgpt::dataflow::stringifyKernelKind(getKind())
+                         << ", not a dataflow.matmul as a weight_matmul";
+  // The cores hold the scale as an f32 constant.
+  if (std::optional<APFloat> scale = getScale();
+      scale && !(std::abs(scale->convertToDouble()) <=
+                 std::numeric_limits<float>::max()))
+    return emitOpError() << "scale must be a finite f32, got "
+                         << scale->convertToDouble();
+  // The epilogue's maps are the first kernels fused into the region.
+  size_t leadingMaps = 0;
+  for (StringRef kernel : getFused().getAsValueRange<StringAttr>()) {
+    if (kernel != cgpt::dataflow::MapOp::getOperationName())
+      break;
+    ++leadingMaps;
+  }
+  if (getEpilogue().size() > leadingMaps)
+    return emitOpError() << "applies " << getEpilogue().size()
+                         << " maps in its epilogue, but the kernels it fuses "
+                            "begin with "
+                         << leadingMaps << " dataflow.map";
+  auto maps = getEpilogue().getAsRange<EpilogueMapAttr>();
+  for (auto [index, map] : llvm::enumerate(maps)) {
+    int64_t inputs = cgpt::dataflow::mapArity(map.getKind());
+    if (map.getRunning() < 0 || map.getRunning() >= inputs)
+      return emitOpError() << "epilogue map " << index << " ("
+                           << cgpt::dataflow::stringifyMapKind(map.getKind())
+                           << ") takes the running value as input "
+                           << map.getRunning() << " of its " << inputs;
+  }
+  return success();
+}
+
 LogicalResult RegionOp::verify() {
   if (!isKnownKernel(getContext(), getKernel()))
     return emitOpError() << "runs unknown kernel '" << getKernel() << "'";
@@ -401,6 +439,8 @@ LogicalResult RegionOp::verify() {
     return emitOpError() << "top_k must be 1 to its " << getShape()[1]
                          << " experts (columns), got "
                          << static_cast<int64_t>(*topK);
+  if (failed(verifyEpilogue()))
+    return failure();
   if (getElementBytes() < 1 || getElementBytes() > 8)
     return emitOpError() << "element_bytes must be 1 to 8, got "
                          << getElementBytes();

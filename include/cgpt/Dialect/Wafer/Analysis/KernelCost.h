@@ -90,9 +90,14 @@ KernelShape expertPass(const KernelShape &shape, int64_t microBatch);
 struct SumBlockShape {
   int64_t columns = 0, perColumn = 0, streamed = 0;
   /// The segment a weight matmul's block is reduce-scattered along
-  /// (reducesScattered), where it is longer than one core: each core also
-  /// holds its own part of a block as it comes from the east.
+  /// (reducesScattered; 1: a core alone in its segment): where it is longer
+  /// than one core, each core also holds its own part of a block as it
+  /// comes from the east.
   int64_t scatteredOver = 0;
+  /// The f32 work rows of its epilogue's maps (the most any of them
+  /// needs), which lie in the block's sums, a token of each at least
+  /// (epilogueChunk).
+  int64_t epilogueRows = 0;
   bool blockable() const { return columns > 0; }
   /// The columns one block sums under `sumBlock` (a layout's; 0: all).
   int64_t blockColumns(int64_t sumBlock) const {
@@ -101,15 +106,21 @@ struct SumBlockShape {
   /// The largest part of a block of `blockColumns` a core owns after the
   /// reduce-scatter (0 where the sums are not scattered).
   int64_t ownPart(int64_t blockColumns) const {
-    return scatteredOver > 1
+    return scatteredOver > 0
                ? (blockColumns + scatteredOver - 1) / scatteredOver
                : 0;
+  }
+  /// The f32 sums of a block under `sumBlock`, room for a token of each of
+  /// the epilogue's work rows at least.
+  int64_t blockSums(int64_t sumBlock) const {
+    return std::max(blockColumns(sumBlock) * perColumn, epilogueRows);
   }
   /// The f32 sums a core holds under `sumBlock`: the block's, and its own
   /// part as it comes from the east.
   int64_t bytes(int64_t sumBlock) const {
-    int64_t nb = blockColumns(sumBlock);
-    return (nb + ownPart(nb)) * perColumn * kPartialSumBytes;
+    int64_t fromEast =
+        scatteredOver > 1 ? ownPart(blockColumns(sumBlock)) * perColumn : 0;
+    return (blockSums(sumBlock) + fromEast) * kPartialSumBytes;
   }
 };
 SumBlockShape sumBlockShape(const KernelShape &shape, const Layout &layout,
@@ -237,6 +248,29 @@ bool choosesOnChain(const KernelShape &shape, const Layout &layout);
 /// kernels after it (docs/runtime.md, "The weight matmul's
 /// reduce-scatter").
 bool reducesScattered(const KernelShape &shape, const Layout &layout);
+
+/// The f32 constants a reduce-scattered weight matmul's epilogue holds on
+/// each core: its maps' and the scale (0 without either).
+int64_t epilogueConstantBytes(const KernelShape &shape);
+
+/// The tokens of a column a reduce-scattered weight matmul's epilogue maps
+/// at a time: its maps' f32 work rows (as many as the map that needs most)
+/// lie in the block's `blockColumns` x `perColumn` sums, dead once the
+/// core's part is stored, so a chunk is as many tokens as leave room for
+/// every row there (at least one: the sums then hold a token of each row,
+/// SumBlockShape::blockSums), at most a column's `perColumn`.
+int64_t epilogueChunk(const KernelShape &shape, int64_t blockColumns,
+                      int64_t perColumn);
+
+/// The f32 work rows of `shape`'s epilogue: the most any of its maps needs.
+int64_t epilogueRows(const KernelShape &shape);
+
+/// Whether a weight matmul's bias streams with its weights as one more
+/// contracted row, against an input of ones (1: a reduce-scattered
+/// matmul's; 0: none, or resident weights, whose bias the host adds):
+/// the product's sums then hold the bias (docs/runtime.md, "The weight
+/// matmul's epilogue").
+int64_t biasRow(const KernelShape &shape, const Layout &layout);
 
 /// The output columns of a block of `blockColumns` that the core at
 /// `place` of a segment of `segment` cores owns after the reduce-scatter:

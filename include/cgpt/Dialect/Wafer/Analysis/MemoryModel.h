@@ -52,6 +52,9 @@ struct CoreMemory {
   int64_t attention = 0;
   /// A map's f32 work rows and constants (wafer::mapWorkBytes).
   int64_t mapWork = 0;
+  /// A weight matmul's epilogue's constants (wafer::epilogueConstantBytes;
+  /// its work rows lie in its sums).
+  int64_t epilogue = 0;
   /// An embedding's lists of its tokens' ids, its row passed over or sums,
   /// and a lookup's fused positions' rows (wafer::embeddingWorkBytes).
   int64_t embeddingWork = 0;
@@ -64,11 +67,11 @@ struct CoreMemory {
   int64_t blocked() const { return sums + attention; }
   int64_t total() const {
     return reserve + weightBuffers + checkpoints + live + accumulator +
-           blocked() + mapWork + embeddingWork + routerChoice;
+           blocked() + mapWork + epilogue + embeddingWork + routerChoice;
   }
   /// "reserve 8,192 B, weight buffers 134 B, ...", attention's buffers,
-  /// a map's work rows, an embedding's lists and the router's choice
-  /// named where it has them.
+  /// a map's work rows, an epilogue's constants, an embedding's lists and
+  /// the router's choice named where it has them.
   std::string describe() const;
 };
 

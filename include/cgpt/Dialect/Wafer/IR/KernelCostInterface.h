@@ -18,6 +18,7 @@
 #include "cgpt/Dialect/Dataflow/IR/Dataflow.h"
 
 #include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -124,6 +125,15 @@ inline bool isNormGradient(RowFunction function) {
 }
 
 /// What the timing model needs of one kernel: a region's attributes.
+/// One map of a weight matmul's epilogue (#wafer.epilogue_map): its kind,
+/// the input that takes the running value, and whether that value is kept
+/// (read beyond the map), the map's result then going beside it.
+struct EpilogueMap {
+  dataflow::MapKind kind = dataflow::MapKind::add;
+  int running = 0;
+  bool kept = false;
+};
+
 struct KernelShape {
   KernelKind kind = KernelKind::elementwise;
   /// Per sequence: [rows, columns, contracted] and executed FLOPs.
@@ -148,6 +158,12 @@ struct KernelShape {
   int64_t choices = 0;
   std::optional<double> nullLogit;
   bool roundLogits = false;
+  /// A weight matmul's bias and scale, and the maps of its epilogue on
+  /// each core's part of its outputs (the region's `bias`, `scale` and
+  /// `epilogue`).
+  bool bias = false;
+  std::optional<double> scale;
+  llvm::SmallVector<EpilogueMap, 2> epilogue;
 };
 
 /// The time of one kernel run, in cycles, by bound: a core's tasks and

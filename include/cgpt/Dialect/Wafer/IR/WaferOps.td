@@ -135,6 +135,27 @@ def Wafer_LayoutAttr : AttrDef<Wafer_Dialect, "Layout"> {
   }];
 }
 
+def Wafer_EpilogueMapAttr : AttrDef<Wafer_Dialect, "EpilogueMap"> {
+  let mnemonic = "epilogue_map";
+  let summary = "a map a weight matmul's cores apply to their part of its outputs";
+  let description = [{
+    A `dataflow.map` fused into a weight matmul's region that takes the
+    running value (the product, or the map before it in the region's
+    `epilogue`) as its input number `running`; a binary map's other input
+    is an activation the cores hold beside their part of the outputs.
+    `kept`: the running value is also read beyond this map, so the map
+    writes its result beside it rather than in its place.
+
+    ```mlir
+    #wafer.epilogue_map<kind = gelu, running = 0, kept = true>
+    #wafer.epilogue_map<kind = add, running = 1, kept = false>
+    ```
+  }];
+  let parameters = (ins "::cgpt::dataflow::MapKind":$kind, "int64_t":$running,
+                        "bool":$kept);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 def Wafer_CheckpointAttr : AttrDef<Wafer_Dialect, "Checkpoint"> {
   let mnemonic = "checkpoint";
   let summary = "where the activations kept for the backward pass live";
@@ -334,6 +355,15 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     mesh"). `reads` names the regions of the same stage whose results it
     reads; a region may not run before them.
 
+    A weight matmul's `epilogue` is what its cores do to their part of its
+    outputs once its sums are reduce-scattered (docs/runtime.md, "The
+    weight matmul's epilogue"): add the `bias` (a `dataflow.matmul`'s own,
+    which streams with its weights as one more row) and `scale` the sums,
+    then apply the first kernels fused into it,
+    in order, where they are maps that each take the running value and
+    hold any other input from outside the region. A fused kernel after
+    them is the executor's.
+
     `wafer-place` sets `at` (the rectangle of cores it runs on), its
     `layout` and its `wave` (regions of one wave run at the same time on
     disjoint rectangles); `wafer-route` gives its streams `colors`;
@@ -341,6 +371,10 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     runtime times and sizes the region from these, and from nothing else.
 
     ```mlir
+    wafer.region @matmul.5 weight_matmul "dataflow.matmul" at <x = 0, y = 0, w = 16, h = 12>
+        layout <token_groups = 12, feature_groups = 16, weights = north, partials = rows> wave 4
+        {bias, epilogue = [#wafer.epilogue_map<kind = gelu, running = 0, kept = true>],
+         fused = ["dataflow.map"], ...}
     wafer.region @matmul.8 weight_grad "dataflow.matmul" at <x = 0, y = 0, w = 8, h = 12>
         layout <token_groups = 12, feature_groups = 8, weights = none, partials = columns> wave 7
         {accumulator = 16384 : i64, colors = array<i64: 0, 1, 2, 3>, element_bytes = 2 : i64,
@@ -368,6 +402,9 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
                        OptionalAttr<CGPT_I64Attr>:$top_k,
                        OptionalAttr<F64Attr>:$null_expert,
                        UnitAttr:$router_f32,
+                       UnitAttr:$bias, OptionalAttr<F64Attr>:$scale,
+                       DefaultValuedAttr<TypedArrayAttrBase<Wafer_EpilogueMapAttr,
+                           "maps a weight matmul's cores apply">, "{}">:$epilogue,
                        OptionalAttr<FlatSymbolRefArrayAttr>:$reads,
                        OptionalAttr<DenseI64ArrayAttr>:$colors,
                        OptionalAttr<CGPT_I64Attr>:$sram_bytes);
@@ -378,6 +415,10 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// Checks the bias, scale and epilogue: a weight matmul's alone, its
+    /// maps the first kernels it fuses, each taking the running value as
+    /// one of its inputs.
+    mlir::LogicalResult verifyEpilogue();
     int64_t getRows() { return getShape()[0]; }
     int64_t getColumns() { return getShape()[1]; }
     int64_t getContracted() { return getShape()[2]; }
