@@ -240,16 +240,16 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   if (epilogueOnMesh) {
     // The results the cores still hold; the others never left them, and
     // nothing but the next map read them.
-    auto held = [&](std::vector<float> &&values) {
+    auto stillHeld = [&](std::vector<float> &&values) {
       if (values.empty())
         return Tensor();
       Tensor tensor(shape);
       tensor.data = std::move(values);
       return tensor;
     };
-    frame.set(product.getResult(), held(std::move(ran->values)));
+    frame.set(product.getResult(), stillHeld(std::move(ran->values)));
     for (auto [map, mapped] : llvm::zip(maps, ran->mapped))
-      frame.set(map.getResult(), held(std::move(mapped)));
+      frame.set(map.getResult(), stillHeld(std::move(mapped)));
     fusedMapRuns += static_cast<int64_t>(maps.size());
     done.insert(maps.begin(), maps.end());
     return true;
