@@ -118,21 +118,29 @@ SmallVector<RegionDraft> groupKernels(Block &body) {
 }
 
 /// A weight matmul's epilogue (wafer.region's `bias`, `scale` and
-/// `epilogue`): its own scale and bias, then the first kernels fused after
-/// it while they are maps that each take the running value once and hold
-/// any other input from outside the region.
+/// `epilogue`): its own scale and bias (an expert matmul's, each expert's
+/// bias), then the first kernels fused after it while they are maps that
+/// each take the running value once and hold any other input from outside
+/// the region.
 struct Epilogue {
   bool bias = false;
   FloatAttr scale;
   SmallVector<Attribute> maps;
 
   Epilogue(const RegionDraft &draft, MLIRContext *context) {
-    auto product = dyn_cast<MatmulOp>(draft.kernels.front());
-    if (!product || draft.kind != wafer::KernelKind::weight_matmul)
+    if (draft.kind != wafer::KernelKind::weight_matmul)
       return;
-    bias = static_cast<bool>(product.getBias());
-    scale = product.getScaleAttr();
-    Value running = product.getResult();
+    Value running;
+    if (auto product = dyn_cast<MatmulOp>(draft.kernels.front())) {
+      bias = static_cast<bool>(product.getBias());
+      scale = product.getScaleAttr();
+      running = product.getResult();
+    } else if (auto experts = dyn_cast<ExpertMatmulOp>(draft.kernels.front())) {
+      bias = static_cast<bool>(experts.getBias());
+      running = experts.getResult();
+    } else {
+      return;
+    }
     for (Operation *op : llvm::drop_begin(draft.kernels)) {
       auto map = dyn_cast<MapOp>(op);
       if (!map || llvm::count(map.getInputs(), running) != 1 ||

@@ -78,10 +78,9 @@ LogicalResult failedOnMesh(wafer::RegionOp region, const std::string &error) {
 /// Why the maps of `product`'s epilogue (`shape.epilogue`) are not the
 /// kernels that follow it in the stage, each taking the value before it as
 /// its input `running` (empty when they are, `maps` then holding them).
-std::string matchEpilogue(dataflow::MatmulOp product,
-                          const wafer::KernelShape &shape,
+std::string matchEpilogue(Operation *product, const wafer::KernelShape &shape,
                           llvm::SmallVectorImpl<dataflow::MapOp> &maps) {
-  Value running = product.getResult();
+  Value running = product->getResult(0);
   Operation *next = product->getNextNode();
   for (const wafer::EpilogueMap &step : shape.epilogue) {
     while (next && !isa<dataflow::KernelOpInterface>(next))
@@ -874,6 +873,26 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
                 std::to_string(rows[e].size()) +
                 " routed rows, more than the " + std::to_string(planned) +
                 " its pass is planned for";
+  // As a matmul's, an expert's epilogue runs where its pass's sums are
+  // reduce-scattered; elsewhere the host adds the bias and the executor
+  // runs the maps.
+  bool epilogueOnMesh =
+      refusal.empty() && matmul && epilogueRuns(pass, where.layout);
+  llvm::SmallVector<dataflow::MapOp, 2> maps;
+  if (epilogueOnMesh)
+    refusal = matchEpilogue(matmul, where.shape, maps);
+  // A map's other input is gathered by the routed rows as the product is.
+  for (auto [map, step] : llvm::zip(maps, where.shape.epilogue)) {
+    if (!refusal.empty() || map.getInputs().size() < 2)
+      continue;
+    llvm::ArrayRef<int64_t> lhs = frame[matmul.getLhs()].shape;
+    llvm::ArrayRef<int64_t> other =
+        frame[map.getInputs()[1 - step.running]].shape;
+    if (other.size() != lhs.size() || other.drop_back() != lhs.drop_back() ||
+        other.back() != pass.columns)
+      refusal = "its epilogue's map reads an input that is not one row a "
+                "routed row, as wide as the product";
+  }
   if (!refusal.empty()) {
     onHost(region, refusal);
     return false;
@@ -897,6 +916,11 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
   Tensor result(shape);
   const Tensor *bias =
       matmul && matmul.getBias() ? &frame[matmul.getBias()] : nullptr;
+  // With the epilogue on the mesh: each map's result, and which of the
+  // product's and the maps' results the cores still hold (the others were
+  // overwritten in place and only the next map read them).
+  std::vector<Tensor> mapped(maps.size(), Tensor(shape));
+  std::vector<bool> held(maps.size() + 1, true);
   for (int64_t e = 0; e < count; ++e) {
     if (rows[e].empty())
       continue;
@@ -924,9 +948,22 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
     } else {
       streamed = gathered(frame[gradient.getGrad()], rows[e]);
     }
-    std::optional<WeightKernelRun> ran =
-        runWeightKernel(pass, where.layout, /*microBatch=*/1, *target,
-                        where.rect, gathered(input, rows[e]), streamed, error);
+    // Expert e's bias, and each binary map's other input on its rows.
+    EpilogueOperands epilogue;
+    std::vector<std::vector<float>> others;
+    if (epilogueOnMesh) {
+      if (bias)
+        epilogue.bias = llvm::ArrayRef<float>(bias->data).slice(e * n, n);
+      for (auto [map, step] : llvm::zip(maps, where.shape.epilogue))
+        others.push_back(
+            map.getInputs().size() > 1
+                ? gathered(frame[map.getInputs()[1 - step.running]], rows[e])
+                : std::vector<float>());
+      epilogue.held.assign(others.begin(), others.end());
+    }
+    std::optional<WeightKernelRun> ran = runWeightKernel(
+        pass, where.layout, /*microBatch=*/1, *target, where.rect,
+        gathered(input, rows[e]), streamed, error, epilogue);
     if (!ran)
       return failedOnMesh(region, error);
     weightKernelRuns += ran->runs;
@@ -936,12 +973,29 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
                 result.data.begin() + e * k * n);
       continue;
     }
-    for (auto [i, row] : llvm::enumerate(rows[e]))
-      for (int64_t j = 0; j < n; ++j)
-        result.data[row * n + j] =
-            ran->values[i * n + j] + (bias ? bias->data[e * n + j] : 0.0f);
+    // Expert e's rows of a result the cores still hold.
+    auto scatter = [&](const std::vector<float> &values, Tensor &into,
+                       bool addsBias) {
+      for (auto [i, row] : llvm::enumerate(rows[e]))
+        for (int64_t j = 0; j < n; ++j)
+          into.data[row * n + j] =
+              values[i * n + j] +
+              (bias && addsBias ? bias->data[e * n + j] : 0.0f);
+    };
+    held[0] = held[0] && !ran->values.empty();
+    if (held[0])
+      scatter(ran->values, result, !epilogueOnMesh);
+    for (auto [m, values] : llvm::enumerate(ran->mapped)) {
+      held[m + 1] = held[m + 1] && !values.empty();
+      if (held[m + 1])
+        scatter(values, mapped[m], false);
+    }
   }
-  frame.set(op->getResult(0), std::move(result));
+  frame.set(op->getResult(0), held[0] ? std::move(result) : Tensor());
+  for (auto [m, map] : llvm::enumerate(maps))
+    frame.set(map.getResult(), held[m + 1] ? std::move(mapped[m]) : Tensor());
+  fusedMapRuns += static_cast<int64_t>(maps.size());
+  done.insert(maps.begin(), maps.end());
   return true;
 }
 

@@ -11,6 +11,14 @@
 // logit and whether the logits stay f32 (odd-moe's router is f32).
 // RUN: cgpt-run %cgpt_src/test/reference/Inputs/odd-moe.yaml --target mini --emit=wafer 2>/dev/null | FileCheck %s --check-prefix=ROUTER
 // ROUTER: wafer.region @route.5 weight_matmul "dataflow.route" at <{{.*}}null_expert = 3.000000e-01 : f64{{.*}}router_f32{{.*}}top_k = 2 : i64
+// An expert's product carries each expert's bias and the maps after it as
+// a matmul's does: the gated product's SiLU and product forward; backward
+// the hidden gradient (kept: the other branch's gradient reads it too)
+// times the first projection's output, then SiLU's gradient; and the sum
+// of the two input gradients.
+// ROUTER: wafer.region @expert_matmul.9 weight_matmul "dataflow.expert_matmul" at <{{.*}}bias, {{.*}}epilogue = [#wafer.epilogue_map<kind = silu, running = 0, kept = false>, #wafer.epilogue_map<kind = mul, running = 0, kept = false>]
+// ROUTER: wafer.region @expert_matmul.24 weight_matmul "dataflow.expert_matmul" at <{{.*}}epilogue = [#wafer.epilogue_map<kind = mul, running = 0, kept = true>, #wafer.epilogue_map<kind = silu_grad, running = 1, kept = false>]
+// ROUTER: wafer.region @expert_matmul.31 weight_matmul "dataflow.expert_matmul" at <{{.*}}epilogue = [#wafer.epilogue_map<kind = add, running = 1, kept = false>]
 
 // The optimizer's clipping threshold is the device's: the runtime's tail
 // waits for the norm of every gradient when it is above 0.

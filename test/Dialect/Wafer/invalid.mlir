@@ -94,7 +94,7 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
 
 wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
   wafer.stage @s0 order 0 "forward" {
-    // expected-error @+1 {{has a bias, scale or epilogue but runs 'dataflow.matmul' as a weight_grad, not a dataflow.matmul as a weight_matmul}}
+    // expected-error @+1 {{has a bias, scale or epilogue but runs 'dataflow.matmul' as a weight_grad, not a dataflow.matmul or dataflow.expert_matmul as a weight_matmul}}
     wafer.region @a weight_grad "dataflow.matmul" {accumulator = 16 : i64, bias, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, shape = array<i64: 4, 2, 2>}
   }
 }
@@ -105,6 +105,15 @@ wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_b
   wafer.stage @s0 order 0 "forward" {
     // expected-error @+1 {{scale must be a finite f32, got 1.000000e+300}}
     wafer.region @a weight_matmul "dataflow.matmul" {accumulator = 0 : i64, element_bytes = 2 : i64, flops = 8 : i64, live = 16 : i64, scale = 1.0e300 : f64, shape = array<i64: 4, 2, 2>}
+  }
+}
+
+// -----
+
+wafer.device @d target "mini" attributes {flops_per_sequence = 1 : i64, global_batch = 8 : i64, grad_accum_steps = 0 : i64, kept_bytes_per_sequence = 0 : i64, micro_batch = 0 : i64, micro_batch_request = #training.micro_batch<auto>, num_csx = 1 : i64, parameters = 1 : i64, seq_len = 4 : i64} {
+  wafer.stage @s0 order 0 "forward" {
+    // expected-error @+1 {{has a scale but runs 'dataflow.expert_matmul', which scales nothing}}
+    wafer.region @a weight_matmul "dataflow.expert_matmul" {accumulator = 0 : i64, bias, element_bytes = 2 : i64, experts = 2 : i64, flops = 8 : i64, live = 16 : i64, scale = 0.5 : f64, shape = array<i64: 4, 2, 2>}
   }
 }
 

@@ -341,13 +341,20 @@ static bool isKnownKernel(MLIRContext *context, StringRef name) {
 }
 
 LogicalResult RegionOp::verifyEpilogue() {
-  bool product = getKind() == KernelKind::weight_matmul &&
-                 getKernel() == cgpt::dataflow::MatmulOp::getOperationName();
+  bool matmul = getKernel() == cgpt::dataflow::MatmulOp::getOperationName();
+  bool experts =
+      getKernel() == cgpt::dataflow::ExpertMatmulOp::getOperationName();
+  bool product = getKind() == KernelKind::weight_matmul && (matmul || experts);
   if (!product && (getBias() || getScale() || !getEpilogue().empty()))
     return emitOpError() << "has a bias, scale or epilogue but runs '"
                          << getKernel() << "' as a "
                          << cgpt::dataflow::stringifyKernelKind(getKind())
-                         << ", not a dataflow.matmul as a weight_matmul";
+                         << ", not a dataflow.matmul or "
+                            "dataflow.expert_matmul as a weight_matmul";
+  // An expert's product is never scaled (dataflow.expert_matmul has none).
+  if (experts && getScale())
+    return emitOpError() << "has a scale but runs '" << getKernel()
+                         << "', which scales nothing";
   // The cores hold the scale as an f32 constant.
   if (std::optional<APFloat> scale = getScale();
       scale && !(std::abs(scale->convertToDouble()) <=

@@ -358,8 +358,9 @@ def Wafer_RegionOp : Wafer_Op<"region", [Symbol, HasParent<"StageOp">]> {
     A weight matmul's `epilogue` is what its cores do to their part of its
     outputs once its sums are reduce-scattered (docs/runtime.md, "The
     weight matmul's epilogue"): add the `bias` (a `dataflow.matmul`'s own,
-    which streams with its weights as one more row) and `scale` the sums,
-    then apply the first kernels fused into it,
+    or for a `dataflow.expert_matmul` each expert's, which streams with its
+    weights as one more row) and `scale` the sums (a `dataflow.matmul`'s
+    alone), then apply the first kernels fused into it,
     in order, where they are maps that each take the running value and
     hold any other input from outside the region. A fused kernel after
     them is the executor's.
