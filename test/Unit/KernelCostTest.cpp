@@ -83,10 +83,11 @@ TEST(KernelCost, OwnCostThroughTheInterface) {
 /// after the first that own a part, less one): 350. The east-going front,
 /// by hand: core 1's 5 columns (20 sums) arrive at 2 + 5 = 7, done at 27,
 /// before the west-going parts reach it at 50; core 2's 6 columns arrive
-/// at 27 + 2 + 5 = 34, inside the west-going stream there (45 to 45 + 16
-/// x 4 = 109), so at 109 + 24 = 133; then a task, a step and the part,
-/// core by core: 160, 187, 218, 245, 272, 303, 330, 357, 388, and a task:
-/// 390, 40 more than the 350, paid once. A task (2) then stores the core's
+/// at 27 + 2 + 5 = 34 and stream in until the west-going parts reach it
+/// at 45 (11 of their 24 sums), then wait out that stream (to 45 + 16 x 4
+/// = 109): done at 109 + 13 = 122; then a task, a step and the part,
+/// core by core: 149, 176, 207, 234, 261, 292, 319, 346, 377, and a task:
+/// 379, 29 more than the 350, paid once. A task (2) then stores the core's
 /// 6 x 4 = 24 sums (6 cycles at 4 a cycle; the SRAM reads their two
 /// halves, 8 B each over 16 B a cycle: 12). Fill: down 12 rows and across
 /// the feature group's ceil(16 / 12) = 2 columns.
@@ -101,7 +102,7 @@ TEST(KernelCost, StreamedMatmulByHand) {
   // their f32 sums (4 x 6 B over 16 B a cycle) and writing the sums (4 x 4
   // B over 8 B) take 2 cycles, as the SIMD width does.
   EXPECT_EQ(time.sram, time.compute + 12 - 6);
-  EXPECT_EQ(time.fixed, (12 + 2) + 40);
+  EXPECT_EQ(time.fixed, (12 + 2) + 29);
   // Streamed from the north edge onto a rectangle 4 rows down, the weights
   // cross 4 more cores first.
   KernelTime lower = kernelTime(

@@ -1312,8 +1312,9 @@ double attentionOperationsByKeys(CoreWork &work,
 /// once and reaches core s after (k - 1 - s) steps, then streams the parts
 /// up to and including core s's; the router gives it the ramp first. The
 /// east-going chain starts at the first core after a task; each core that
-/// owns a part takes it in first (waiting out the west-going stream where
-/// it arrives during it), then starts a task that passes the rest on.
+/// owns a part takes it in first (the ramp taking what comes before the
+/// west-going stream, then waiting that out), then starts a task that
+/// passes the rest on.
 double scatterFront(int64_t k, int64_t nb, double tb, double perSum,
                     double step, double activation) {
   // The layout search asks for the same fronts many times, each a walk of
@@ -1342,10 +1343,12 @@ double scatterFront(int64_t k, int64_t nb, double tb, double perSum,
     double taking = static_cast<double>(part.count) * tb * perSum;
     // What arrives while the west-going parts stream in waits for their
     // end (the last core takes none in); so does a core that passes the
-    // parts on without taking its own.
+    // parts on without taking its own. What arrives before them streams
+    // in until they come, and the rest after them.
     bool clear = s + 1 == k || arrives + taking <= westFrom;
     double start = clear ? arrives : std::max(arrives, westUntil);
-    own = start + taking;
+    double before = clear ? 0.0 : std::max(0.0, westFrom - arrives);
+    own = start + taking - before;
     passing = part.count > 0 ? own + activation : start;
   }
   it->second = own;
