@@ -98,6 +98,13 @@ std::string matchEpilogue(Operation *product, const wafer::KernelShape &shape,
   return "";
 }
 
+/// The input of an epilogue's binary map that is not the running value
+/// (null for a map of one input): the core holds it beside its part.
+Value heldInput(dataflow::MapOp map, const wafer::EpilogueMap &step) {
+  return map.getInputs().size() > 1 ? map.getInputs()[1 - step.running]
+                                    : Value();
+}
+
 } // namespace
 
 FailureOr<MeshKernelOffload> MeshKernelOffload::create(wafer::DeviceOp device) {
@@ -215,12 +222,11 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   if (epilogueOnMesh) {
     if (product.getBias())
       epilogue.bias = frame[product.getBias()].data;
-    for (auto [map, step] : llvm::zip(maps, where.shape.epilogue))
-      epilogue.held.push_back(
-          map.getInputs().size() > 1
-              ? llvm::ArrayRef<float>(
-                    frame[map.getInputs()[1 - step.running]].data)
-              : llvm::ArrayRef<float>());
+    for (auto [map, step] : llvm::zip(maps, where.shape.epilogue)) {
+      Value other = heldInput(map, step);
+      epilogue.held.push_back(other ? llvm::ArrayRef<float>(frame[other].data)
+                                    : llvm::ArrayRef<float>());
+    }
   }
 
   std::string error;
@@ -883,11 +889,11 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
     refusal = matchEpilogue(matmul, where.shape, maps);
   // A map's other input is gathered by the routed rows as the product is.
   for (auto [map, step] : llvm::zip(maps, where.shape.epilogue)) {
-    if (!refusal.empty() || map.getInputs().size() < 2)
+    Value held = heldInput(map, step);
+    if (!refusal.empty() || !held)
       continue;
     llvm::ArrayRef<int64_t> lhs = frame[matmul.getLhs()].shape;
-    llvm::ArrayRef<int64_t> other =
-        frame[map.getInputs()[1 - step.running]].shape;
+    llvm::ArrayRef<int64_t> other = frame[held].shape;
     if (other.size() != lhs.size() || other.drop_back() != lhs.drop_back() ||
         other.back() != pass.columns)
       refusal = "its epilogue's map reads an input that is not one row a "
@@ -954,11 +960,11 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
     if (epilogueOnMesh) {
       if (bias)
         epilogue.bias = llvm::ArrayRef<float>(bias->data).slice(e * n, n);
-      for (auto [map, step] : llvm::zip(maps, where.shape.epilogue))
-        others.push_back(
-            map.getInputs().size() > 1
-                ? gathered(frame[map.getInputs()[1 - step.running]], rows[e])
-                : std::vector<float>());
+      for (auto [map, step] : llvm::zip(maps, where.shape.epilogue)) {
+        Value other = heldInput(map, step);
+        others.push_back(other ? gathered(frame[other], rows[e])
+                               : std::vector<float>());
+      }
       epilogue.held.assign(others.begin(), others.end());
     }
     std::optional<WeightKernelRun> ran = runWeightKernel(
