@@ -184,8 +184,7 @@ Band::Band(const RunPlan &plan, BandLinks &links)
   routes = plan.program.routes.data() + int64_t(first) * width;
 }
 
-std::array<int, kPorts> Band::neighbours(int c) const {
-  int x = c % width, y = rowOf(c);
+std::array<int, kPorts> Band::neighbours(int c, int x, int y) const {
   return {y > 0 ? c - width : -1, y + 1 < plan.program.height ? c + width : -1,
           x + 1 < width ? c + 1 : -1, x > 0 ? c - 1 : -1, c};
 }
@@ -249,10 +248,10 @@ void Band::load() {
 /// Moves at most one wavelet per color through core `c`'s router, and at
 /// most one per output link: each to every port of its route at once, when
 /// every one of them has room.
-bool Band::routeStep(int c, uint8_t *linkUsed) {
+bool Band::routeStep(int c, int x, int y, uint8_t *linkUsed) {
   bool moved = false;
   // Every wavelet the core moves goes to one of them.
-  const std::array<int, kPorts> next = neighbours(c);
+  const std::array<int, kPorts> next = neighbours(c, x, y);
   for (const Route &route : routes[c - width]) {
     for (unsigned ports = route.rx; ports; ports &= ports - 1) {
       int port = llvm::countr_zero(ports);
@@ -286,9 +285,9 @@ bool Band::routeStep(int c, uint8_t *linkUsed) {
       // it took is free for it from the next cycle.
       int lane = laneOf[route.color];
       if (port == north && hasNorth && c < 2 * width)
-        toNorth.push_back({c % width, static_cast<int16_t>(lane), 0, 0, 0});
+        toNorth.push_back({x, static_cast<int16_t>(lane), 0, 0, 0});
       else if (port == south && hasSouth && c >= rows * width)
-        toSouth.push_back({c % width, static_cast<int16_t>(lane), 0, 0, 0});
+        toSouth.push_back({x, static_cast<int16_t>(lane), 0, 0, 0});
       for (unsigned outs = route.tx; outs; outs &= outs - 1) {
         int out = llvm::countr_zero(outs);
         linkUsed[out] = 1;
@@ -301,8 +300,7 @@ bool Band::routeStep(int c, uint8_t *linkUsed) {
           ++routerLoad[next[out]];
           if (!own(next[out]))
             (out == north ? toNorth : toSouth)
-                .push_back(
-                    {c % width, static_cast<int16_t>(lane), 1, w.lo, w.hi});
+                .push_back({x, static_cast<int16_t>(lane), 1, w.lo, w.hi});
         } else if (auto it = plan.drainOf.find(
                        (int64_t(globalCore(c)) * kPorts + out) * 64 +
                        route.color);
@@ -896,12 +894,14 @@ bool Band::run(std::string &error) {
     toNorth.clear();
     toSouth.clear();
     bool moved = arriveFromRamps(now);
-    for (int c = width; c < (rows + 1) * width; ++c) {
-      if (routerLoad[c] == 0)
-        continue;
-      std::fill(linkUsed.begin(), linkUsed.end(), 0);
-      moved |= routeStep(c, linkUsed.data());
-    }
+    // Row by row, so that a core's place costs no division.
+    for (int row = 1, y = first; row <= rows; ++row, ++y)
+      for (int x = 0, c = row * width; x < width; ++x, ++c) {
+        if (routerLoad[c] == 0)
+          continue;
+        std::fill(linkUsed.begin(), linkUsed.end(), 0);
+        moved |= routeStep(c, x, y, linkUsed.data());
+      }
     for (auto [index, which] : llvm::enumerate(injectors)) {
       const Injector &in = plan.program.injectors[which];
       if (injected[index] >= in.count)
@@ -918,20 +918,22 @@ bool Band::run(std::string &error) {
       moved = true;
     }
     std::fill(rampOutUsed.begin(), rampOutUsed.end(), 0);
-    for (int c = width; c < (rows + 1) * width; ++c) {
-      if (engineWaitsUntil[c] > now)
-        continue;
-      bool acted = engineStep(c, now);
-      const Engine &engine = engines[c];
-      engineWaitsUntil[c] = engine.microthreads.empty() ? engine.busyUntil : 0;
-      if (!acted)
-        continue;
-      moved = true;
-      auto &[begin, last] = rowActivity[c / width - 1];
-      if (begin < 0)
-        begin = now;
-      last = std::max(last, std::max(engine.busyUntil, now + 1));
-    }
+    for (int row = 1; row <= rows; ++row)
+      for (int c = row * width, end = c + width; c < end; ++c) {
+        if (engineWaitsUntil[c] > now)
+          continue;
+        bool acted = engineStep(c, now);
+        const Engine &engine = engines[c];
+        engineWaitsUntil[c] =
+            engine.microthreads.empty() ? engine.busyUntil : 0;
+        if (!acted)
+          continue;
+        moved = true;
+        auto &[begin, last] = rowActivity[row - 1];
+        if (begin < 0)
+          begin = now;
+        last = std::max(last, std::max(engine.busyUntil, now + 1));
+      }
 
     // The cycle's end: borders, then the figures every band agrees on, by
     // their minimum: 0 when anything moved, the first band that failed,

@@ -239,15 +239,15 @@ private:
   int rowOf(int c) const { return first - 1 + c / width; }
   int globalCore(int c) const { return c + (first - 1) * width; }
   bool own(int c) const { return c >= width && c < (rows + 1) * width; }
-  /// The cores north, south, east and west of core `c` (-1 off the mesh),
-  /// and `c` itself for the ramp: by Port.
-  std::array<int, kPorts> neighbours(int c) const;
+  /// The cores north, south, east and west of core `c` at (x, y) (-1 off
+  /// the mesh), and `c` itself for the ramp: by Port.
+  std::array<int, kPorts> neighbours(int c, int x, int y) const;
   bool drains(int c, int port, int color) const {
     return port < ramp &&
            (drainedColors[(c - width) * kPorts + port] >> color & 1);
   }
   void load();
-  bool routeStep(int c, uint8_t *linkUsed);
+  bool routeStep(int c, int x, int y, uint8_t *linkUsed);
   bool engineStep(int c, int64_t now);
   /// One wavelet of `running`; a microthread's memory operands at
   /// `cursorsAtIssue`, a task's at its cursors now.
