@@ -291,6 +291,9 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
     int64_t tokenGroups = 0;
     /// The keys attention's backward pass takes at once (0: all).
     int64_t keyBlock = 0;
+    /// Feature groups on segments narrower than the rectangle (0: its
+    /// width): the token groups fill columns of segments side by side.
+    int64_t segment = 0;
   };
   std::vector<Row> table = {
       {"matmul, square tile", matmul(16, 64, 64), 1, 4, 4},
@@ -334,6 +337,10 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
       {"weight gradient, wide", weightGrad(1024, 32, 16), 1, 64, 2},
       {"weight gradient, blocked", weightGrad(128, 96, 256), 1, 8, 4, 16},
       {"weight gradient, idle rows", weightGrad(64, 64, 64), 1, 8, 32, 0, 8},
+      {"weight gradient, 3 columns of segments", weightGrad(64, 64, 192), 1, 12,
+       8, 0, 0, 0, 4},
+      {"weight gradient, 2 columns of segments of 8 on 2 rows",
+       weightGrad(128, 32, 64), 1, 16, 2, 0, 0, 0, 8},
       {"attention forward, 4 x 4", attention(64, 16, false), 1, 4, 4},
       {"attention forward, 8 x 8", attention(128, 64, false), 1, 8, 8},
       {"attention forward, 16 x 16", attention(256, 32, false), 1, 16, 16},
@@ -412,6 +419,10 @@ std::vector<Case> handCases(const target::WaferTargetModel &t) {
     // The rectangle's rows and columns are the split (its rows the token
     // groups, unless the row gives fewer), and attention's block too.
     Layout layout = sim::mesh::rectangleLayout(row.width, row.height);
+    if (row.segment) {
+      layout.featureGroups = row.segment;
+      layout.tokenGroups = row.width / row.segment * row.height;
+    }
     layout.sumBlock = row.sumBlock;
     layout.keyBlock = row.keyBlock;
     if (row.tokenGroups)

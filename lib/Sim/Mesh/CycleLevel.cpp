@@ -143,8 +143,10 @@ FailureOr<CycleLevelRun> runCycleLevel(DeviceOp device,
         batch = pass.pairsPerBlock;
       }
       SegmentGrid grid = segmentGrid(layout, placed.rect);
-      planned.push_back({s, r, kernel, layout, placed.rect, batch, grid.segment,
-                         grid.rows, analytic});
+      int columns = segmentColumnsBuilt(kernel, layout, placed.rect,
+                                        /*allTokenGroups=*/false);
+      planned.push_back({s, r, kernel, layout, placed.rect, batch,
+                         grid.segment * columns, grid.rows, analytic});
     }
   }
   auto regionOf = [&](const Planned &p) {

@@ -57,6 +57,21 @@ SegmentGrid segmentGrid(const Layout &layout, const wafer::Rect &rect) {
           static_cast<int>(wafer::tokenRowsOn(rect, layout.tokenGroups))};
 }
 
+bool chainsThroughColumns(const KernelShape &k, const Layout &layout) {
+  return k.kind == KernelKind::weight_grad && layout.weights != Edge::resident;
+}
+
+int segmentColumnsBuilt(const KernelShape &k, const Layout &layout,
+                        const wafer::Rect &rect, bool allTokenGroups) {
+  if (k.kind == KernelKind::attention ||
+      !(allTokenGroups || chainsThroughColumns(k, layout)))
+    return 1;
+  int64_t segment = std::max<int64_t>(1, layout.featureGroups);
+  return static_cast<int>(
+      std::clamp<int64_t>(wafer::segmentColumnsOn(rect, layout.tokenGroups), 1,
+                          std::max<int64_t>(1, rect.w / segment)));
+}
+
 KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
                                  int64_t microBatch,
                                  const target::WaferTargetModel &target,
@@ -64,10 +79,7 @@ KernelProgram buildKernelProgram(const KernelShape &k, const Layout &layout,
                                  const KernelProgramOptions &options) {
   int64_t gt = layout.tokenGroups;
   auto [segment, rows] = segmentGrid(layout, rect);
-  int columns = 1;
-  if (options.allTokenGroups && k.kind != KernelKind::attention)
-    columns = static_cast<int>(std::clamp<int64_t>(
-        ceilDiv(gt, rows), 1, std::max<int64_t>(1, rect.w / segment)));
+  int columns = segmentColumnsBuilt(k, layout, rect, options.allTokenGroups);
   KernelProgram out{MeshProgram(segment * columns, rows)};
   out.rows = rows;
   out.segment = segment;

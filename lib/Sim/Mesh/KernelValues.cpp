@@ -93,9 +93,7 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
       static_cast<size_t>(matmul ? tokens * outputs : features * outputs),
       0.0f);
   // A sum of column `column` of group (token, feature), its `index`-th
-  // element, into the result. A weight gradient's partial sums of separate
-  // columns of segments add up here, on the host: the program chains its
-  // token groups only down a column.
+  // element, into the result.
   auto placeIn = [&](std::vector<float> &into, int token, int feature,
                      int64_t column, int64_t index, float value) {
     if ((matmul && token < 0) || column >= outputs)
@@ -151,7 +149,9 @@ runWhole(const KernelShape &k, const Layout &layout, int64_t microBatch,
   // Alone in its chain with one block, a core keeps its sums: they are
   // read from its memory. A router's last core of each segment keeps its
   // logits, [block][column][token], and its choice.
-  bool chained = (matmul ? built.segment : built.rows) > 1 || built.blocks > 1;
+  bool chained =
+      (matmul ? built.segment : built.rows * built.segmentColumns) > 1 ||
+      built.blocks > 1;
   bool chooses = wafer::choosesOnChain(k, layout);
   if (chooses && routerChoiceRefusal(k, layout).empty())
     outcome.choice = RouterChoice{

@@ -10,6 +10,59 @@
 
 namespace cgpt::sim::mesh::programs {
 
+std::pair<int, int> Builder::columnsChainStep(int x, int y, int first) {
+  int rows = out.rows, segment = out.segment;
+  int column = x / segment, s = x % segment;
+  int step = column * rows + y;
+  bool lastOfColumn = y + 1 == rows;
+  bool lastColumn = column + 1 == out.segmentColumns;
+  int in = y == 0 && column > 0 ? crossingColor(first, column - 1, s)
+                                : first + (step + 1) % 2;
+  int outColor = lastOfColumn && !lastColumn ? crossingColor(first, column, s)
+                                             : first + step % 2;
+  // A column's first core takes the crossing in: cross() routes it there.
+  if (y > 0)
+    route(x, y, in, bit(north), bit(ramp));
+  if (!lastOfColumn || lastColumn)
+    route(x, y, outColor, bit(ramp), bit(south));
+  if (lastOfColumn && lastColumn)
+    mesh.drains.push_back({x, y, south, outColor, true});
+  else if (lastOfColumn)
+    cross(x, s, outColor);
+  return {in, outColor};
+}
+
+int Builder::crossingColor(int first, int column, int s) const {
+  int band = (out.segment - 1 - s) / out.rows;
+  return first + 2 + 2 * band + column % 2;
+}
+
+int Builder::crossingRow(int s) const {
+  return out.rows - 1 - (out.segment - 1 - s) % out.rows;
+}
+
+void Builder::cross(int x, int s, int color) {
+  int bottom = out.rows - 1, row = crossingRow(s), to = x + out.segment;
+  if (row == bottom) {
+    route(x, bottom, color, bit(ramp), bit(east));
+  } else {
+    route(x, bottom, color, bit(ramp), bit(north));
+    for (int y = bottom - 1; y > row; --y)
+      route(x, y, color, bit(south), bit(north));
+    route(x, row, color, bit(south), bit(east));
+  }
+  for (int at = x + 1; at < to; ++at)
+    route(at, row, color, bit(west), bit(east));
+  if (row == 0) {
+    route(to, 0, color, bit(west), bit(ramp));
+    return;
+  }
+  route(to, row, color, bit(west), bit(north));
+  for (int y = row - 1; y > 0; --y)
+    route(to, y, color, bit(south), bit(north));
+  route(to, 0, color, bit(south), bit(ramp));
+}
+
 Op chainOp(int step, Dsd sums, int64_t count, std::pair<int, int> colors) {
   auto [in, out] = colors;
   if (step == 0)

@@ -103,10 +103,44 @@ public:
     return {inColor, outColor};
   }
 
+  /// The routes of core (x, y)'s step of a chain through every column of
+  /// segments in turn (a weight gradient's sums): down each column on the
+  /// colors `first` and `first + 1` alternating, from its last core across
+  /// to the next column's first on a crossing color (crossingColor), and
+  /// out south at the last column's last core. Each core takes in one
+  /// chain, so the columns' sums add up on the mesh for the price of a
+  /// longer fill. Returns the (in, out) colors of the step.
+  std::pair<int, int> columnsChainStep(int x, int y, int first);
+
   KernelProgram &out;
   MeshProgram &mesh;
   llvm::DenseMap<int, int> parts;
+
+private:
+  /// The color position `s`'s sums cross on from column of segments
+  /// `column` to the next: after the chain's two, one of a pair by the
+  /// column's parity (neighbouring crossings overlap), a pair for each
+  /// band of as many positions as the rectangle has rows (they share
+  /// rows).
+  int crossingColor(int first, int column, int s) const;
+  /// The row position `s`'s crossing runs along: the last position's the
+  /// bottom row, each before it a row higher (wrapping in bands), so that
+  /// no two crossings of one color share a router.
+  int crossingRow(int s) const;
+  /// The routes carrying `color` from core x at the foot of its column of
+  /// segments (position `s` of its segment) to the same position's first
+  /// core in the next column: up its column to the crossing row (north
+  /// links, which the chain leaves free), east a segment's width, up to
+  /// the top row and into the core.
+  void cross(int x, int s, int color);
 };
+
+/// The part a core plays in a chain through every column of segments
+/// (Builder::columnsChainStep): its step's operation depends only on
+/// whether it is the first and on its colors.
+inline int columnsChainPart(int step, std::pair<int, int> colors) {
+  return (step == 0 ? 0 : 1 + colors.first) * 64 + colors.second;
+}
 
 /// The part a core at step `step` of a chain of `stages` plays: the first,
 /// a middle one or the last, each receiving on one of the two alternating

@@ -510,15 +510,23 @@ void streamedProduct(Builder &b, const KernelShape &k,
     });
     return;
   }
-  int stages = chainAlongRows ? out.segment : out.rows;
+  // A weight gradient's chain runs through every column of segments.
+  int stages = chainAlongRows ? out.segment : out.rows * out.segmentColumns;
   bool chained = stages > 1 || out.blocks > 1;
   b.forEachCore([&](int x, int y, int s) {
-    int step = chainAlongRows ? s : y;
+    int step = chainAlongRows ? s : x / out.segment * out.rows + y;
     bool choice = chooses && step + 1 == stages;
-    std::pair<int, int> colors =
-        b.chainStep(x, y, step, stages, chainAlongRows ? east : south,
-                    kChainColor, /*leaves=*/!choice);
-    int part = chainPart(step, stages) + (choice ? kChainParts : 0);
+    std::pair<int, int> colors;
+    int part;
+    if (chainAlongRows) {
+      colors = b.chainStep(x, y, step, stages, east, kChainColor,
+                           /*leaves=*/!choice);
+      part = chainPart(step, stages) + (choice ? kChainParts : 0);
+    } else {
+      if (chained)
+        colors = b.columnsChainStep(x, y, kChainColor);
+      part = columnsChainPart(step, colors);
+    }
     b.assign(x, y, part, [&] {
       CoreProgram p;
       int chain = productCore(p, rowsIn, perColumn, nb, packed, type).chain;

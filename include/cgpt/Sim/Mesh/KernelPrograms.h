@@ -16,7 +16,8 @@
 // segments holds as many token groups as the rectangle has rows, and the
 // columns of segments stand side by side. Every column of segments runs
 // alike, so for its time one stands for the rectangle; to carry values all
-// of them run.
+// of them run, and so do they all where a chain runs through them (a
+// weight gradient's sums).
 //
 //===----------------------------------------------------------------------===//
 
@@ -361,6 +362,19 @@ struct SegmentGrid {
   int segment = 1, rows = 1;
 };
 SegmentGrid segmentGrid(const wafer::Layout &layout, const wafer::Rect &rect);
+
+/// Whether `kernel`'s chain runs through every column of segments (a
+/// weight gradient whose weights stream): their sums add up on the mesh,
+/// so one column cannot stand for the rectangle.
+bool chainsThroughColumns(const wafer::KernelShape &kernel,
+                          const wafer::Layout &layout);
+
+/// The columns of segments buildKernelProgram builds: every one that holds
+/// token groups for values (`allTokenGroups`) or for a chain through them,
+/// else the first, which stands for the rectangle.
+int segmentColumnsBuilt(const wafer::KernelShape &kernel,
+                        const wafer::Layout &layout, const wafer::Rect &rect,
+                        bool allTokenGroups);
 
 /// The program of `kernel` for `microBatch` sequences, laid out as `layout`
 /// on `rect` of `target`'s cores. For attention the program is one

@@ -14,9 +14,8 @@
 // Every token group of the layout runs, so the result is the whole
 // product: a wrong route, chain, block or cursor gives a wrong number,
 // which is what the tests against a plain product check. A weight
-// gradient's partial sums of separate columns of segments are added on
-// the host: the program's chain runs down one column only
-// (docs/runtime.md).
+// gradient's chain runs through every column of segments, so what leaves
+// its end is the whole sum (docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1394,6 +1394,33 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
                             2.0 * ramp * static_cast<double>(stages - 1)
                       : 0.0;
   };
+  // A chain through every column of segments in turn (a weight
+  // gradient's sums): down each column, and from its last core to
+  // the next one's first the rectangle's height and a segment's width of
+  // hops in place of a step's one (on rows of their own, the crossings
+  // share no link but with the streams).
+  int64_t columns = segmentColumnsOn(query.rect, gt);
+  double columnsChainFill =
+      chainFill(rows * columns) + static_cast<double>(columns - 1) *
+                                      static_cast<double>(rows + gk - 2) * hop;
+  // With fewer rows than a segment has cores, the crossings run in bands
+  // that share rows: a link carries as many crossings as there are bands,
+  // each at that share of its rate while they meet, the whole chain held
+  // to it. They meet at the first block, and fall out of step after it
+  // where the core's period between blocks leaves the links room; else
+  // every block shares them.
+  double crossingBands =
+      columns > 1 ? static_cast<double>(ceilDiv(gk, rows)) : 1.0;
+  // The cycles a chain of `perBlock` wavelets a block over `blocks` waits
+  // for its crossings, after the core's work so far.
+  auto crossingWait = [&](double perBlock, double blocks) {
+    double slower = std::max(0.0, crossingBands - cyclesPerWavelet(t));
+    if (slower == 0)
+      return 0.0;
+    double period = std::max(work.compute, work.sram) / blocks;
+    return perBlock * slower +
+           (blocks - 1) * std::max(0.0, crossingBands * perBlock - period);
+  };
   // A product against a stream, block by block (`layout.sumBlock` output
   // columns at a time): each wavelet of a block's streamed elements (packed
   // as streamPacking says) starts a task, one FMAC over the column's sums
@@ -1406,7 +1433,8 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
   // A reduce-scatter's fill, paid once where its blocks pipeline.
   double scatterFill = 0;
   auto blockedProduct = [&](const SumBlockShape &sums, int64_t stages,
-                            bool keeps = false, bool scatters = false) {
+                            bool keeps = false, bool scatters = false,
+                            bool crossesColumns = false) {
     int64_t nb = sums.blockColumns(layout.sumBlock);
     double blocks = static_cast<double>(ceilDiv(sums.columns, nb));
     int64_t elements = sums.streamed * nb;
@@ -1506,8 +1534,11 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
       else
         work.stream(blocks * values * kPartialSumBytes / link);
     }
-    if (stages > 1)
+    if (stages > 1) {
       time.fabric += blocks * values * kPartialSumBytes / link;
+      if (crossesColumns)
+        work.wait(crossingWait(values * kPartialSumBytes / link, blocks));
+    }
     if (blocks > 1)
       work.operations(blocks, nb * sums.perColumn, t.getF32OpsPerCycle(), 0,
                       kPartialSumBytes);
@@ -1565,10 +1596,12 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     // dW[K, N] summed over the tokens: the output gradient of the core's
     // tokens streams along its segment, each element starting an FMAC over
     // the core's input features (entering the segment's first core, then
-    // across it); the partial dW then passes down the columns, a chain of
-    // as many token groups as a column holds.
-    blockedProduct(sumBlockShape(k, layout, microBatch), gt);
-    time.fixed = multicastFill(1 + gk) + chainFill(rows);
+    // across it); the partial dW then passes down the columns of token
+    // groups, one column of segments after another, a chain through every
+    // token group.
+    blockedProduct(sumBlockShape(k, layout, microBatch), gt, false, false,
+                   /*crossesColumns=*/true);
+    time.fixed = multicastFill(1 + gk) + columnsChainFill;
     break;
   }
   case KernelKind::attention: {
@@ -1600,9 +1633,10 @@ KernelTime standardTime(const KernelCostQuery &query, bool finalChunk) {
     // Each core adds its tokens, one row of a block of its features at a
     // time (`layout.sumBlock` features, or all), into f32 sums; each
     // block's sums then pass down the column of token groups (as many as
-    // it holds), each core adding its own, as a weight gradient's do (or
-    // leave the core, alone with more blocks to come), and are cleared for
-    // the next.
+    // it holds), each core adding its own (or leave the core, alone with
+    // more blocks to come), and are cleared for the next. The columns of
+    // segments' sums, a few features' worth, add up off the mesh,
+    // uncharged (docs/runtime.md).
     SumBlockShape sums = sumBlockShape(k, layout, microBatch);
     int64_t tb = ceilDiv(microBatch * k.rows, gt);
     int64_t nb = sums.blockColumns(layout.sumBlock);

@@ -93,6 +93,14 @@ inline int64_t tokenRowsOn(const Rect &rect, int64_t tokenGroups) {
   return std::min(tokenGroups, rect.h);
 }
 
+/// The columns of segments that `tokenGroups` token groups occupy on
+/// `rect` (tokenRowsOn): a weight gradient's or token sum's chain runs
+/// through each in turn.
+inline int64_t segmentColumnsOn(const Rect &rect, int64_t tokenGroups) {
+  int64_t rows = tokenRowsOn(rect, tokenGroups);
+  return rows < 1 ? 1 : (tokenGroups + rows - 1) / rows;
+}
+
 /// A kernel whose mesh program is its own algorithm, read from the
 /// region's kernel: a norm, its gradient, the loss or its gradient, an
 /// elementwise map (the region's `map`), the embedding's lookup or a
