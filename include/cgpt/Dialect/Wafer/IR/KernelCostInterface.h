@@ -94,8 +94,8 @@ inline int64_t tokenRowsOn(const Rect &rect, int64_t tokenGroups) {
 }
 
 /// The columns of segments that `tokenGroups` token groups occupy on
-/// `rect` (tokenRowsOn): a weight gradient's or token sum's chain runs
-/// through each in turn.
+/// `rect` (tokenRowsOn): a weight gradient's chain runs through each in
+/// turn.
 inline int64_t segmentColumnsOn(const Rect &rect, int64_t tokenGroups) {
   int64_t rows = tokenRowsOn(rect, tokenGroups);
   return rows < 1 ? 1 : (tokenGroups + rows - 1) / rows;
