@@ -20,8 +20,13 @@ def Wafer_EdgeKind : I32EnumAttr<"Edge", "where a kernel's weights come from", [
 }
 
 def Wafer_ReduceAxis : I32EnumAttr<"ReduceAxis", "the mesh axis partial sums are reduced along", [
+    // Nothing to reduce.
     I32EnumAttrCase<"none", 0>,
+    // Along each token group's segment of a row (a weight matmul's sums,
+    // a norm's statistics).
     I32EnumAttrCase<"rows", 1>,
+    // Down each column of token groups; a weight gradient's chain then runs
+    // on through every column of segments in turn.
     I32EnumAttrCase<"columns", 2>]> {
   let cppNamespace = "::cgpt::wafer";
 }
