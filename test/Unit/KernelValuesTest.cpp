@@ -332,6 +332,69 @@ TEST_F(KernelValues, EpilogueRunsOnEachCoresPart) {
     }
 }
 
+/// A weight matmul run in chunks of its outputs or of its tokens runs its
+/// epilogue chunk by chunk, each on its slice of the bias and of the maps'
+/// other inputs; in chunks of its features, which divide the sum, it
+/// refuses.
+TEST_F(KernelValues, EpilogueRunsChunkByChunk) {
+  using dataflow::MapKind;
+  struct Chunked {
+    const char *what;
+    int64_t rows, columns, contracted;
+  };
+  const Chunked cases[] = {{"chunks of the outputs", 4, 11, 5},
+                           {"chunks of the tokens", 11, 5, 4}};
+  // A residual's add, the product second, then GELU, each keeping what it
+  // reads: the product and every map's result come back.
+  const std::vector<wafer::EpilogueMap> maps = {{MapKind::add, 1, true},
+                                                {MapKind::gelu, 0, true}};
+  int64_t sequences = 2;
+  for (const Chunked &c : cases) {
+    SCOPED_TRACE(c.what);
+    KernelShape k = weightKernel(KernelKind::weight_matmul, c.rows, c.columns,
+                                 c.contracted, /*bytes=*/2);
+    k.chunks = 3;
+    k.bias = true;
+    k.epilogue.assign(maps.begin(), maps.end());
+    int64_t tokens = sequences * c.rows, n = c.columns;
+    exec::Tensor x({tokens, c.contracted}), w({c.contracted, n}), bias({n}),
+        residual({tokens, n});
+    x.data = test::uniformValues(tokens * c.contracted, 7);
+    w.data = test::uniformValues(c.contracted * n, 8);
+    bias.data = test::uniformValues(n, 9);
+    residual.data = test::uniformValues(tokens * n, 10);
+    EpilogueOperands operands{bias.data, {residual.data, {}}};
+
+    std::string error;
+    std::optional<WeightKernelRun> ran =
+        runWeightKernel(k, {2, 2, Edge::north, 0}, sequences, mini(),
+                        {0, 0, 4, 3}, x.data, w.data, error, operands);
+    ASSERT_TRUE(ran) << error;
+    EXPECT_EQ(ran->runs, 3);
+    exec::Tensor product =
+        exec::matmul(x, w, &bias, exec::MatmulOptions(), {tokens, n});
+    expectClose(ran->values, product.data);
+    exec::Tensor added = exec::map(MapKind::add, {&residual, &product}, {1, n});
+    ASSERT_EQ(ran->mapped.size(), 2u);
+    expectClose(ran->mapped[0], added.data);
+    expectClose(ran->mapped[1],
+                exec::map(MapKind::gelu, {&added}, {1, n}).data);
+  }
+
+  KernelShape k = weightKernel(KernelKind::weight_matmul, 4, 5, 11, 2);
+  k.chunks = 3;
+  k.bias = true;
+  std::vector<float> x = test::uniformValues(2 * 4 * 11, 7),
+                     w = test::uniformValues(11 * 5, 8),
+                     bias = test::uniformValues(5, 9);
+  std::string error;
+  EXPECT_FALSE(runWeightKernel(k, {2, 2, Edge::north, 0}, 2, mini(),
+                               {0, 0, 4, 3}, x, w, error, {bias, {}}));
+  EXPECT_EQ(error,
+            "its epilogue follows the whole sum, and its 3 chunks divide the "
+            "sum");
+}
+
 /// The epilogue's operands as the kernel takes them, or an error that says
 /// what they should be.
 TEST_F(KernelValues, EpilogueRefusesOperandsItCannotUse) {

@@ -362,7 +362,7 @@ std::optional<WeightKernelRun>
 runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
           const target::WaferTargetModel &target, const wafer::Rect &rect,
           llvm::ArrayRef<float> held, llvm::ArrayRef<float> streamed,
-          std::string &error) {
+          std::string &error, const EpilogueOperands &epilogue) {
   bool matmul = k.kind == KernelKind::weight_matmul;
   KernelShape chunk = wafer::vocabularyChunk(k);
   // The dimension the chunks divide, in the kernel's terms and in the
@@ -386,10 +386,15 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
   };
 
   WeightKernelRun outcome;
-  outcome.values.assign(
-      static_cast<size_t>((matmul ? whole.tokens : whole.features) *
-                          whole.outputs),
-      0.0f);
+  size_t resultSize = static_cast<size_t>(
+      (matmul ? whole.tokens : whole.features) * whole.outputs);
+  outcome.values.assign(resultSize, 0.0f);
+  // With an epilogue, each chunk (of outputs or tokens: whole sums) runs
+  // it on its slice of the bias and of the maps' other inputs.
+  bool runsEpilogue = epilogueRuns(k, layout);
+  if (runsEpilogue)
+    outcome.mapped.resize(k.epilogue.size());
+  bool valuesKept = true;
   for (int64_t first = 0; first < k.*split; first += chunk.*split) {
     int64_t end = std::min(k.*split, first + chunk.*split);
     KernelShape piece = chunk;
@@ -414,19 +419,56 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
     for (int64_t row : matmul ? features : tokens)
       for (int64_t o : outputs)
         streamedPiece.push_back(streamed[row * whole.outputs + o]);
+    // Rows `tokens` and columns `outputs` of a [tokens, outputs] operand.
+    auto slice = [&](llvm::ArrayRef<float> whole2d) {
+      std::vector<float> part;
+      for (int64_t t : tokens)
+        for (int64_t o : outputs)
+          part.push_back(whole2d[t * whole.outputs + o]);
+      return part;
+    };
+    std::vector<float> biasPiece;
+    std::vector<std::vector<float>> heldInputs;
+    EpilogueOperands epiloguePiece;
+    if (runsEpilogue) {
+      if (!epilogue.bias.empty())
+        for (int64_t o : outputs)
+          biasPiece.push_back(epilogue.bias[o]);
+      epiloguePiece.bias = biasPiece;
+      for (llvm::ArrayRef<float> input : epilogue.held)
+        heldInputs.push_back(input.empty() ? std::vector<float>{}
+                                           : slice(input));
+      epiloguePiece.held.assign(heldInputs.begin(), heldInputs.end());
+    }
     std::optional<WeightKernelRun> ran =
         runPiece(piece, layout, microBatch, target, rect, heldPiece,
-                 streamedPiece, error);
+                 streamedPiece, error, epiloguePiece);
     if (!ran)
       return std::nullopt;
     const std::vector<int64_t> &resultRows = matmul ? tokens : features;
-    for (size_t r = 0; r < resultRows.size(); ++r)
-      for (size_t o = 0; o < outputs.size(); ++o)
-        outcome.values[resultRows[r] * whole.outputs + outputs[o]] +=
-            ran->values[r * outputs.size() + o];
+    // Each chunk's part lands in its slice of the whole; a chunk of the
+    // features adds its part of the sum.
+    auto place = [&](std::vector<float> &into, llvm::ArrayRef<float> part) {
+      for (size_t r = 0; r < resultRows.size(); ++r)
+        for (size_t o = 0; o < outputs.size(); ++o)
+          into[resultRows[r] * whole.outputs + outputs[o]] +=
+              part[r * outputs.size() + o];
+    };
+    valuesKept &= !ran->values.empty();
+    if (!ran->values.empty())
+      place(outcome.values, ran->values);
+    for (auto [into, part] : llvm::zip(outcome.mapped, ran->mapped)) {
+      if (part.empty())
+        continue;
+      into.resize(resultSize, 0.0f);
+      place(into, part);
+    }
     outcome.cycles += ran->cycles;
     outcome.runs += ran->runs;
   }
+  // As in one piece: no product where the first map wrote in its place.
+  if (!valuesKept)
+    outcome.values.clear();
   return outcome;
 }
 
@@ -435,6 +477,13 @@ runChunks(const KernelShape &k, const Layout &layout, int64_t microBatch,
 bool epilogueRuns(const KernelShape &k, const Layout &layout) {
   return wafer::reducesScattered(k, layout) &&
          (k.bias || k.scale || !k.epilogue.empty());
+}
+
+std::string chunkedEpilogueRefusal(const KernelShape &k) {
+  if (k.chunks > 1 && wafer::vocabularyChunk(k).contracted != k.contracted)
+    return "its epilogue follows the whole sum, and its " +
+           std::to_string(k.chunks) + " chunks divide the sum";
+  return "";
 }
 
 std::string routerChoiceRefusal(const KernelShape &k, const Layout &layout) {
@@ -479,11 +528,9 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
     return std::nullopt;
   }
   if (epilogueRuns(k, layout)) {
-    if (k.chunks > 1) {
-      error = "its epilogue runs on the mesh in one piece, not in its " +
-              std::to_string(k.chunks) + " chunks";
+    error = chunkedEpilogueRefusal(k);
+    if (!error.empty())
       return std::nullopt;
-    }
     // The bias, and each binary map's other input, as the product is.
     bool sized =
         static_cast<int64_t>(epilogue.bias.size()) == (k.bias ? outputs : 0) &&
@@ -505,8 +552,8 @@ runWeightKernel(const KernelShape &k, const Layout &layout, int64_t microBatch,
     return std::nullopt;
   }
   if (k.chunks > 1)
-    return runChunks(k, layout, microBatch, target, rect, held, streamed,
-                     error);
+    return runChunks(k, layout, microBatch, target, rect, held, streamed, error,
+                     epilogue);
   return runPiece(k, layout, microBatch, target, rect, held, streamed, error,
                   epilogue);
 }

@@ -181,10 +181,9 @@ FailureOr<bool> MeshKernelOffload::run(Operation *op, wafer::RegionOp region,
   bool epilogueOnMesh =
       refusal.empty() && epilogueRuns(where.shape, where.layout);
   llvm::SmallVector<dataflow::MapOp, 2> maps;
-  if (epilogueOnMesh && where.shape.chunks > 1)
-    refusal = "its epilogue runs on the mesh in one piece, and it runs in " +
-              std::to_string(where.shape.chunks) + " chunks";
-  else if (epilogueOnMesh)
+  if (epilogueOnMesh)
+    refusal = chunkedEpilogueRefusal(where.shape);
+  if (epilogueOnMesh && refusal.empty())
     refusal = matchEpilogue(product, where.shape, maps);
   if (!refusal.empty()) {
     onHost(region, refusal);

@@ -52,6 +52,11 @@ std::string routerChoiceRefusal(const wafer::KernelShape &kernel,
 bool epilogueRuns(const wafer::KernelShape &kernel,
                   const wafer::Layout &layout);
 
+/// Why `kernel`, run in vocabulary chunks (wafer::vocabularyChunk), cannot
+/// run its epilogue chunk by chunk, or "": chunks of its outputs or of its
+/// tokens each hold whole sums, chunks of its features do not.
+std::string chunkedEpilogueRefusal(const wafer::KernelShape &kernel);
+
 /// A router's choice as the chain's last cores made it, row-major by
 /// token: the probabilities [T, E], the chosen experts' weights and their
 /// indices [T, k], largest first.
@@ -98,12 +103,14 @@ struct WeightKernelRun {
 /// the program makes it and the engine can hold its values (not where its
 /// logits round to 16 bits: the engine's memory keeps f32).
 /// A weight matmul whose sums are reduce-scattered (wafer::reducesScattered)
-/// in one piece runs its epilogue on its cores, the bias (streamed as one
-/// more row of the weight, against inputs of ones) and the maps' other
-/// inputs `epilogue`'s, and returns each map's result it still holds.
+/// runs its epilogue on its cores, the bias (streamed as one more row of
+/// the weight, against inputs of ones) and the maps' other inputs
+/// `epilogue`'s, chunk by chunk on their slices when it runs in chunks, and
+/// returns each map's result it still holds.
 /// Returns nothing and sets `error` for a kernel weightKernelRefusal
-/// refuses, operands of the wrong size, an epilogue elsewhere, or a program
-/// that fails to load or run.
+/// refuses, operands of the wrong size, an epilogue elsewhere or in chunks
+/// chunkedEpilogueRefusal refuses, or a program that fails to load or
+/// run.
 std::optional<WeightKernelRun>
 runWeightKernel(const wafer::KernelShape &kernel, const wafer::Layout &layout,
                 int64_t microBatch, const target::WaferTargetModel &target,
