@@ -166,7 +166,7 @@ void Queues::settle() {
       int tail = s.head + s.size;
       data[q * depth + (tail >= depth ? tail - depth : tail)] = staged[q];
     }
-    s.size = static_cast<uint16_t>(s.size + s.arriving);
+    s.size = static_cast<uint8_t>(s.size + s.arriving);
     s.arriving = 0;
     s.freedNow = 0;
   }
@@ -225,12 +225,12 @@ void Band::load() {
     engine.x = c % width;
     engine.y = rowOf(c);
     engine.cursors.assign(engine.program->cursors.size(), 0);
-    engine.active.assign(engine.program->tasks.size(), 0);
+    engine.active.resize(engine.program->tasks.size());
     for (int task : engine.program->startActive)
-      engine.active[task] = 1;
-    engine.blocked.assign(engine.program->tasks.size(), 0);
+      engine.active.set(task);
+    engine.blocked.resize(engine.program->tasks.size());
     for (int task : engine.program->startBlocked)
-      engine.blocked[task] = 1;
+      engine.blocked.set(task);
     if (!config.values)
       continue;
     for (const BufferDecl &buffer : engine.program->buffers) {
@@ -525,7 +525,7 @@ void Band::advance(Engine &engine, int cursor, int64_t by) {
       if (spec.carry >= 0)
         advance(engine, spec.carry, 1);
       if (spec.onWrap >= 0)
-        engine.active[spec.onWrap] = 1;
+        engine.active.set(spec.onWrap);
     }
   }
 }
@@ -601,10 +601,10 @@ bool Band::pickTask(int c, Engine &engine, int64_t now) {
   // Local tasks first, then a data task whose color has a wavelet waiting.
   int chosen = -1;
   for (size_t t = 0; t < tasks.size() && chosen < 0; ++t)
-    if (!tasks[t].data && engine.active[t] && !engine.blocked[t])
+    if (!tasks[t].data && engine.active.test(t) && !engine.blocked.test(t))
       chosen = static_cast<int>(t);
   for (size_t t = 0; t < tasks.size() && chosen < 0; ++t)
-    if (tasks[t].data && !engine.blocked[t] && routed(tasks[t].color) &&
+    if (tasks[t].data && !engine.blocked.test(t) && routed(tasks[t].color) &&
         toEngine.count(engineQueue(c, tasks[t].color)))
       chosen = static_cast<int>(t);
   if (chosen < 0)
@@ -613,7 +613,7 @@ bool Band::pickTask(int c, Engine &engine, int64_t now) {
     engine.argument = toEngine.pop(engineQueue(c, tasks[chosen].color));
     --waveletsInFlight;
   } else {
-    engine.active[chosen] = 0;
+    engine.active.reset(chosen);
   }
   engine.task = chosen;
   engine.pc = 0;
@@ -649,7 +649,7 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
       acted = true;
       continue;
     case Op::Kind::activate:
-      engine.active[op.target] = 1;
+      engine.active.set(op.target);
       ++engine.pc;
       acted = true;
       continue;
@@ -723,7 +723,7 @@ bool Band::engineStep(int c, int64_t now) {
       acted = true;
     if (running.progress >= running.length) {
       if (running.op->onDone >= 0)
-        engine.active[running.op->onDone] = 1;
+        engine.active.set(running.op->onDone);
       engine.microthreads.erase(engine.microthreads.begin() + i);
       acted = true;
       continue;
@@ -825,8 +825,7 @@ bool Band::done() const {
     const Engine &engine = engines[c];
     if (!engine.program)
       continue;
-    if (engine.task >= 0 || !engine.microthreads.empty() ||
-        llvm::is_contained(engine.active, 1))
+    if (engine.task >= 0 || !engine.microthreads.empty() || engine.active.any())
       return false;
   }
   return true;

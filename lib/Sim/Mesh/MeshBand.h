@@ -17,6 +17,7 @@
 #include "cgpt/Sim/Mesh/MeshSimulator.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <array>
 
@@ -80,6 +81,8 @@ public:
   Queues(size_t count, int depth, bool carryValues, bool deferFrees);
 
   int count(int q) const { return state[q].size; }
+  /// The bytes of one queue's counts (estimateHostBytes).
+  static size_t countBytes() { return sizeof(State); }
   /// Whether queue `q` can take one more wavelet this cycle.
   bool hasRoom(int q) const {
     const State &s = state[q];
@@ -102,7 +105,7 @@ public:
   void release(int q) {
     State &s = state[q];
     // A compare, not a division: this runs for every wavelet that moves.
-    s.head = static_cast<uint16_t>(s.head + 1 == depth ? 0 : s.head + 1);
+    s.head = static_cast<uint8_t>(s.head + 1 == depth ? 0 : s.head + 1);
     --s.size;
     if (deferFrees && !s.freedNow) {
       s.freedNow = 1;
@@ -123,14 +126,18 @@ public:
 
 private:
   /// A queue's counts, together: a wavelet that moves reads and writes
-  /// them all, from one cache line.
+  /// them all, from one cache line. A byte each: simulate() takes queues
+  /// of at most 255 wavelets, and the smaller the counts, the more of a
+  /// large mesh's queues stay in the host's cache.
   struct State {
-    uint16_t head = 0, size = 0;
+    uint8_t head = 0, size = 0;
     // At most one wavelet reaches a router queue per cycle (one link feeds
     // it) and at most one leaves it (one route serves it).
-    uint8_t arriving = 0, reserved = 0;
+    uint8_t reserved = 0;
+    uint8_t arriving : 7;
     /// A wavelet left this cycle; its place is free from the next.
-    uint8_t freedNow = 0;
+    uint8_t freedNow : 1;
+    State() : arriving(0), freedNow(0) {}
   };
   int depth = 1;
   bool carryValues = false, deferFrees = false;
@@ -194,7 +201,8 @@ struct Engine {
   int x = 0, y = 0;
   std::vector<std::vector<float>> memory;
   std::vector<int64_t> cursors;
-  std::vector<uint8_t> active, blocked;
+  /// Its tasks' flags: a program's few tasks fit in the engine itself.
+  llvm::SmallBitVector active, blocked;
   Wavelet argument;
   int task = -1;
   size_t pc = 0;

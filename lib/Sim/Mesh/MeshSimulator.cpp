@@ -383,11 +383,10 @@ int64_t estimateHostBytes(const MeshProgram &program, const MeshConfig &config,
                           const MeshWorkers &workers) {
   int lanes = 0;
   detail::colorLanes(program, lanes);
-  // A queue: head, size, arrivals, reservations and a place freed, in 8
-  // bytes; with values, its wavelets and one staged.
+  // A queue: its counts; with values, its wavelets and one staged.
   int64_t stored =
       config.values ? (config.queueDepth + 1) * int64_t(sizeof(Wavelet)) : 0;
-  int64_t queue = 8 + stored;
+  int64_t queue = int64_t(detail::Queues::countBytes()) + stored;
   int64_t buffers = 0;
   if (config.values)
     for (const CoreProgram &code : program.programs) {
