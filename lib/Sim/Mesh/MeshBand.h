@@ -131,9 +131,9 @@ private:
   /// large mesh's queues stay in the host's cache.
   struct State {
     uint8_t head = 0, size = 0;
+    uint8_t reserved = 0;
     // At most one wavelet reaches a router queue per cycle (one link feeds
     // it) and at most one leaves it (one route serves it).
-    uint8_t reserved = 0;
     uint8_t arriving : 7;
     /// A wavelet left this cycle; its place is free from the next.
     uint8_t freedNow : 1;
