@@ -135,7 +135,14 @@ RunPlan::RunPlan(const MeshProgram &program, const MeshConfig &config,
 void RunPlan::timeOperations() {
   // A core issues an operation for nearly every wavelet it takes in.
   cyclesOf.reserve(program.programs.size());
+  dataTasksOf.reserve(program.programs.size());
   for (const CoreProgram &core : program.programs) {
+    // A data task on a color the router never carries never runs.
+    auto &data = dataTasksOf.emplace_back();
+    for (auto [index, task] : llvm::enumerate(core.tasks))
+      if (task.data && task.color >= 0 && task.color < 64 &&
+          laneOf[task.color] >= 0)
+        data.push_back({static_cast<int>(index), laneOf[task.color]});
     auto &tasks = cyclesOf.emplace_back();
     for (const Task &task : core.tasks) {
       auto &ops = tasks.emplace_back();
@@ -221,6 +228,7 @@ void Band::load() {
     Engine &engine = engines[c];
     engine.program = &program.programs[index];
     engine.cycles = &plan.cyclesOf[index];
+    engine.dataTasks = &plan.dataTasksOf[index];
     engineWaitsUntil[c] = 0;
     engine.x = c % width;
     engine.y = rowOf(c);
@@ -600,21 +608,24 @@ bool Band::pickTask(int c, Engine &engine, int64_t now) {
   const std::vector<Task> &tasks = engine.program->tasks;
   // Local tasks first, then a data task whose color has a wavelet waiting.
   int chosen = -1;
-  for (size_t t = 0; t < tasks.size() && chosen < 0; ++t)
-    if (!tasks[t].data && engine.active.test(t) && !engine.blocked.test(t))
-      chosen = static_cast<int>(t);
-  for (size_t t = 0; t < tasks.size() && chosen < 0; ++t)
-    if (tasks[t].data && !engine.blocked.test(t) && routed(tasks[t].color) &&
-        toEngine.count(engineQueue(c, tasks[t].color)))
-      chosen = static_cast<int>(t);
+  for (int t = engine.active.find_first(); t >= 0;
+       t = engine.active.find_next(t))
+    if (!tasks[t].data && !engine.blocked.test(t)) {
+      chosen = t;
+      engine.active.reset(t);
+      break;
+    }
+  if (chosen < 0)
+    for (const RunPlan::DataTask &data : *engine.dataTasks)
+      if (!engine.blocked.test(data.task) &&
+          toEngine.count(c * lanes + data.lane)) {
+        chosen = data.task;
+        engine.argument = toEngine.pop(c * lanes + data.lane);
+        --waveletsInFlight;
+        break;
+      }
   if (chosen < 0)
     return false;
-  if (tasks[chosen].data) {
-    engine.argument = toEngine.pop(engineQueue(c, tasks[chosen].color));
-    --waveletsInFlight;
-  } else {
-    engine.active.reset(chosen);
-  }
   engine.task = chosen;
   engine.pc = 0;
   engine.loops.clear();

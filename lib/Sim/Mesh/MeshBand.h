@@ -56,6 +56,13 @@ struct RunPlan {
   /// Per program, task and operation: the cycles it takes, when it is a
   /// vector operation over memory (timeOperations).
   std::vector<std::vector<std::vector<int64_t>>> cyclesOf;
+  /// Per program, its data tasks in order, each with its color's lane:
+  /// what an idle engine looks through every cycle (one of a program's
+  /// few tasks, on most kernels).
+  struct DataTask {
+    int task, lane;
+  };
+  std::vector<std::vector<DataTask>> dataTasksOf;
   /// Each drain, by (core * kPorts + port) * 64 + color.
   llvm::DenseMap<int64_t, int> drainOf;
   /// Bands with rows; the workers after them have none.
@@ -196,8 +203,9 @@ struct Microthread {
 /// One compute engine while it runs its program.
 struct Engine {
   const CoreProgram *program = nullptr;
-  /// RunPlan::cyclesOf of its program.
+  /// RunPlan::cyclesOf and RunPlan::dataTasksOf of its program.
   const std::vector<std::vector<int64_t>> *cycles = nullptr;
+  const std::vector<RunPlan::DataTask> *dataTasks = nullptr;
   int x = 0, y = 0;
   std::vector<std::vector<float>> memory;
   std::vector<int64_t> cursors;
