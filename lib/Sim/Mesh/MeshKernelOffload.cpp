@@ -885,6 +885,8 @@ FailureOr<bool> MeshKernelOffload::runExperts(Operation *op,
       refusal.empty() && matmul && epilogueRuns(pass, where.layout);
   llvm::SmallVector<dataflow::MapOp, 2> maps;
   if (epilogueOnMesh)
+    refusal = chunkedEpilogueRefusal(pass);
+  if (epilogueOnMesh && refusal.empty())
     refusal = matchEpilogue(matmul, where.shape, maps);
   // A map's other input is gathered by the routed rows as the product is.
   for (auto [map, step] : llvm::zip(maps, where.shape.epilogue)) {
