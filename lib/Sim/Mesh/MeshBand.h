@@ -224,8 +224,9 @@ struct Engine {
   int64_t busyUntil = 0;
   /// The task's fabric operation in progress, if its op is one.
   Running current;
-  /// Rare (attention's row partials): none held inline, so that a whole
-  /// wafer of engines stays small.
+  /// None held inline, so that a whole wafer of engines stays small: a
+  /// weight matmul's cores run their chains as microthreads, and two held
+  /// inline took no less time on its 128 x 128 bench (docs/runtime.md).
   llvm::SmallVector<Microthread, 0> microthreads;
 };
 
