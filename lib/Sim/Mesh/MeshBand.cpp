@@ -616,14 +616,15 @@ bool Band::pickTask(int c, Engine &engine, int64_t now) {
       break;
     }
   if (chosen < 0)
-    for (const RunPlan::DataTask &data : *engine.dataTasks)
-      if (!engine.blocked.test(data.task) &&
-          toEngine.count(c * lanes + data.lane)) {
+    for (const RunPlan::DataTask &data : *engine.dataTasks) {
+      int queue = c * lanes + data.lane;
+      if (!engine.blocked.test(data.task) && toEngine.count(queue)) {
         chosen = data.task;
-        engine.argument = toEngine.pop(c * lanes + data.lane);
+        engine.argument = toEngine.pop(queue);
         --waveletsInFlight;
         break;
       }
+    }
   if (chosen < 0)
     return false;
   engine.task = chosen;
