@@ -827,19 +827,19 @@ TEST(MeshSimulator, UnblockedPartialSumsDoNotFit) {
 /// multiply-add, 4, and seven operations of 2 (the products and sums of the
 /// gain's and shift's gradients, the gain's product, the two row sums),
 /// 18 each: 36; over the tokens, the coefficients' two multiply-adds and a
-/// product, 5; per token the two multiply-adds of dx, 8: 16; and the
-/// cycle the last row's cursors advance in, as the task ends on them, 1.
-/// The wider FMAC: 1 + 4 + 2 + 8 = 15 fewer. The RMS norm's: 2; per token 4
-/// and five of 2, 28; the coefficient, 2; dx, 16; the last advance, 1. The
-/// wider FMAC: 4 + 1 + 8 = 13 fewer.
+/// product, 5; per token the two multiply-adds of dx, 8: 16. The last
+/// row's cursors advance as the task ends, in no cycle of their own (a
+/// task's control takes none). The wider FMAC: 1 + 4 + 2 + 8 = 15 fewer.
+/// The RMS norm's: 2; per token 4 and five of 2, 28; the coefficient, 2;
+/// dx, 16. The wider FMAC: 4 + 1 + 8 = 13 fewer.
 ///
 /// The loss's gradient over the same block, 2 tokens by 4 logits: 2; per
 /// token, five multiply-adds of 4 cycles (the log-sum-exp's subtraction,
 /// log2 e's product, the fraction, the polynomial's first, the scale's):
 /// 20; thirteen operations of 2 (the clamp, the rounding's two sums, the
 /// polynomial's five products and five sums): 26; the power of two's two
-/// integer passes, 4; the label's one element, 1: 51 a token, 102; and the
-/// last advance, 1. The wider FMAC: 2 cycles off each multiply-add, 20.
+/// integer passes, 4; the label's one element, 1: 51 a token, 102. The
+/// wider FMAC: 2 cycles off each multiply-add, 20.
 ///
 /// The loss over the same block, in one chunk: 2; the maxima's start over
 /// the 2 tokens, 1; per token the row's maximum, 2: 4; per token, the
@@ -871,12 +871,11 @@ TEST(MeshSimulator, NormsOnOneCoreByHand) {
   for (Expected e :
        {Expected{cgpt::wafer::RowFunction::layerNorm, 2 + 12 + 27 + 8 + 8, 11},
         Expected{cgpt::wafer::RowFunction::rmsNorm, 2 + 8 + 19 + 8 + 4, 8},
-        Expected{cgpt::wafer::RowFunction::layerNormGrad,
-                 2 + 3 + 36 + 5 + 16 + 1, 15},
-        Expected{cgpt::wafer::RowFunction::rmsNormGrad, 2 + 28 + 2 + 16 + 1,
-                 13},
+        Expected{cgpt::wafer::RowFunction::layerNormGrad, 2 + 3 + 36 + 5 + 16,
+                 15},
+        Expected{cgpt::wafer::RowFunction::rmsNormGrad, 2 + 28 + 2 + 16, 13},
         Expected{cgpt::wafer::RowFunction::crossEntropyGrad,
-                 2 + 2 * (20 + 26 + 4 + 1) + 1, 20},
+                 2 + 2 * (20 + 26 + 4 + 1), 20},
         Expected{cgpt::wafer::RowFunction::crossEntropy,
                  2 + 1 + 4 + 2 * 49 + 51 + 75 + 3 + 1, 34}}) {
     k.function = e.function;

@@ -635,9 +635,9 @@ bool Band::pickTask(int c, Engine &engine, int64_t now) {
   return true;
 }
 
-bool Band::runTask(int c, Engine &engine, int64_t now) {
+bool Band::runControl(Engine &engine) {
   const std::vector<Op> &body = engine.program->tasks[engine.task].body;
-  bool acted = false;
+  bool ran = false;
   while (true) {
     // The end of a loop's operations runs them again or leaves the loop.
     while (!engine.loops.empty() && engine.pc == engine.loops.back().end) {
@@ -647,8 +647,10 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
       }
       engine.loops.pop_back();
     }
-    if (engine.pc == body.size())
-      break;
+    if (engine.pc == body.size()) {
+      engine.task = -1;
+      return true;
+    }
     const Op &op = body[engine.pc];
     switch (op.kind) {
     case Op::Kind::loop:
@@ -658,27 +660,32 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
             {engine.pc, engine.pc + static_cast<size_t>(op.target), op.by});
       else
         engine.pc += static_cast<size_t>(std::max(op.target, 0));
-      acted = true;
-      continue;
+      break;
     case Op::Kind::activate:
       engine.active.set(op.target);
       ++engine.pc;
-      acted = true;
-      continue;
+      break;
     case Op::Kind::block:
     case Op::Kind::unblock:
       engine.blocked[op.target] = op.kind == Op::Kind::block;
       ++engine.pc;
-      acted = true;
-      continue;
+      break;
     case Op::Kind::advance:
       advance(engine, op.target, op.by);
       ++engine.pc;
-      acted = true;
-      continue;
-    default:
       break;
+    default:
+      return ran;
     }
+    ran = true;
+  }
+}
+
+bool Band::runTask(int c, Engine &engine, int64_t now) {
+  const std::vector<Op> &body = engine.program->tasks[engine.task].body;
+  bool acted = runControl(engine);
+  while (engine.task >= 0) {
+    const Op &op = body[engine.pc];
     bool fabric = op.dst.isFabric() || op.src0.isFabric() || op.src1.isFabric();
     if (op.async) {
       if (sharesMicrothread(engine, op))
@@ -687,6 +694,7 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
           {issue(engine, op), cursorValuesOf(engine, op)});
       ++engine.pc;
       acted = true;
+      runControl(engine);
       continue;
     }
     if (!fabric) {
@@ -694,6 +702,10 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
               nullptr);
       engine.busyUntil = now + (*engine.cycles)[engine.task][engine.pc];
       ++engine.pc;
+      // The operation's values are written; the control that follows it
+      // takes no cycle of its own, so a task that ends in it ends with
+      // the operation.
+      runControl(engine);
       return true;
     }
     if (!engine.current.op) {
@@ -704,6 +716,7 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
         engine.current = {};
         ++engine.pc;
         acted = true;
+        runControl(engine);
         continue;
       }
     }
@@ -713,11 +726,11 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
     if (engine.current.progress >= engine.current.length) {
       engine.current = {};
       ++engine.pc;
+      runControl(engine);
     }
     engine.busyUntil = now + 1;
     return true;
   }
-  engine.task = -1;
   return acted;
 }
 
@@ -746,9 +759,10 @@ bool Band::engineStep(int c, int64_t now) {
     return acted;
   if (engine.task >= 0) {
     acted |= runTask(c, engine, now);
-    // A task that ended this cycle hands the engine to the next one now:
-    // the activation is the switch.
-    if (engine.task >= 0)
+    // A task that ended this cycle hands the engine to the next one now
+    // (the activation is the switch); one that ended with an operation
+    // still running, once the operation is done.
+    if (engine.task >= 0 || engine.busyUntil > now)
       return acted;
   }
   return pickTask(c, engine, now) || acted;

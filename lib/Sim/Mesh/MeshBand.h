@@ -275,6 +275,10 @@ private:
   Running issue(Engine &engine, const Op &op);
   bool pickTask(int c, Engine &engine, int64_t now);
   bool runTask(int c, Engine &engine, int64_t now);
+  /// Runs the task's control (loops, activations, blocks, cursor steps)
+  /// up to its next operation, or to its end, which ends the task; whether
+  /// any ran. Control takes no cycle.
+  bool runControl(Engine &engine);
   void compute(Engine &engine, const Running &running,
                const std::array<int64_t, 4> *cursorsAtIssue, int64_t count,
                const Wavelet *in, Wavelet *out);
