@@ -649,7 +649,7 @@ bool Band::runControl(Engine &engine) {
     }
     if (engine.pc == body.size()) {
       engine.task = -1;
-      return true;
+      return ran;
     }
     const Op &op = body[engine.pc];
     switch (op.kind) {
