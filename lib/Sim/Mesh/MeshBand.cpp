@@ -683,8 +683,11 @@ bool Band::runControl(Engine &engine) {
 
 bool Band::runTask(int c, Engine &engine, int64_t now) {
   const std::vector<Op> &body = engine.program->tasks[engine.task].body;
-  bool acted = runControl(engine);
-  while (engine.task >= 0) {
+  bool acted = false;
+  while (true) {
+    acted |= runControl(engine);
+    if (engine.task < 0)
+      return acted;
     const Op &op = body[engine.pc];
     bool fabric = op.dst.isFabric() || op.src0.isFabric() || op.src1.isFabric();
     if (op.async) {
@@ -694,7 +697,6 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
           {issue(engine, op), cursorValuesOf(engine, op)});
       ++engine.pc;
       acted = true;
-      runControl(engine);
       continue;
     }
     if (!fabric) {
@@ -716,7 +718,6 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
         engine.current = {};
         ++engine.pc;
         acted = true;
-        runControl(engine);
         continue;
       }
     }
@@ -731,7 +732,6 @@ bool Band::runTask(int c, Engine &engine, int64_t now) {
     engine.busyUntil = now + 1;
     return true;
   }
-  return acted;
 }
 
 bool Band::engineStep(int c, int64_t now) {
